@@ -1,0 +1,69 @@
+// The Backend interface, in the style of ggml: one interface, several backends
+// (the CPU reference and CUDA), each of which says which op variants it supports.
+// The model calls ops only through a Backend. Tensor contracts of every op (math,
+// shapes, dtypes) are in kernels/ops/<op>.h; OpDesc carries the op and its attributes.
+//
+//   Run(desc, inputs, outputs) -> absl::Status
+//
+// A backend that lacks a variant returns absl::UnimplementedError from Run and false
+// from Supports; parity tests report that as SKIP, never as a silent pass.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "kernels/ops/op_desc.h"
+#include "kernels/tensor.h"
+
+namespace flashtick {
+
+struct MemoryStats {
+  int64_t used_bytes = 0;   // currently allocated through this backend
+  int64_t peak_bytes = 0;   // high-water mark since the last ResetPeak()
+  int64_t total_bytes = 0;  // device capacity (0 when unknown, e.g. host RAM)
+};
+
+struct BackendOptions {
+  int threads = 0;      // CPU worker threads; 0 = hardware concurrency
+  int device_index = 0; // CUDA device ordinal
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+
+  // "cpu_reference" or "flash_cuda"; the name every response and metric reports.
+  virtual std::string name() const = 0;
+  virtual DeviceKind device() const = 0;
+
+  virtual bool Supports(const OpDesc& desc) const = 0;
+  // The kernel path that Run would take for `desc` (e.g. "flash_cuda_sm80_d64").
+  virtual std::string KernelPath(const OpDesc& desc) const = 0;
+  virtual absl::Status Run(const OpDesc& desc, absl::Span<const TensorView> inputs,
+                           absl::Span<const TensorView> outputs) = 0;
+
+  // Memory on this backend's device. The returned pointer frees itself.
+  virtual absl::StatusOr<std::shared_ptr<void>> Allocate(size_t bytes) = 0;
+  // Copies between host and this backend's device (either direction) or within it.
+  virtual absl::Status Copy(void* dst, DeviceKind dst_device, const void* src,
+                            DeviceKind src_device, size_t bytes) = 0;
+  virtual absl::Status Zero(void* dst, size_t bytes) = 0;
+  virtual absl::Status Synchronize() = 0;
+  virtual MemoryStats Memory() const = 0;
+  virtual void ResetPeakMemory() = 0;
+};
+
+// device: "cpu", "cuda" or "auto" (CUDA when a GPU is present and the build has
+// CUDA, else CPU). Asking for "cuda" without a GPU is an error, never a fallback.
+absl::StatusOr<std::unique_ptr<Backend>> CreateBackend(const std::string& device,
+                                                       const BackendOptions& options = {});
+
+// True when this build has CUDA and a usable GPU is present.
+bool CudaAvailable();
+
+}  // namespace flashtick

@@ -1,0 +1,97 @@
+// CpuBackend: op dispatch, host memory with usage accounting.
+#include "kernels/cpu/cpu_backend.h"
+
+#include <cstdlib>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+
+namespace flashtick::cpu {
+
+CpuBackend::CpuBackend(const BackendOptions& options) : pool_(options.threads) {}
+
+bool CpuBackend::Supports(const OpDesc& desc) const {
+  if (desc.op == Op::kCast) return true;
+  return desc.dtype == DType::kF32 || desc.dtype == DType::kF64;
+}
+
+std::string CpuBackend::KernelPath(const OpDesc& desc) const { return "cpu_reference"; }
+
+absl::Status CpuBackend::Run(const OpDesc& desc, absl::Span<const TensorView> inputs,
+                             absl::Span<const TensorView> outputs) {
+  if (!Supports(desc)) {
+    return absl::UnimplementedError(
+        absl::StrCat("cpu_reference has no ", desc.DebugString(), "; use fp32 or fp64"));
+  }
+  for (const auto& t : inputs) {
+    if (t.data != nullptr && t.device != DeviceKind::kCpu)
+      return absl::InvalidArgumentError(
+          absl::StrCat(OpName(desc.op), ": input ", t.DebugString(), " is not on the CPU"));
+  }
+  CpuContext ctx{&pool_};
+  switch (desc.op) {
+    case Op::kMatmul: return Matmul(desc, inputs, outputs, ctx);
+    case Op::kAddBias: return AddBias(desc, inputs, outputs, ctx);
+    case Op::kBiasGrad: return BiasGrad(desc, inputs, outputs, ctx);
+    case Op::kAdd: return Add(desc, inputs, outputs, ctx);
+    case Op::kCast: return Cast(desc, inputs, outputs, ctx);
+    case Op::kLayerNorm: return LayerNorm(desc, inputs, outputs, ctx);
+    case Op::kLayerNormBwd: return LayerNormBwd(desc, inputs, outputs, ctx);
+    case Op::kLayerNormBwdBwd: return LayerNormBwdBwd(desc, inputs, outputs, ctx);
+    case Op::kGelu: return Gelu(desc, inputs, outputs, ctx);
+    case Op::kGeluBwd: return GeluBwd(desc, inputs, outputs, ctx);
+    case Op::kGeluBwdBwd: return GeluBwdBwd(desc, inputs, outputs, ctx);
+    case Op::kSoftmax: return Softmax(desc, inputs, outputs, ctx);
+    case Op::kRope: return Rope(desc, inputs, outputs, ctx);
+    case Op::kAttentionFwd: return AttentionFwd(desc, inputs, outputs, ctx);
+    case Op::kAttentionBwd: return AttentionBwd(desc, inputs, outputs, ctx);
+    case Op::kAttentionBwdBwd: return AttentionBwdBwd(desc, inputs, outputs, ctx);
+    case Op::kAttentionDecode: return AttentionDecode(desc, inputs, outputs, ctx);
+    case Op::kSoftmaxCrossEntropy: return SoftmaxCrossEntropy(desc, inputs, outputs, ctx);
+    case Op::kSoftmaxCrossEntropyBwd: return SoftmaxCrossEntropyBwd(desc, inputs, outputs, ctx);
+    case Op::kSoftmaxCrossEntropyBwdBwd:
+      return SoftmaxCrossEntropyBwdBwd(desc, inputs, outputs, ctx);
+    case Op::kAdamW: return AdamW(desc, inputs, outputs, ctx);
+    case Op::kSophiaH: return SophiaH(desc, inputs, outputs, ctx);
+  }
+  return absl::UnimplementedError(absl::StrCat("cpu_reference: unknown op ", OpName(desc.op)));
+}
+
+absl::StatusOr<std::shared_ptr<void>> CpuBackend::Allocate(size_t bytes) {
+  // 64-byte alignment: whole cache lines, and room for AVX-512 loads.
+  constexpr size_t kAlign = 64;
+  size_t rounded = (bytes + kAlign - 1) / kAlign * kAlign;
+  void* p = std::aligned_alloc(kAlign, rounded == 0 ? kAlign : rounded);
+  if (p == nullptr)
+    return absl::ResourceExhaustedError(absl::StrCat("host allocation of ", bytes, " bytes failed"));
+  auto counters = counters_;
+  int64_t used = counters->used.fetch_add(static_cast<int64_t>(bytes)) + static_cast<int64_t>(bytes);
+  int64_t peak = counters->peak.load();
+  while (used > peak && !counters->peak.compare_exchange_weak(peak, used)) {
+  }
+  return std::shared_ptr<void>(p, [counters, bytes](void* q) {
+    counters->used.fetch_sub(static_cast<int64_t>(bytes));
+    std::free(q);
+  });
+}
+
+absl::Status CpuBackend::Copy(void* dst, DeviceKind dst_device, const void* src,
+                              DeviceKind src_device, size_t bytes) {
+  if (dst_device != DeviceKind::kCpu || src_device != DeviceKind::kCpu)
+    return absl::InvalidArgumentError("cpu_reference copies only between host buffers");
+  if (bytes) std::memmove(dst, src, bytes);
+  return absl::OkStatus();
+}
+
+absl::Status CpuBackend::Zero(void* dst, size_t bytes) {
+  if (bytes) std::memset(dst, 0, bytes);
+  return absl::OkStatus();
+}
+
+MemoryStats CpuBackend::Memory() const {
+  return MemoryStats{counters_->used.load(), counters_->peak.load(), 0};
+}
+
+void CpuBackend::ResetPeakMemory() { counters_->peak.store(counters_->used.load()); }
+
+}  // namespace flashtick::cpu

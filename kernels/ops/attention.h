@@ -1,0 +1,58 @@
+// Attention ops: forward, backward, backward-over-backward, decode.
+// Per head, scale = 1/sqrt(D) unless given; causal: key j is visible to query i iff j <= i
+// (queries and keys share positions 0..T-1). Grouped-query attention: query head h
+// reads K/V head h / (H / Hkv).
+//
+// Forward (FlashAttention-2, Alg. 1):
+//   S = scale·Q Kᵀ;  P = softmax_rows(S);  O = P V;  L_i = logsumexp_j S_ij
+// Backward (FlashAttention-2, Alg. 2; cotangent dO):
+//   D_i = Σ_d dO_id O_id;  dP = dO Vᵀ;  dS = P∘(dP − D);
+//   dV = Pᵀ dO;  dQ = scale·dS K;  dK = scale·dSᵀ Q
+// Backward-over-backward (docs/derivations/attention_bwd_bwd.md; cotangents gQ gK gV
+// of dQ dK dV):
+//   G = scale·(gQ Kᵀ + Q gKᵀ);  c_i = Σ_j P_ij G_ij
+//   H = (dP − D)∘G − c·dP + dO gVᵀ;  e_i = Σ_j P_ij H_ij
+//   ∂dO = P gV + (P∘G) V − c_i O_i;   ∂V = (P∘(G − c))ᵀ dO
+//   ∂S = P∘(H − e);  ∂Q = scale·(dS gK + ∂S K);  ∂K = scale·(dSᵀ gQ + ∂Sᵀ Q)
+//
+// Layouts. Q, O, dO, dQ, gQ, ∂Q, ∂dO: [B, T, H, D]; K, V, dK, dV, gK, gV, ∂K, ∂V:
+// [B, T, Hkv, D]. The last dim is contiguous; B, T and H strides are free (so Q, K, V
+// can be slices of one fused projection, or torch's [B, H, T, D]). Row statistics
+// L (log-sum-exp, natural log), D, c, e: fp32 [B, H, T] contiguous.
+// dtypes: CPU f32/f64 (all tensors one dtype, statistics in that dtype too);
+// CUDA bf16/f16 in and out, fp32 statistics, fp32 accumulation.
+// D (head dim) ∈ {64, 128} on CUDA; any D on CPU. Any T ≥ 1.
+//
+// Inputs / outputs by op (order is the contract):
+//   kAttentionFwd     in:  Q, K, V                      out: O, L
+//   kAttentionBwd     in:  Q, K, V, O, dO, L            out: dQ, dK, dV, Dvec
+//                     (Dvec = rowsum(dO∘O) is written so bwd_bwd can reuse it)
+//   kAttentionBwdBwd  in:  Q, K, V, O, dO, L, Dvec, gQ, gK, gV
+//                     out: ∂Q, ∂K, ∂V, ∂dO
+//   kAttentionDecode  in:  q [B,1,H,D], Kcache, Vcache [B,Tk,Hkv,D] (first Tk rows valid)
+//                     out: o [B,1,H,D]   (the new query sees every cached key)
+// Gradients with respect to K/V under GQA are summed over the query heads of a group.
+#pragma once
+
+#include <cstdint>
+
+#include "absl/status/status.h"
+#include "kernels/tensor.h"
+
+namespace flashtick {
+
+struct AttentionShape {
+  int64_t B = 0, T = 0, H = 0, Hkv = 0, D = 0;
+};
+
+// Validates the shapes, dtypes and strides of an attention op's tensors (shared by
+// every backend, so they reject bad input the same way) and returns B, T, H, Hkv, D.
+absl::Status CheckAttentionArgs(const TensorView& q, const TensorView& k, const TensorView& v,
+                                AttentionShape* shape);
+
+// FLOPs by the FlashAttention convention (a matmul n×k·k×m is 2nkm; halved if causal):
+// forward 4·B·H·T²·D; backward 2.5× forward; backward-over-backward: see bench/bob.
+double AttentionFwdFlops(const AttentionShape& s, bool causal);
+double AttentionBwdFlops(const AttentionShape& s, bool causal);
+
+}  // namespace flashtick

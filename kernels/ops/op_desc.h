@@ -1,0 +1,94 @@
+// OpDesc: which op to run and its attributes. Inputs and outputs are positional;
+// each op's header in kernels/ops/ lists them in order with shapes and dtypes.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "kernels/tensor.h"
+
+namespace flashtick {
+
+enum class Op : uint8_t {
+  // Dense algebra (kernels/ops/matmul.h, elementwise.h)
+  kMatmul,          // C = alpha·op(A)·op(B) + beta·C
+  kAddBias,         // Y[M,N] += b[N]
+  kBiasGrad,        // db[N] = Σ_m dY[m,n]
+  kAdd,             // Z = X + Y (same shape)
+  kCast,            // Y = X converted to Y's dtype
+  // Normalisation and activations (layernorm.h, gelu.h, softmax.h)
+  kLayerNorm,
+  kLayerNormBwd,
+  kLayerNormBwdBwd,
+  kGelu,
+  kGeluBwd,
+  kGeluBwdBwd,
+  kSoftmax,         // row softmax over the last dim
+  // Positions (rope.h)
+  kRope,            // rotary embedding in place-compatible form; inverse = its VJP
+  // Attention (attention.h)
+  kAttentionFwd,
+  kAttentionBwd,
+  kAttentionBwdBwd,
+  kAttentionDecode, // one new query row against cached K/V (serving)
+  // Loss (cross_entropy.h)
+  kSoftmaxCrossEntropy,
+  kSoftmaxCrossEntropyBwd,
+  kSoftmaxCrossEntropyBwdBwd,
+  // Optimizers (optimizer.h), fp32 master weights
+  kAdamW,
+  kSophiaH,
+};
+
+const char* OpName(Op op);
+
+struct MatmulAttrs {
+  bool trans_a = false;
+  bool trans_b = false;
+  float alpha = 1.0f;
+  float beta = 0.0f;  // 1 accumulates into the output (gradient accumulation)
+};
+
+struct AttentionAttrs {
+  bool causal = true;
+  float scale = 0.0f;  // 0 means 1/sqrt(D)
+};
+
+struct LayerNormAttrs {
+  float eps = 1e-5f;
+};
+
+struct RopeAttrs {
+  float theta = 10000.0f;
+  int64_t position_offset = 0;  // position of row t is offset + t
+  bool inverse = false;         // rotate by −angle: the VJP (rotation is orthogonal)
+};
+
+struct CrossEntropyAttrs {
+  int32_t ignore_label = -1;  // rows with this label contribute nothing
+};
+
+struct OptimizerAttrs {
+  float lr = 1e-3f;
+  float beta1 = 0.9f;
+  float beta2 = 0.999f;  // AdamW second moment; Sophia-H Hessian EMA (0.99)
+  float eps = 1e-8f;
+  float weight_decay = 0.0f;
+  float rho = 0.04f;     // Sophia-H clip threshold
+  int64_t step = 1;      // 1-based, for AdamW bias correction
+};
+
+struct OpDesc {
+  Op op = Op::kMatmul;
+  DType dtype = DType::kF32;  // dtype of the principal inputs
+  MatmulAttrs matmul;
+  AttentionAttrs attention;
+  LayerNormAttrs layernorm;
+  RopeAttrs rope;
+  CrossEntropyAttrs cross_entropy;
+  OptimizerAttrs optimizer;
+
+  std::string DebugString() const;  // "attention_fwd(bf16, causal=1)"
+};
+
+}  // namespace flashtick

@@ -1,0 +1,64 @@
+// ModelConfig validation and JSON (nlohmann-json) round trip.
+#include "model/config.h"
+
+#include <nlohmann/json.hpp>
+
+#include "absl/strings/str_cat.h"
+
+namespace flashtick {
+
+absl::Status ModelConfig::Validate() const {
+  auto bad = [](auto... parts) { return absl::InvalidArgumentError(absl::StrCat("model config: ", parts...)); };
+  if (features < 1) return bad("features must be >= 1, got ", features);
+  if (width < 1 || heads < 1 || width % heads != 0)
+    return bad("width (", width, ") must be a positive multiple of heads (", heads, ")");
+  if (kv_heads < 1 || heads % kv_heads != 0)
+    return bad("heads (", heads, ") must be a multiple of kv_heads (", kv_heads, ")");
+  if (head_dim() % 2 != 0) return bad("head dim must be even for rotary positions, got ", head_dim());
+  if (layers < 1) return bad("layers must be >= 1, got ", layers);
+  if (mlp_ratio < 1) return bad("mlp_ratio must be >= 1, got ", mlp_ratio);
+  if (classes < 2) return bad("classes must be >= 2, got ", classes);
+  if (max_context < 1) return bad("max_context must be >= 1, got ", max_context);
+  if (!(rope_theta > 0)) return bad("rope_theta must be > 0");
+  if (!(layernorm_eps > 0)) return bad("layernorm_eps must be > 0");
+  return absl::OkStatus();
+}
+
+std::string ModelConfig::ToJson() const {
+  nlohmann::json j = {{"name", name},         {"features", features},   {"width", width},
+                      {"layers", layers},     {"heads", heads},         {"kv_heads", kv_heads},
+                      {"mlp_ratio", mlp_ratio}, {"classes", classes},   {"max_context", max_context},
+                      {"rope_theta", rope_theta}, {"layernorm_eps", layernorm_eps}};
+  return j.dump(2);
+}
+
+absl::StatusOr<ModelConfig> ModelConfig::FromJson(const std::string& text) {
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object())
+    return absl::InvalidArgumentError("model config: config.json is not a JSON object");
+  ModelConfig c;
+  auto get = [&](const char* key, auto& field) -> absl::Status {
+    if (!j.contains(key)) return absl::OkStatus();  // keep the default
+    const auto& v = j[key];
+    using T = std::decay_t<decltype(field)>;
+    if constexpr (std::is_same_v<T, std::string>) {
+      if (!v.is_string()) return absl::InvalidArgumentError(absl::StrCat("model config: '", key, "' must be a string"));
+      field = v.get<std::string>();
+    } else {
+      if (!v.is_number()) return absl::InvalidArgumentError(absl::StrCat("model config: '", key, "' must be a number"));
+      field = v.get<T>();
+    }
+    return absl::OkStatus();
+  };
+  for (auto s : {get("name", c.name), get("features", c.features), get("width", c.width),
+                 get("layers", c.layers), get("heads", c.heads), get("kv_heads", c.kv_heads),
+                 get("mlp_ratio", c.mlp_ratio), get("classes", c.classes),
+                 get("max_context", c.max_context), get("rope_theta", c.rope_theta),
+                 get("layernorm_eps", c.layernorm_eps)}) {
+    if (!s.ok()) return s;
+  }
+  if (absl::Status s = c.Validate(); !s.ok()) return s;
+  return c;
+}
+
+}  // namespace flashtick

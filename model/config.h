@@ -1,0 +1,31 @@
+// ModelConfig: the shape of the causal tick transformer, stored as config.json
+// beside the weights (model.safetensors). One model runs at any T up to
+// max_context because positions are rotary (no learned position table).
+#pragma once
+
+#include <string>
+
+#include "absl/status/statusor.h"
+
+namespace flashtick {
+
+struct ModelConfig {
+  std::string name = "flashtick-tiny";
+  int features = 6;      // F: per-step tick features (train/features.h lists them)
+  int width = 64;        // C
+  int layers = 2;
+  int heads = 4;         // H; head dim D = width / heads
+  int kv_heads = 4;      // Hkv (grouped-query attention when < heads)
+  int mlp_ratio = 4;     // hidden width of the MLP = mlp_ratio · C
+  int classes = 3;       // down / flat / up
+  int max_context = 32768;
+  float rope_theta = 10000.0f;
+  float layernorm_eps = 1e-5f;
+
+  int head_dim() const { return width / heads; }
+  absl::Status Validate() const;
+  std::string ToJson() const;
+  static absl::StatusOr<ModelConfig> FromJson(const std::string& json);
+};
+
+}  // namespace flashtick

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Installs every dependency flashtick needs on Debian bookworm: C++ libraries from
+# Debian's packages, and the Python test tools (JAX, tritonclient, scipy, ...) into
+# a virtual environment at .venv. Idempotent: a second run changes nothing.
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+
+apt_packages=(
+  build-essential cmake ninja-build pkg-config git ca-certificates
+  libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
+  libabsl-dev prometheus-cpp-dev libgtest-dev libgmock-dev libbenchmark-dev
+  libcli11-dev nlohmann-json3-dev libsqlite3-dev zlib1g-dev libssl-dev openssl
+  python3 python3-venv python3-dev
+  prometheus
+  clang libclang-rt-14-dev
+)
+
+missing=()
+for p in "${apt_packages[@]}"; do
+  dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO=sudo
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+# Python test environment. Uses Debian's python3 so the venv works on a bare machine.
+venv="$here/.venv"
+py=/usr/bin/python3
+[ -x "$py" ] || py=$(command -v python3)
+if [ ! -x "$venv/bin/python" ]; then
+  "$py" -m venv "$venv"
+fi
+stamp="$venv/.requirements.sha"
+want=$(sha256sum "$here/scripts/requirements-test.txt" | cut -d' ' -f1)
+if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+  "$venv/bin/pip" install -q --upgrade pip
+  "$venv/bin/pip" install -q -r "$here/scripts/requirements-test.txt"
+  echo "$want" >"$stamp"
+fi
+echo "setup: dependencies present"
