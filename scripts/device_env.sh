@@ -1,0 +1,13 @@
+# Sourced at the start of a device (GPU machine) call: unpacks the carried .deb
+# dependencies (scripts/device_deps.sh) into /tmp/ftdeps and exports the paths a
+# CMake configure and the built binaries need.
+if [ -d .carry/debs ]; then
+  mkdir -p /tmp/ftdeps
+  for f in .carry/debs/*.deb; do dpkg -x "$f" /tmp/ftdeps; done
+  export FLASHTICK_DEPS_PREFIX=/tmp/ftdeps/usr
+  export CMAKE_PREFIX_PATH=/tmp/ftdeps/usr${CMAKE_PREFIX_PATH:+:$CMAKE_PREFIX_PATH}
+  export LD_LIBRARY_PATH=/tmp/ftdeps/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+fi
+if [ -d .carry/lib ]; then
+  export LD_LIBRARY_PATH=$PWD/.carry/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+fi
