@@ -52,6 +52,7 @@ struct MatmulAttrs {
 struct AttentionAttrs {
   bool causal = true;
   float scale = 0.0f;  // 0 means 1/sqrt(D)
+  int head_dim = 0;    // D, read only by Backend::KernelPath (Run takes D from Q)
 };
 
 struct LayerNormAttrs {
