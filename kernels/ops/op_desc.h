@@ -77,6 +77,8 @@ struct OptimizerAttrs {
   float weight_decay = 0.0f;
   float rho = 0.04f;     // Sophia-H clip threshold
   int64_t step = 1;      // 1-based, for AdamW bias correction
+  float grad_scale = 1.0f;  // grad is multiplied by this first (global-norm clipping,
+                            // micro-batch averaging); see kernels/ops/optimizer.h
 };
 
 struct OpDesc {
