@@ -35,6 +35,25 @@ FT_CUDA_OP(AttentionFwd);
 FT_CUDA_OP(AttentionBwd);
 FT_CUDA_OP(AttentionBwdBwd);
 FT_CUDA_OP(AttentionDecode);
+// kernels/cuda/<op>.cu|.cc: every other op (cuBLASLt for Matmul)
+FT_CUDA_OP(Matmul);
+FT_CUDA_OP(AddBias);
+FT_CUDA_OP(BiasGrad);
+FT_CUDA_OP(Add);
+FT_CUDA_OP(Cast);
+FT_CUDA_OP(LayerNorm);
+FT_CUDA_OP(LayerNormBwd);
+FT_CUDA_OP(LayerNormBwdBwd);
+FT_CUDA_OP(Gelu);
+FT_CUDA_OP(GeluBwd);
+FT_CUDA_OP(GeluBwdBwd);
+FT_CUDA_OP(Softmax);
+FT_CUDA_OP(Rope);
+FT_CUDA_OP(SoftmaxCrossEntropy);
+FT_CUDA_OP(SoftmaxCrossEntropyBwd);
+FT_CUDA_OP(SoftmaxCrossEntropyBwdBwd);
+FT_CUDA_OP(AdamW);
+FT_CUDA_OP(SophiaH);
 #undef FT_CUDA_OP
 
 // The kernel variant the attention launchers pick for a shape, e.g. "flash_cuda_sm80_d64".
