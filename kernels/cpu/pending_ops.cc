@@ -10,7 +10,6 @@ namespace flashtick::cpu {
     return absl::UnimplementedError(std::string("cpu_reference: ") + #Name +       \
                                     " not implemented yet");                      \
   }
-FT_PENDING(Matmul)
 FT_PENDING(AddBias)
 FT_PENDING(Add)
 FT_PENDING(Cast)
