@@ -37,6 +37,7 @@
 #include <cstdint>
 
 #include "absl/status/status.h"
+#include "kernels/ops/op_desc.h"
 #include "kernels/tensor.h"
 
 namespace flashtick {
@@ -49,6 +50,30 @@ struct AttentionShape {
 // every backend, so they reject bad input the same way) and returns B, T, H, Hkv, D.
 absl::Status CheckAttentionArgs(const TensorView& q, const TensorView& k, const TensorView& v,
                                 AttentionShape* shape);
+
+// The row-statistics dtype (L, Dvec, c, e) for a run in `data` dtype: fp32 for
+// bf16/f16 runs, otherwise the data dtype itself (CPU f32/f64).
+DType AttentionStatsDType(DType data);
+
+// The softmax scale the attrs ask for: attrs.scale, or 1/sqrt(D) when it is 0.
+double AttentionScale(const AttentionAttrs& attrs, int64_t head_dim);
+
+// Checks that `t` (named `name` in the message) is a [B, T, heads, D] tensor of `dtype`
+// with a contiguous last dim; B/T/heads strides are free.
+absl::Status CheckAttentionTensor(const char* name, const TensorView& t, int64_t B, int64_t T,
+                                  int64_t heads, int64_t D, DType dtype);
+
+// Checks that `t` is a contiguous [B, H, T] row-statistics tensor of `dtype`.
+absl::Status CheckAttentionStats(const char* name, const TensorView& t, const AttentionShape& s,
+                                 DType dtype);
+
+// Checks the input and output counts of an op against its contract above.
+absl::Status CheckAttentionArity(Op op, size_t inputs, size_t outputs);
+
+// Decode: q [B, 1, H, D] against Kcache, Vcache [B, Tk, Hkv, D] (Tk ≥ 1 = the cached
+// rows; pass a view sliced to the valid rows). Returns B, T = Tk, H, Hkv, D.
+absl::Status CheckAttentionDecodeArgs(const TensorView& q, const TensorView& k,
+                                      const TensorView& v, AttentionShape* shape);
 
 // FLOPs by the FlashAttention convention (a matmul n×k·k×m is 2nkm; halved if causal):
 // forward 4·B·H·T²·D; backward 2.5× forward; backward-over-backward: see bench/bob.

@@ -1,0 +1,64 @@
+// Shared pieces of the CPU attention reference (forward, backward, decode): a strided
+// [B, T, H, D] row accessor, tile loads into contiguous fp64 buffers, and the tile
+// sizes. Every CPU attention op accumulates in fp64, so the f64 path is the oracle
+// and the f32 path differs from it only by input/output rounding.
+// Tiles follow FlashAttention-2 (Alg. 1/2): a block of kBlockQ query rows meets a
+// block of kBlockK key rows at a time, so no T×T buffer ever exists.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+
+#include "kernels/tensor.h"
+
+namespace flashtick::cpu::attn {
+
+// 32×64 tiles: the fp64 Q, K, V, S tiles of one task (≈ 32·D + 2·64·D + 32·64 doubles)
+// stay in L1/L2 for D ≤ 128, and 32 query rows keep causal load balance fine-grained.
+inline constexpr int64_t kBlockQ = 32;
+inline constexpr int64_t kBlockK = 64;
+
+inline int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// Row pointer into a [B, T, H, D] view whose last dim is contiguous.
+template <typename T>
+struct RowView {
+  T* data = nullptr;
+  int64_t sb = 0, st = 0, sh = 0;
+  T* Row(int64_t b, int64_t t, int64_t h) const { return data + b * sb + t * st + h * sh; }
+};
+
+template <typename T>
+RowView<T> Rows(const TensorView& v) {
+  return RowView<T>{static_cast<T*>(v.data), v.stride(0), v.stride(1), v.stride(2)};
+}
+
+// dst[r][0..D) = factor · src(b, t0 + r, h, 0..D) for r < n, in fp64.
+template <typename T>
+void LoadRows(const RowView<const T>& src, int64_t b, int64_t h, int64_t t0, int64_t n, int64_t D,
+              double factor, double* dst) {
+  for (int64_t r = 0; r < n; ++r) {
+    const T* row = src.Row(b, t0 + r, h);
+    for (int64_t d = 0; d < D; ++d) dst[r * D + d] = factor * static_cast<double>(row[d]);
+  }
+}
+
+template <typename T>
+void StoreRow(const RowView<T>& dst, int64_t b, int64_t t, int64_t h, int64_t D, double factor,
+              const double* src) {
+  T* row = dst.Row(b, t, h);
+  for (int64_t d = 0; d < D; ++d) row[d] = static_cast<T>(factor * src[d]);
+}
+
+inline double Dot(const double* a, const double* b, int64_t n) {
+  double s = 0.0;
+  for (int64_t d = 0; d < n; ++d) s += a[d] * b[d];
+  return s;
+}
+
+// y += alpha · x
+inline void Axpy(double alpha, const double* x, double* y, int64_t n) {
+  for (int64_t d = 0; d < n; ++d) y[d] += alpha * x[d];
+}
+
+}  // namespace flashtick::cpu::attn
