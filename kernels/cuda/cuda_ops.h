@@ -5,8 +5,11 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <memory>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "kernels/ops/op_desc.h"
 #include "kernels/tensor.h"
@@ -24,6 +27,11 @@ struct CudaContext {
   size_t workspace_bytes = 0;
   int sm = 0;                 // compute capability ×10 (80, 90)
   int num_sms = 0;
+  // Stream-ordered scratch device memory for launchers that need temporaries (row
+  // statistics, partial sums): freed on `stream` when the pointer is released, so it
+  // may be dropped right after the kernels using it are enqueued. Counts toward the
+  // backend's used/peak memory; out of memory is ResourceExhausted.
+  std::function<absl::StatusOr<std::shared_ptr<void>>(size_t bytes)> scratch;
 };
 
 using In = absl::Span<const TensorView>;
