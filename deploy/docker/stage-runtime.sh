@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Stages what the runtime image needs, under STAGE (copied to / by the Dockerfile):
+#   usr/local/bin/{flashtickd,flashtick}    the server and the CLI
+#   opt/flashtick/lib/                      their shared libraries that the CUDA
+#                                           runtime image lacks (gRPC, Protobuf,
+#                                           Abseil, prometheus-cpp, SQLite, ...)
+#   etc/ld.so.conf.d/flashtick.conf         so the loader finds them (ldconfig)
+#   models/default/1/                       the default model, made here by
+#                                           flashtick_make_model
+# Not copied: glibc, libstdc++ and libgcc (the runtime image has the same ones),
+# the CUDA and cuDNN libraries (the runtime image has them) and the driver's
+# libcuda/libnvidia-* (mounted from the host by the NVIDIA container toolkit).
+# Usage: stage-runtime.sh BUILD_DIR STAGE
+set -euo pipefail
+build=${1:?usage: stage-runtime.sh BUILD_DIR STAGE}
+stage=${2:?usage: stage-runtime.sh BUILD_DIR STAGE}
+
+find_bin() {
+  local path
+  path=$(find "$build" -type f -name "$1" -perm -u+x -not -path '*/CMakeFiles/*' | head -n1)
+  [ -n "$path" ] || { echo "stage-runtime: $1 not found under $build" >&2; exit 1; }
+  echo "$path"
+}
+
+flashtickd=$(find_bin flashtickd)
+flashtick=$(find_bin flashtick)
+make_model=$(find_bin flashtick_make_model)
+
+mkdir -p "$stage/usr/local/bin" "$stage/opt/flashtick/lib" "$stage/etc/ld.so.conf.d" "$stage/models"
+install -m 0755 "$flashtickd" "$flashtick" "$stage/usr/local/bin/"
+
+# Shared libraries: everything ldd resolves, minus what the runtime image or the
+# host driver provides.
+system_lib='/(ld-linux[^/]*|libc|libm|libdl|libpthread|librt|libresolv|libutil|libstdc\+\+|libgcc_s)\.so'
+cuda_lib='^/usr/local/cuda|/(libcuda|libnvidia-[^/]*|libcudnn[^/]*|libcublas(Lt)?|libcudart|libnccl|libnvrtc|libnvJitLink|libcurand|libcufft|libcusparse|libcusolver)\.so'
+for bin in "$flashtickd" "$flashtick"; do
+  ldd "$bin" | awk '$2 == "=>" && $3 ~ /^\// {print $3}'
+done | sort -u | while read -r lib; do
+  if [[ "$lib" =~ $system_lib ]] || [[ "$lib" =~ $cuda_lib ]]; then
+    continue
+  fi
+  cp -L "$lib" "$stage/opt/flashtick/lib/"
+done
+echo /opt/flashtick/lib >"$stage/etc/ld.so.conf.d/flashtick.conf"
+
+# The default model the image serves without a volume.
+"$make_model" --output="$stage/models" --name=default --version=1
+echo "stage-runtime: staged $(ls "$stage/opt/flashtick/lib" | wc -l) libraries, model:"
+find "$stage/models" -type f | sed "s|^$stage||"
