@@ -45,5 +45,5 @@ echo /opt/flashtick/lib >"$stage/etc/ld.so.conf.d/flashtick.conf"
 
 # The default model the image serves without a volume.
 "$make_model" --output="$stage/models" --name=default --version=1
-echo "stage-runtime: staged $(ls "$stage/opt/flashtick/lib" | wc -l) libraries, model:"
+echo "stage-runtime: staged $(find "$stage/opt/flashtick/lib" -type f | wc -l) libraries, model:"
 find "$stage/models" -type f | sed "s|^$stage||"

@@ -10,6 +10,7 @@ venv out without dropping any tracked source file.
 """
 import json
 import re
+import shutil
 import subprocess
 import sys
 import unittest
@@ -179,6 +180,9 @@ class DockerfileTest(unittest.TestCase):
         script = ROOT / "deploy/docker/stage-runtime.sh"
         r = subprocess.run(["bash", "-n", str(script)], capture_output=True, text=True)
         self.assertEqual(r.returncode, 0, r.stderr)
+        if shutil.which("shellcheck"):  # in the machine image; not installed by setup.sh
+            r = subprocess.run(["shellcheck", str(script)], capture_output=True, text=True)
+            self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
         mode = subprocess.run(["git", "ls-files", "-s", str(script)], cwd=ROOT,
                               capture_output=True, text=True).stdout.split()
         if mode:  # committed: must be executable in git, as the RUN line calls it directly

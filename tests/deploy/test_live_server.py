@@ -150,13 +150,14 @@ def wait_healthy(cmd, env, deadline_s=90):
     return False, r.stdout + r.stderr
 
 
-def send_traffic(grpc_port):
-    """ModelMetadata, a good ModelInfer and a bad one (wrong rank) per model."""
+def send_traffic(grpc_port, models_dir):
+    """ModelMetadata, a good ModelInfer and a bad one (wrong rank) per staged model."""
     import numpy as np
     import tritonclient.grpc as tc
     client = tc.InferenceServerClient(url=f"127.0.0.1:{grpc_port}")
-    index = client.get_model_repository_index(as_json=True) if hasattr(client, "get_model_repository_index") else None
-    names = sorted({m["name"] for m in (index or {}).get("models", [])}) or ["default"]
+    names = sorted(p.name for p in Path(models_dir).iterdir() if p.is_dir())
+    if not names:
+        fail(f"stage-runtime.sh staged no model under {models_dir}")
     for name in names:
         meta = client.get_model_metadata(name, as_json=True)
         shape = [int(d) for d in meta["inputs"][0]["shape"]]
@@ -233,7 +234,7 @@ def main():
                 fail(f"HEALTHCHECK {shlex.join(hc)} never passed: {out}\nserver log:\n{log.read()}")
                 return 1
             print(f"healthcheck passed: {shlex.join(hc)}")
-            models = send_traffic(grpc_port)
+            models = send_traffic(grpc_port, stage / "models")
             print(f"traffic sent to models {models}")
             with urllib.request.urlopen(f"http://127.0.0.1:{metrics_port}/metrics", timeout=10) as resp:
                 check_metrics(resp.read().decode())
