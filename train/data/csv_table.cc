@@ -1,0 +1,165 @@
+// CsvTable (see csv_table.h): a single pass over the text with a quote state
+// machine; rows must have as many fields as the header.
+#include "train/data/csv_table.h"
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include "absl/status/status.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
+#include "train/data/timestamp.h"
+
+namespace flashtick {
+namespace {
+
+constexpr size_t kMaxFieldsShown = 40;  // keep error messages short for garbage input
+
+char DetectDelimiter(absl::string_view line) {
+  int comma = 0, semi = 0, tab = 0;
+  bool quoted = false;
+  for (char c : line) {
+    if (c == '"') quoted = !quoted;
+    if (quoted) continue;
+    comma += c == ',';
+    semi += c == ';';
+    tab += c == '\t';
+  }
+  if (semi > comma && semi >= tab) return ';';
+  if (tab > comma && tab > semi) return '\t';
+  return ',';
+}
+
+// Splits one logical line. `line` excludes the newline; a quote left open is an error.
+absl::StatusOr<std::vector<std::string>> SplitLine(absl::string_view line, char delim) {
+  std::vector<std::string> fields(1);
+  bool quoted = false;
+  for (size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (quoted) {
+      if (c == '"') {
+        if (i + 1 < line.size() && line[i + 1] == '"') {
+          fields.back() += '"';
+          ++i;
+        } else {
+          quoted = false;
+        }
+      } else {
+        fields.back() += c;
+      }
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == delim) {
+      fields.emplace_back();
+    } else {
+      fields.back() += c;
+    }
+  }
+  if (quoted) return absl::InvalidArgumentError("unterminated quoted field");
+  for (std::string& f : fields) f = std::string(absl::StripAsciiWhitespace(f));
+  return fields;
+}
+
+std::string Shown(absl::string_view field) {
+  return field.size() > kMaxFieldsShown ? absl::StrCat(field.substr(0, kMaxFieldsShown), "...")
+                                        : std::string(field);
+}
+
+}  // namespace
+
+absl::StatusOr<CsvTable> CsvTable::Parse(absl::string_view text, absl::string_view source) {
+  CsvTable table;
+  table.source_ = std::string(source);
+  bool have_header = false;
+  int64_t line_no = 0;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == absl::string_view::npos) end = text.size();
+    absl::string_view line = text.substr(start, end - start);
+    start = end + 1;
+    ++line_no;
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (absl::StripAsciiWhitespace(line).empty() || line.front() == '#') continue;
+    if (line.find('\0') != absl::string_view::npos) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(source, " line ", line_no, ": NUL byte; is this a binary file?"));
+    }
+    if (!have_header) {
+      table.delimiter_ = DetectDelimiter(line);
+      auto header = SplitLine(line, table.delimiter_);
+      if (!header.ok()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(source, " line ", line_no, ": header: ", header.status().message()));
+      }
+      for (std::string& h : *header) h = absl::AsciiStrToLower(h);
+      table.header_ = std::move(*header);
+      have_header = true;
+      continue;
+    }
+    auto fields = SplitLine(line, table.delimiter_);
+    if (!fields.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(source, " line ", line_no, ": ", fields.status().message()));
+    }
+    if (fields->size() != table.header_.size()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          source, " line ", line_no, ": ", fields->size(), " fields, the header has ",
+          table.header_.size(), " (delimiter '", std::string(1, table.delimiter_), "')"));
+    }
+    table.rows_.push_back(CsvRow{line_no, std::move(*fields)});
+  }
+  if (!have_header) {
+    return absl::InvalidArgumentError(absl::StrCat(source, ": empty, no header line"));
+  }
+  return table;
+}
+
+int CsvTable::Find(std::initializer_list<absl::string_view> aliases) const {
+  for (absl::string_view alias : aliases) {
+    for (size_t i = 0; i < header_.size(); ++i) {
+      if (header_[i] == alias) return static_cast<int>(i);
+    }
+  }
+  return -1;
+}
+
+absl::StatusOr<double> CsvTable::Number(const CsvRow& row, int col, bool optional,
+                                        double empty_value) const {
+  const std::string& f = row.fields[col];
+  if (f.empty()) {
+    if (optional) return empty_value;
+    return absl::InvalidArgumentError(
+        absl::StrCat(source_, " line ", row.line, ": column '", header_[col], "' is empty"));
+  }
+  double v = 0.0;
+  if (!absl::SimpleAtod(f, &v) || !std::isfinite(v)) {
+    return absl::InvalidArgumentError(absl::StrCat(source_, " line ", row.line, ": column '",
+                                                   header_[col], "': '", Shown(f),
+                                                   "' is not a finite number"));
+  }
+  return v;
+}
+
+absl::StatusOr<int64_t> CsvTable::Time(const CsvRow& row, int col) const {
+  auto t = ParseTimestamp(row.fields[col]);
+  if (!t.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(source_, " line ", row.line, ": column '",
+                                                   header_[col], "': ", t.status().message()));
+  }
+  return *t;
+}
+
+absl::StatusOr<std::string> ReadTextFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::NotFoundError(absl::StrCat("cannot open '", path, "'"));
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  if (in.bad()) return absl::DataLossError(absl::StrCat("error reading '", path, "'"));
+  return ss.str();
+}
+
+}  // namespace flashtick
