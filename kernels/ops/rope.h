@@ -1,0 +1,33 @@
+// Rotary position embedding (RoFormer, Su et al. 2021, eq. 34), interleaved pairs as
+// in the original paper and GPT-J. For a row of head dim D at position p = offset + t,
+// each pair (2i, 2i+1), i < D/2, is rotated by the angle a = p·θ^(−2i/D):
+//   y_2i   = x_2i·cos a − x_2i+1·sin a
+//   y_2i+1 = x_2i·sin a + x_2i+1·cos a
+// inverse = true rotates by −a: the transpose of the rotation, which is its VJP (and,
+// the rotation being orthogonal, its inverse). Applied to q and k, it makes q·k depend
+// on positions only through their difference.
+// Inputs / outputs:  in: X [B, T, H, D]    out: Y [B, T, H, D]
+// Strides of B, T and H are free and may differ between X and Y (q and k are slices
+// of the fused QKV buffer); D is contiguous and even. Y may be X itself (in place),
+// otherwise no overlap. attrs: desc.rope (theta > 0, position_offset ≥ 0, inverse).
+// dtypes: desc.dtype. The angle p·θ^(−2i/D) is formed in f64 on the CPU (an fp32
+// angle loses ~1e-3 rad at p ≈ 23,400), sin and cos in f64.
+#pragma once
+
+#include <cstdint>
+
+#include "absl/status/status.h"
+#include "absl/types/span.h"
+#include "kernels/ops/op_desc.h"
+#include "kernels/tensor.h"
+
+namespace flashtick {
+
+struct RopeShape {
+  int64_t B = 0, T = 0, H = 0, D = 0;
+};
+
+absl::Status CheckRopeArgs(const OpDesc& desc, absl::Span<const TensorView> in,
+                           absl::Span<const TensorView> out, RopeShape* shape);
+
+}  // namespace flashtick

@@ -1,0 +1,144 @@
+// CPU Matmul (kernels/cpu/matmul.cc) against a naive f64 triple loop written here and
+// against MatmulNaive: all four transpose combinations, edge shapes around the tile
+// sizes, strided operands, alpha/beta, thread-count independence (bitwise), and the
+// errors for bad inputs.
+#include <cmath>
+#include <limits>
+#include <tuple>
+
+#include "gtest/gtest.h"
+#include "kernels/cpu/naive_ops.h"
+#include "kernels/ops/matmul.h"
+#include "tests/ops_cpu/op_test_util.h"
+
+namespace flashtick::testing {
+namespace {
+
+struct Case {
+  int64_t M, N, K;
+  bool ta, tb;
+  float alpha, beta;
+  int64_t pad;  // extra elements per row (row stride = cols + pad)
+};
+
+// Runs C = alpha·op(A)·op(B) + beta·C0 on the backend and checks it against a double loop.
+template <typename T>
+void CheckCase(const Case& c, Backend& be, double tol) {
+  const int64_t ar = c.ta ? c.K : c.M, ac = c.ta ? c.M : c.K;
+  const int64_t br = c.tb ? c.N : c.K, bc = c.tb ? c.K : c.N;
+  const int64_t lda = ac + c.pad, ldb = bc + c.pad, ldc = c.N + c.pad;
+  auto a = RandomVec<T>(std::max<int64_t>(1, ar * lda), 1 + c.M);
+  auto b = RandomVec<T>(std::max<int64_t>(1, br * ldb), 2 + c.N);
+  auto c0 = RandomVec<T>(std::max<int64_t>(1, c.M * ldc), 3 + c.K);
+  auto out = c0;
+  OpDesc d = Desc(Op::kMatmul, DTypeOf<T>());
+  d.matmul = MatmulAttrs{c.ta, c.tb, c.alpha, c.beta};
+  ASSERT_TRUE(RunOp(be, d, {Strided2D(a, ar, ac, lda), Strided2D(b, br, bc, ldb)},
+                  {Strided2D(out, c.M, c.N, ldc)})
+                  .ok());
+  for (int64_t m = 0; m < c.M; ++m) {
+    for (int64_t n = 0; n < c.N; ++n) {
+      double s = 0, mag = 0;
+      for (int64_t k = 0; k < c.K; ++k) {
+        const double av = c.ta ? a[k * lda + m] : a[m * lda + k];
+        const double bv = c.tb ? b[n * ldb + k] : b[k * ldb + n];
+        s += av * bv;
+        mag += std::fabs(av * bv);
+      }
+      const double ref = double(c.alpha) * s + double(c.beta) * double(c0[m * ldc + n]);
+      ASSERT_NEAR(out[m * ldc + n], ref, tol * (1 + mag + std::fabs(ref)))
+          << "M=" << c.M << " N=" << c.N << " K=" << c.K << " ta=" << c.ta << " tb=" << c.tb
+          << " at (" << m << "," << n << ")";
+    }
+    // Padding between rows is never touched.
+    for (int64_t n = c.N; n < ldc; ++n) ASSERT_EQ(out[m * ldc + n], c0[m * ldc + n]);
+  }
+}
+
+TEST(MatmulCpu, MatchesNaiveLoopF32AndF64) {
+  auto be = MakeCpu(2);
+  const int64_t sizes[] = {1, 3, 4, 5, 33};
+  for (int64_t M : sizes)
+    for (int64_t N : {int64_t{1}, int64_t{7}, int64_t{8}, int64_t{260}})
+      for (int64_t K : {int64_t{1}, int64_t{17}, int64_t{300}})
+        for (int t = 0; t < 4; ++t) {
+          Case c{M, N, K, bool(t & 1), bool(t & 2), 1.0f, 0.0f, 0};
+          CheckCase<float>(c, *be, 1e-6);
+          CheckCase<double>(c, *be, 1e-13);
+        }
+}
+
+TEST(MatmulCpu, AlphaBetaAndStrides) {
+  auto be = MakeCpu(2);
+  for (int t = 0; t < 4; ++t) {
+    CheckCase<float>({37, 45, 29, bool(t & 1), bool(t & 2), 0.5f, 1.0f, 3}, *be, 1e-6);
+    CheckCase<double>({70, 9, 513, bool(t & 1), bool(t & 2), -2.0f, 0.25f, 5}, *be, 1e-13);
+  }
+}
+
+TEST(MatmulCpu, ZeroSizedDims) {
+  auto be = MakeCpu(2);
+  CheckCase<float>({5, 6, 0, false, false, 1.0f, 0.5f, 0}, *be, 0);  // C = beta·C
+  CheckCase<float>({0, 6, 4, false, true, 1.0f, 0.0f, 0}, *be, 0);
+  CheckCase<double>({6, 0, 4, true, false, 1.0f, 0.0f, 0}, *be, 0);
+}
+
+TEST(MatmulCpu, BetaZeroIgnoresNanInC) {
+  auto be = MakeCpu(2);
+  auto a = RandomVec<float>(6 * 4, 1), b = RandomVec<float>(4 * 5, 2);
+  std::vector<float> c(6 * 5, std::numeric_limits<float>::quiet_NaN());
+  OpDesc d = Desc(Op::kMatmul, DType::kF32);
+  ASSERT_TRUE(RunOp(*be, d, {View(a, {6, 4}), View(b, {4, 5})}, {View(c, {6, 5})}).ok());
+  for (float v : c) EXPECT_TRUE(std::isfinite(v));
+}
+
+// The summation order is fixed per element, so the fast path equals the naive loop
+// and does not depend on the thread count, bit for bit.
+TEST(MatmulCpu, BitwiseEqualToNaiveAcrossThreadCounts) {
+  const int64_t M = 1000, N = 256, K = 64;
+  auto a = RandomVec<float>(M * K, 7), w = RandomVec<float>(N * K, 8);
+  std::vector<float> c1(M * N), c2(M * N), c3(M * N);
+  OpDesc d = Desc(Op::kMatmul, DType::kF32);
+  d.matmul.trans_b = true;
+  auto one = MakeCpu(1), two = MakeCpu(2), three = MakeCpu(3);
+  ASSERT_TRUE(RunOp(*one, d, {View(a, {M, K}), View(w, {N, K})}, {View(c1, {M, N})}).ok());
+  ASSERT_TRUE(RunOp(*three, d, {View(a, {M, K}), View(w, {N, K})}, {View(c2, {M, N})}).ok());
+  std::vector<TensorView> in = {View(a, {M, K}), View(w, {N, K})}, out = {View(c3, {M, N})};
+  ASSERT_TRUE(cpu::MatmulNaive(d, in, out).ok());
+  EXPECT_EQ(c1, c2);
+  EXPECT_EQ(c1, c3);
+}
+
+TEST(MatmulCpu, RejectsBadInputs) {
+  auto be = MakeCpu(1);
+  std::vector<float> a(12), b(16), c(16);
+  std::vector<double> bd(12);
+  OpDesc d = Desc(Op::kMatmul, DType::kF32);
+  auto expect_invalid = [&](absl::Status s, const char* what) {
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << what << ": " << s;
+    EXPECT_FALSE(s.message().empty());
+  };
+  // inner dims differ: [3,4]·[3,4]
+  expect_invalid(RunOp(*be, d, {View(a, {3, 4}), View(b, {3, 4})}, {View(c, {3, 4})}), "inner");
+  // wrong C shape: [3,4]·[4,3] -> [3,3]
+  expect_invalid(RunOp(*be, d, {View(a, {3, 4}), View(b, {4, 3})}, {View(c, {4, 4})}), "C shape");
+  // rank 3
+  expect_invalid(RunOp(*be, d, {View(a, {1, 3, 4}), View(b, {4, 3})}, {View(c, {3, 3})}), "rank");
+  // dtype mismatch
+  expect_invalid(RunOp(*be, d, {View(a, {3, 4}), View(bd, {4, 3})}, {View(c, {3, 3})}), "dtype");
+  // C aliases A
+  expect_invalid(RunOp(*be, d, {View(a, {3, 4}), View(b, {4, 4})}, {View(a, {3, 4})}), "alias");
+  // non-contiguous last dim
+  TensorView bad = View(a, {3, 2});
+  bad.strides = {4, 2};
+  expect_invalid(RunOp(*be, d, {bad, View(b, {2, 3})}, {View(c, {3, 3})}), "stride");
+  // arity
+  expect_invalid(RunOp(*be, d, {View(a, {3, 4})}, {View(c, {3, 3})}), "arity");
+  // fp16 is not a CPU compute dtype
+  OpDesc h = Desc(Op::kMatmul, DType::kF16);
+  EXPECT_EQ(RunOp(*be, h, {View(a, {3, 4}), View(b, {4, 3})}, {View(c, {3, 3})}).code(),
+            absl::StatusCode::kUnimplemented);
+}
+
+}  // namespace
+}  // namespace flashtick::testing
