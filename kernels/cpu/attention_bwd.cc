@@ -31,8 +31,10 @@ struct BwdArgs {
   double scale;
   attn::RowView<const T> q, k, v, o, dout;
   attn::RowView<T> dq, dk, dv;
-  const T* lse;  // [B, H, T]
-  T* dvec;       // [B, H, T]
+  const T* lse;   // [B, H, T]
+  T* dvec;        // [B, H, T], the Dvec output
+  double* d64;    // [B, H, T], D in fp64: passes 2 and 3 use it unrounded, so an f32
+                  // run differs from f64 only by input/output rounding
 };
 
 // P_ij and dS_ij of one (query block, key block) tile, recomputed from L and D.
@@ -43,10 +45,10 @@ void TilePds(const BwdArgs<T>& a, int64_t b, int64_t h, int64_t i0, int64_t nq, 
              double* p, double* ds) {
   const int64_t D = a.s.D;
   const T* lse = a.lse + (b * a.s.H + h) * a.s.T;
-  const T* dvec = a.dvec + (b * a.s.H + h) * a.s.T;
+  const double* dvec = a.d64 + (b * a.s.H + h) * a.s.T;
   for (int64_t r = 0; r < nq; ++r) {
     const int64_t i = i0 + r;
-    const double l_i = static_cast<double>(lse[i]), d_i = static_cast<double>(dvec[i]);
+    const double l_i = static_cast<double>(lse[i]), d_i = dvec[i];
     for (int64_t c = 0; c < nk; ++c) {
       const bool masked = a.causal && j0 + c > i;
       // -inf guard: a row with no visible key has L = −inf; exp(S − L) would be +inf.
@@ -73,7 +75,8 @@ void PassD(const BwdArgs<T>& a, ThreadPool* pool) {
       const T* dout = a.dout.Row(b, i, h);
       double d = 0.0;
       for (int64_t e = 0; e < s.D; ++e) d += static_cast<double>(dout[e]) * static_cast<double>(o[e]);
-      a.dvec[idx] = static_cast<T>(d);  // idx = (b·H + h)·T + i
+      a.d64[idx] = d;  // idx = (b·H + h)·T + i
+      a.dvec[idx] = static_cast<T>(d);
     }
   });
 }
@@ -166,7 +169,10 @@ void BwdImpl(const AttentionShape& s, bool causal, double scale, In in, Out out,
                attn::Rows<T>(out[1]),
                attn::Rows<T>(out[2]),
                in[5].as<const T>(),
-               out[3].as<T>()};
+               out[3].as<T>(),
+               nullptr};
+  std::vector<double> d64(s.B * s.H * s.T);  // O(T) extra
+  a.d64 = d64.data();
   PassD(a, pool);  // passes 2 and 3 read Dvec, so it completes first
   PassDkDv(a, pool);
   PassDq(a, pool);
