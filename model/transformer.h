@@ -11,12 +11,15 @@
 //   blocks.{l}.attn.proj.weight [C,C] .bias   blocks.{l}.ln2.weight/bias [C]
 //   blocks.{l}.mlp.fc1.weight [r·C, C] .bias   blocks.{l}.mlp.fc2.weight [C, r·C] .bias
 //   ln_f.weight/bias [C]   head.weight [classes, C]  head.bias [classes]
-// with config.json (model/config.h) beside it.
+// with config.json (model/config.h) beside it. The fused QKV rows are head-major:
+// rows [0, H·D) give q (head h at rows h·D..h·D+D−1), then Hkv·D rows of k, then v.
+// Weights are stored fp32; the forward computes in ModelOptions::compute_dtype.
 #pragma once
 
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,14 +30,30 @@
 
 namespace flashtick {
 
+class DeviceParams;
+
+struct ModelOptions {
+  // Dtype of activations and of the weight copies the ops read. Unset: fp32 on the
+  // CPU, bf16 on CUDA. kF64 on the CPU is the reference for the precision check.
+  std::optional<DType> compute_dtype;
+  // Activation memory one batch chunk may use; a batch is split into chunks of whole
+  // sequences to stay under it (one sequence always runs, whatever its length).
+  int64_t workspace_bytes = int64_t{512} << 20;
+};
+
 class Transformer {
  public:
   // Reads <dir>/config.json and <dir>/model.safetensors onto `backend` (not owned).
   static absl::StatusOr<std::unique_ptr<Transformer>> Load(const std::string& dir, Backend* backend);
+  static absl::StatusOr<std::unique_ptr<Transformer>> Load(const std::string& dir, Backend* backend,
+                                                           const ModelOptions& options);
   // Deterministic initialisation from a seed (GPT-2 style: N(0, 0.02), residual
   // projections scaled by 1/sqrt(2·layers), LayerNorm γ=1 β=0).
   static absl::StatusOr<std::unique_ptr<Transformer>> InitRandom(const ModelConfig& config,
                                                                  uint64_t seed, Backend* backend);
+  static absl::StatusOr<std::unique_ptr<Transformer>> InitRandom(const ModelConfig& config,
+                                                                 uint64_t seed, Backend* backend,
+                                                                 const ModelOptions& options);
   // Writes config.json and model.safetensors atomically into dir (created if missing).
   absl::Status Save(const std::string& dir) const;
 
@@ -49,6 +68,10 @@ class Transformer {
   // The attention kernel path that Predict runs ("cpu_reference", "flash_cuda_sm90_d64", ...).
   std::string kernel_path() const;
   int64_t parameter_count() const;
+  // The dtype Predict computes in (see ModelOptions).
+  DType compute_dtype() const;
+  // The weights on the backend (fp32 masters and compute copies), for training code.
+  const DeviceParams& params() const;
 
   ~Transformer();
 

@@ -1,0 +1,47 @@
+// Internal to model/: the state behind Transformer (weights on the backend, compute
+// dtype, the reusable activation workspace) and the forward pass over one batch
+// chunk (model/transformer_forward.cc). Not part of the public API.
+#pragma once
+
+#include <memory>
+
+#include "kernels/backend.h"
+#include "model/params.h"
+#include "model/transformer.h"
+
+namespace flashtick {
+
+// Activation buffers of one batch chunk of Bc sequences × T steps (R = Bc·T rows),
+// carved from one allocation. Every buffer is O(R): nothing is T×T.
+struct ForwardWorkspace {
+  TensorView in32;     // fp32 [R, F]: host ticks land here
+  TensorView in;       // compute [R, F] (in32 itself when computing in fp32)
+  TensorView x, h;     // compute [R, C]: residual stream, LayerNorm output
+  TensorView qkv;      // compute [R, (H + 2·Hkv)·D]
+  TensorView att;      // compute [R, C] = [Bc, T, H, D] attention output
+  TensorView mlp;      // compute [R, mlp_ratio·C]
+  TensorView mean, rstd;  // ParamDType [R]
+  TensorView lse;      // AttentionStatsDType [Bc, H, T]
+  TensorView logits;   // compute [rows_out, classes], softmaxed in place
+  TensorView probs32;  // fp32 [rows_out, classes] (logits itself when computing in fp32)
+  size_t bytes = 0;
+
+  // Lays the buffers out from `base` (nullptr: only compute `bytes`).
+  static ForwardWorkspace Carve(void* base, DeviceKind device, const ModelConfig& c, DType act,
+                                int64_t Bc, int64_t T, bool last_only);
+};
+
+struct Transformer::Impl {
+  DType act = DType::kF32;
+  ModelOptions options;
+  std::unique_ptr<DeviceParams> params;
+  std::shared_ptr<void> workspace;
+  size_t workspace_capacity = 0;
+
+  // Runs the forward on Bc sequences of T steps from host `ticks` ([Bc, T, F]) and
+  // writes host probabilities to `probs` ([Bc, T or 1, classes]).
+  absl::Status ForwardChunk(const ModelConfig& c, Backend* backend, const float* ticks,
+                            int64_t Bc, int64_t T, bool last_only, float* probs);
+};
+
+}  // namespace flashtick
