@@ -28,12 +28,12 @@ class CudaBackend final : public Backend {
 
   bool Supports(const OpDesc& desc) const override {
     switch (desc.op) {
-      // Master-weight and conversion ops: fp32 state (casts also convert to/from half).
+      // Master-weight ops: fp32 state.
       case Op::kAdamW:
       case Op::kSophiaH:
         return desc.dtype == DType::kF32;
-      case Op::kCast:
-        return desc.dtype == DType::kF32 || IsHalf(desc.dtype);
+      case Op::kCast:  // from any of fp32, fp64, bf16, fp16 (desc.dtype is X's)
+        return desc.dtype == DType::kF32 || desc.dtype == DType::kF64 || IsHalf(desc.dtype);
       // Attention: the Flash kernels are half-precision only (kernels/ops/attention.h).
       case Op::kAttentionFwd:
       case Op::kAttentionBwd:

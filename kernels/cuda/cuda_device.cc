@@ -53,6 +53,11 @@ absl::StatusOr<std::shared_ptr<CudaDevice>> CudaDevice::Create(int device_index)
   RETURN_IF_CUDA_ERROR(cudaMalloc(&dev->ctx_.workspace, kWorkspaceBytes));
   dev->ctx_.workspace_bytes = kWorkspaceBytes;
   dev->Account(static_cast<int64_t>(kWorkspaceBytes));
+  // Launcher scratch comes from the same pool. The lambda holds a raw pointer (the
+  // context lives inside the device, so a shared_ptr here would be a cycle) and takes
+  // a shared reference per allocation.
+  CudaDevice* raw = dev.get();
+  dev->ctx_.scratch = [raw](size_t bytes) { return Allocate(raw->shared_from_this(), bytes); };
   return dev;
 }
 

@@ -25,7 +25,7 @@ typedef struct CUmemPoolHandle_st* cudaMemPool_t;
 
 namespace flashtick::cuda {
 
-class CudaDevice {
+class CudaDevice : public std::enable_shared_from_this<CudaDevice> {
  public:
   // cuBLASLt workspace: 32 MiB, what cuBLAS itself reserves on Hopper for its
   // split-K and stream-K kernels (smaller workspaces rule those algorithms out).

@@ -1,0 +1,108 @@
+// Entry points of flash_cuda's non-attention kernels: plain parameter structs and
+// launch functions that return cudaError_t, so the .cu files carry no Abseil and the
+// host launchers (kernels/cuda/*_ops.cc) do all validation and Status conversion.
+// Each function enqueues on `stream` and returns the launch error (never syncs).
+// Pointers are device pointers; strides are in elements; row tensors are `rows`
+// rows of `cols` contiguous elements. Activation dtypes: fp32, bf16, fp16; every
+// parameter-shaped tensor (bias, γ, β, their gradients, losses) is fp32.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "kernels/tensor.h"
+
+namespace flashtick::cuda {
+
+struct RowArg {
+  void* p = nullptr;
+  int64_t stride = 0;
+};
+
+// ---- elementwise maps over rows (elementwise.cu) ----------------------------------
+enum class MapOp : int {
+  kAdd,         // t: X, Y, Z          Z = X + Y
+  kAddBias,     // t: X, Y             Y = X + bias[col]
+  kScale,       // t: X, Y             Y = scalar·X
+  kGelu,        // t: X, Y             Y = gelu_tanh(X)
+  kGeluBwd,     // t: X, dY, dX        dX = dY·y'(X)
+  kGeluBwdBwd,  // t: X, dY, gdX, ∂X, ∂dY
+};
+struct MapParams {
+  int64_t rows = 0, cols = 0;
+  RowArg t[5];                  // inputs then outputs, in the op's contract order
+  const float* bias = nullptr;  // kAddBias: b [cols]
+  float scalar = 0.0f;          // kScale
+};
+cudaError_t LaunchRowMap(MapOp op, DType dtype, const MapParams& p, int num_sms,
+                         cudaStream_t stream);
+
+// Y = X converted from src to dst dtype (fp32, fp64, bf16, fp16 each way), rounding
+// to nearest even once.
+cudaError_t LaunchCast(DType src, DType dst, int64_t rows, int64_t cols, RowArg x, RowArg y,
+                       int num_sms, cudaStream_t stream);
+
+// ---- column sums (bias_grad.cu) ----------------------------------------------------
+// db[c] = Σ_r dY[r, c], fp32 accumulation, deterministic; `scratch` holds
+// BiasGradScratchFloats(...) floats (same arguments as the launch).
+int64_t BiasGradScratchFloats(DType dtype, int64_t rows, int64_t cols, RowArg dy, int num_sms);
+cudaError_t LaunchBiasGrad(DType dtype, int64_t rows, int64_t cols, RowArg dy, float* db,
+                           float* scratch, int num_sms, cudaStream_t stream);
+
+// ---- LayerNorm backward (layernorm_bwd.cu) --------------------------------------------
+struct LayerNormBwdParams {
+  int64_t rows = 0, cols = 0;
+  float eps = 0.0f;
+  RowArg x, dy, gx;     // gx: BwdBwd only
+  const float* gamma = nullptr;
+  const float* g_gamma = nullptr;  // BwdBwd
+  const float* g_beta = nullptr;   // BwdBwd
+  RowArg dx;            // Bwd: dX;  BwdBwd: ∂X
+  RowArg ddy;           // BwdBwd: ∂dY
+  float* dgamma = nullptr;  // Bwd: dγ;  BwdBwd: ∂γ
+  float* dbeta = nullptr;   // Bwd only
+};
+// Scratch floats each op needs (row statistics and column partials); same arguments
+// as the launch.
+int64_t LayerNormBwdScratchFloats(bool bwd_bwd, DType dtype, const LayerNormBwdParams& p,
+                                  int num_sms);
+cudaError_t LaunchLayerNormBwd(DType dtype, const LayerNormBwdParams& p, float* scratch,
+                               int num_sms, cudaStream_t stream);
+cudaError_t LaunchLayerNormBwdBwd(DType dtype, const LayerNormBwdParams& p, float* scratch,
+                                  int num_sms, cudaStream_t stream);
+
+// ---- softmax cross-entropy (cross_entropy.cu) -------------------------------------------
+struct CrossEntropyParams {
+  int64_t rows = 0, classes = 0;
+  int32_t ignore_label = -1;
+  RowArg logits;
+  const int32_t* labels = nullptr;
+  const float* dloss = nullptr;  // Bwd, BwdBwd
+  RowArg g;                      // BwdBwd
+  RowArg dlogits;                // Bwd: dlogits;  BwdBwd: ∂logits
+  float* loss = nullptr;         // Fwd: loss;  BwdBwd: ∂dloss
+};
+// which: 0 forward, 1 backward, 2 backward-over-backward.
+cudaError_t LaunchSoftmaxCrossEntropy(int which, DType dtype, const CrossEntropyParams& p,
+                                      int num_sms, cudaStream_t stream);
+
+// ---- optimizers on fp32 master weights (optimizer.cu) -----------------------------------
+// Scalars rounded once to fp32 on the host, as kernels/ops/optimizer.h fixes them.
+struct OptimizerScalarsF32 {
+  float grad_scale, b1, omb1, b2, omb2, lr, eps, rho, decay, bc1, bc2;
+};
+struct OptimizerParams {
+  int64_t n = 0;
+  const float* grad = nullptr;
+  const float* hhat = nullptr;  // Sophia-H: null on steps without a Hessian refresh
+  float* param = nullptr;
+  float* m = nullptr;
+  float* v = nullptr;  // AdamW: v;  Sophia-H: h
+};
+cudaError_t LaunchAdamW(const OptimizerParams& p, const OptimizerScalarsF32& k, int num_sms,
+                        cudaStream_t stream);
+cudaError_t LaunchSophiaH(const OptimizerParams& p, const OptimizerScalarsF32& k, int num_sms,
+                          cudaStream_t stream);
+
+}  // namespace flashtick::cuda

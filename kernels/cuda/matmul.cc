@@ -1,0 +1,199 @@
+// Matmul on CUDA through cuBLASLt (kernels/ops/matmul.h): C = alpha·op(A)·op(B) + beta·C,
+// bf16/fp16 in and out with fp32 accumulation (CUBLAS_COMPUTE_32F), or fp32 throughout
+// (true fp32, not TF32, so the fp32 path is a parity reference).
+// Row-major trick: cuBLASLt is column-major, and a row-major [R, C] matrix with row
+// stride ld is the column-major [C, R] matrix (its transpose) with leading dim ld. So
+// we ask for Cᵀ = op(B)ᵀ·op(A)ᵀ: B's memory is cuBLASLt's first operand (m = N), A's
+// the second (n = M), and each operand's transpose flag carries over unchanged.
+// The algorithm comes from cuBLASLt's heuristic once per shape, layout and pointer
+// alignment, and is cached (the same shapes repeat every training step).
+#include <cublasLt.h>
+#include <cuda_runtime.h>
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <tuple>
+
+#include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
+#include "kernels/cuda/cuda_check.h"
+#include "kernels/cuda/cuda_kernels.h"
+#include "kernels/cuda/cuda_ops.h"
+#include "kernels/ops/matmul.h"
+
+namespace flashtick::cuda {
+namespace {
+
+// Largest power of two dividing the address, at most 256 (what cuBLASLt asks about).
+uint32_t PointerAlignment(const void* p) {
+  constexpr uintptr_t kMax = 256;
+  const uintptr_t a = reinterpret_cast<uintptr_t>(p);
+  uintptr_t align = 1;
+  while (align < kMax && a % (align * 2) == 0) align *= 2;
+  return static_cast<uint32_t>(align);
+}
+
+// BLAS leading dimension of a row-major rank-2 view: its row stride, or its width
+// when there is a single row (whose stride is never stepped and may be anything).
+int64_t LeadingDim(const TensorView& t) {
+  return t.dim(0) > 1 ? t.stride(0) : std::max<int64_t>(t.dim(1), 1);
+}
+
+struct PlanKey {
+  cublasLtHandle_t handle;
+  DType dtype;
+  bool ta, tb;
+  int64_t M, N, K, lda, ldb, ldc;
+  uint32_t align_a, align_b, align_c;
+  bool operator<(const PlanKey& o) const {
+    return std::tie(handle, dtype, ta, tb, M, N, K, lda, ldb, ldc, align_a, align_b, align_c) <
+           std::tie(o.handle, o.dtype, o.ta, o.tb, o.M, o.N, o.K, o.lda, o.ldb, o.ldc, o.align_a,
+                    o.align_b, o.align_c);
+  }
+};
+
+// Heuristic results per key. Bounded: a long-running server sees a handful of shapes,
+// but a shape sweep should not grow this forever.
+class AlgoCache {
+ public:
+  static constexpr size_t kMaxEntries = 4096;
+  bool Find(const PlanKey& key, cublasLtMatmulAlgo_t* algo) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = map_.find(key);
+    if (it == map_.end()) return false;
+    *algo = it->second;
+    return true;
+  }
+  void Insert(const PlanKey& key, const cublasLtMatmulAlgo_t& algo) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (map_.size() >= kMaxEntries) map_.clear();
+    map_[key] = algo;
+  }
+
+ private:
+  std::mutex mu_;
+  std::map<PlanKey, cublasLtMatmulAlgo_t> map_;
+};
+
+AlgoCache& Cache() {
+  static AlgoCache* cache = new AlgoCache();  // never destroyed: outlives static teardown
+  return *cache;
+}
+
+struct DescDeleter {
+  void operator()(cublasLtMatmulDescOpaque_t* d) const { cublasLtMatmulDescDestroy(d); }
+  void operator()(cublasLtMatrixLayoutOpaque_t* d) const { cublasLtMatrixLayoutDestroy(d); }
+  void operator()(cublasLtMatmulPreferenceOpaque_t* d) const { cublasLtMatmulPreferenceDestroy(d); }
+};
+using MatmulDesc = std::unique_ptr<cublasLtMatmulDescOpaque_t, DescDeleter>;
+using Layout = std::unique_ptr<cublasLtMatrixLayoutOpaque_t, DescDeleter>;
+using Preference = std::unique_ptr<cublasLtMatmulPreferenceOpaque_t, DescDeleter>;
+
+absl::StatusOr<Layout> MakeLayout(cudaDataType_t type, int64_t rows, int64_t cols, int64_t ld) {
+  cublasLtMatrixLayout_t raw = nullptr;
+  RETURN_IF_CUBLAS_ERROR(cublasLtMatrixLayoutCreate(&raw, type, static_cast<uint64_t>(rows),
+                                                    static_cast<uint64_t>(cols), ld));
+  return Layout(raw);
+}
+
+// C = beta·C when K = 0 (BLAS: beta = 0 writes zeros without reading C).
+absl::Status ScaleOnly(const OpDesc& desc, const TensorView& c, const MatmulShape& s,
+                       CudaContext& ctx) {
+  const float beta = desc.matmul.beta;
+  if (beta == 1.0f) return absl::OkStatus();
+  const size_t elem = DTypeSize(c.dtype);
+  if (beta == 0.0f) {
+    RETURN_IF_CUDA_ERROR(cudaMemset2DAsync(c.data, LeadingDim(c) * elem, 0, s.N * elem, s.M,
+                                           ctx.stream));
+    return absl::OkStatus();
+  }
+  MapParams p;
+  p.rows = s.M;
+  p.cols = s.N;
+  p.t[0] = p.t[1] = RowArg{c.data, LeadingDim(c)};
+  p.scalar = beta;
+  RETURN_IF_CUDA_ERROR(LaunchRowMap(MapOp::kScale, c.dtype, p, ctx.num_sms, ctx.stream));
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status Matmul(const OpDesc& desc, In in, Out out, CudaContext& ctx) {
+  MatmulShape s;
+  RETURN_IF_ERROR(CheckMatmulArgs(desc, in, out, &s));
+  const TensorView &a = in[0], &b = in[1], &c = out[0];
+  if (s.M == 0 || s.N == 0) return absl::OkStatus();
+  if (s.K == 0) return ScaleOnly(desc, c, s, ctx);
+
+  cudaDataType_t type;
+  switch (desc.dtype) {
+    case DType::kBF16: type = CUDA_R_16BF; break;
+    case DType::kF16: type = CUDA_R_16F; break;
+    case DType::kF32: type = CUDA_R_32F; break;
+    default:
+      return absl::UnimplementedError(
+          absl::StrCat("flash_cuda matmul runs bf16, fp16 or fp32; got ", DTypeName(desc.dtype)));
+  }
+  const bool ta = desc.matmul.trans_a, tb = desc.matmul.trans_b;
+  const int64_t lda = LeadingDim(a), ldb = LeadingDim(b), ldc = LeadingDim(c);
+
+  cublasLtMatmulDesc_t raw_desc = nullptr;
+  RETURN_IF_CUBLAS_ERROR(cublasLtMatmulDescCreate(&raw_desc, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+  MatmulDesc op(raw_desc);
+  // cuBLASLt's first operand is B's memory with B's flag, its second A's (header).
+  const cublasOperation_t op_first = tb ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const cublasOperation_t op_second = ta ? CUBLAS_OP_T : CUBLAS_OP_N;
+  RETURN_IF_CUBLAS_ERROR(cublasLtMatmulDescSetAttribute(op.get(), CUBLASLT_MATMUL_DESC_TRANSA,
+                                                        &op_first, sizeof(op_first)));
+  RETURN_IF_CUBLAS_ERROR(cublasLtMatmulDescSetAttribute(op.get(), CUBLASLT_MATMUL_DESC_TRANSB,
+                                                        &op_second, sizeof(op_second)));
+  // Stored (column-major) shapes: first operand N×K (or K×N when transposed), second
+  // K×M (or M×K), output N×M.
+  ASSIGN_OR_RETURN(Layout first, MakeLayout(type, tb ? s.K : s.N, tb ? s.N : s.K, ldb));
+  ASSIGN_OR_RETURN(Layout second, MakeLayout(type, ta ? s.M : s.K, ta ? s.K : s.M, lda));
+  ASSIGN_OR_RETURN(Layout out_layout, MakeLayout(type, s.N, s.M, ldc));
+
+  const PlanKey key{ctx.cublaslt, desc.dtype, ta, tb, s.M, s.N, s.K, lda, ldb, ldc,
+                    PointerAlignment(a.data), PointerAlignment(b.data), PointerAlignment(c.data)};
+  cublasLtMatmulAlgo_t algo;
+  if (!Cache().Find(key, &algo)) {
+    cublasLtMatmulPreference_t raw_pref = nullptr;
+    RETURN_IF_CUBLAS_ERROR(cublasLtMatmulPreferenceCreate(&raw_pref));
+    Preference pref(raw_pref);
+    const uint64_t ws = ctx.workspace_bytes;
+    RETURN_IF_CUBLAS_ERROR(cublasLtMatmulPreferenceSetAttribute(
+        pref.get(), CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof(ws)));
+    // Tell the heuristic how aligned the pointers really are, so it never picks a
+    // kernel that assumes more (slices of fused buffers can be 2-byte aligned).
+    const uint32_t align_first = key.align_b, align_second = key.align_a, align_c = key.align_c;
+    RETURN_IF_CUBLAS_ERROR(cublasLtMatmulPreferenceSetAttribute(
+        pref.get(), CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &align_first, sizeof(uint32_t)));
+    RETURN_IF_CUBLAS_ERROR(cublasLtMatmulPreferenceSetAttribute(
+        pref.get(), CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &align_second, sizeof(uint32_t)));
+    RETURN_IF_CUBLAS_ERROR(cublasLtMatmulPreferenceSetAttribute(
+        pref.get(), CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &align_c, sizeof(uint32_t)));
+    RETURN_IF_CUBLAS_ERROR(cublasLtMatmulPreferenceSetAttribute(
+        pref.get(), CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &align_c, sizeof(uint32_t)));
+    cublasLtMatmulHeuristicResult_t result{};
+    int found = 0;
+    RETURN_IF_CUBLAS_ERROR(cublasLtMatmulAlgoGetHeuristic(ctx.cublaslt, op.get(), first.get(),
+                                                          second.get(), out_layout.get(),
+                                                          out_layout.get(), pref.get(), 1, &result,
+                                                          &found));
+    if (found == 0)
+      return absl::UnimplementedError(absl::StrCat(
+          "flash_cuda matmul: cuBLASLt has no algorithm for ", desc.DebugString(), " M=", s.M,
+          " N=", s.N, " K=", s.K, " lda=", lda, " ldb=", ldb, " ldc=", ldc));
+    algo = result.algo;
+    Cache().Insert(key, algo);
+  }
+  const float alpha = desc.matmul.alpha, beta = desc.matmul.beta;
+  RETURN_IF_CUBLAS_ERROR(cublasLtMatmul(ctx.cublaslt, op.get(), &alpha, b.data, first.get(), a.data,
+                                        second.get(), &beta, c.data, out_layout.get(), c.data,
+                                        out_layout.get(), &algo, ctx.workspace,
+                                        ctx.workspace_bytes, ctx.stream));
+  return absl::OkStatus();
+}
+
+}  // namespace flashtick::cuda
