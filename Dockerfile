@@ -61,6 +61,6 @@ VOLUME ["/var/lib/flashtick"]
 # Triton's port conventions.
 EXPOSE 8001 8002
 HEALTHCHECK --interval=15s --timeout=5s --start-period=120s --retries=3 \
-  CMD ["flashtick", "health", "--server=127.0.0.1:8001"]
+  CMD ["flashtick", "--server=127.0.0.1:8001", "--timeout=3", "health"]
 ENTRYPOINT ["flashtickd"]
 CMD ["--listen=0.0.0.0:8001", "--metrics-port=8002", "--model-repository=/models", "--device=auto"]

@@ -167,7 +167,12 @@ class DockerfileTest(unittest.TestCase):
         self.assertEqual([a for i, a in body if i == "EXPOSE"], ["8001 8002"])
         health = [a for i, a in body if i == "HEALTHCHECK"]
         self.assertEqual(len(health), 1)
-        self.assertRegex(health[0], r'CMD \["flashtick", "health", "--server=127\.0\.0\.1:8001"\]')
+        cmd = json.loads(re.search(r"CMD (\[.*\])", health[0]).group(1))
+        self.assertEqual((cmd[0], cmd[-1]), ("flashtick", "health"), "HEALTHCHECK runs `flashtick ... health`")
+        self.assertIn("--server=127.0.0.1:8001", cmd)
+        timeout = int(re.search(r"--timeout=(\d+)s", health[0]).group(1))
+        self.assertLess(float(next(a for a in cmd if a.startswith("--timeout=")).split("=")[1]), timeout,
+                        "the CLI's deadline must end before Docker's healthcheck timeout")
         self.assertEqual([a for i, a in body if i == "ENTRYPOINT"], ['["flashtickd"]'])
         cmd = json.loads([a for i, a in body if i == "CMD"][0])
         self.assertIn("--listen=0.0.0.0:8001", cmd)
