@@ -1,0 +1,47 @@
+// LinearNode forward, backward and backward-over-backward (model/train/linear_node.h).
+#include "model/train/linear_node.h"
+
+#include "common/status_macros.h"
+#include "kernels/ops/param_dtype.h"
+
+namespace flashtick {
+
+absl::Status LinearNode::Forward(Workspace& ws, GraphParams& p) {
+  Slot y{y_->value, false};
+  RETURN_IF_ERROR(ws.AccumulateMatmul(y, x_->value, p.value[w_], false, true));
+  OpDesc d;
+  d.op = Op::kAddBias;
+  d.dtype = y_->value.dtype;
+  return ws.Run(d, {y_->value, p.value[b_]}, {y_->value});
+}
+
+absl::Status LinearNode::Backward(Workspace& ws, GraphParams& p, Sweep s) {
+  ASSIGN_OR_RETURN(TensorView dy, ws.Read(y_->Adj(s)));
+  if (x_->needs_grad)
+    RETURN_IF_ERROR(ws.AccumulateMatmul(x_->Adj(s), dy, p.value[w_], false, false));  // dy·W
+  RETURN_IF_ERROR(ws.AccumulateMatmul(p.Adj(w_, s), dy, x_->value, true, false));     // dyᵀ·x
+  return ws.Accumulate(p.Adj(b_, s), [&](const TensorView& db) {
+    OpDesc d;
+    d.op = Op::kBiasGrad;
+    d.dtype = dy.dtype;
+    return ws.Run(d, {dy}, {db});
+  });
+}
+
+absl::Status LinearNode::BackwardBackward(Workspace& ws, GraphParams& p) {
+  const TensorView dy = y_->cot.view;  // complete since the kGrad sweep
+  // ĝy = ĝx·Wᵀ + x·vWᵀ + vb; this node produced y, so ĝy is written here first.
+  if (x_->needs_grad) {
+    ASSIGN_OR_RETURN(TensorView gx, ws.Read(x_->gcot));
+    RETURN_IF_ERROR(ws.AccumulateMatmul(y_->gcot, gx, p.value[w_], false, true));
+    RETURN_IF_ERROR(ws.AccumulateMatmul(x_->acot, dy, p.probe[w_], false, false));  // âx
+    RETURN_IF_ERROR(ws.AccumulateMatmul(p.hv[w_], dy, gx, true, false));            // hvW
+  }
+  RETURN_IF_ERROR(ws.AccumulateMatmul(y_->gcot, x_->value, p.probe[w_], false, true));
+  OpDesc d;
+  d.op = Op::kAddBias;
+  d.dtype = dy.dtype;
+  return ws.Run(d, {y_->gcot.view, p.probe[b_]}, {y_->gcot.view});
+}
+
+}  // namespace flashtick

@@ -1,0 +1,187 @@
+// TransformerGraph: building the node list and running the sweeps.
+#include "model/train/transformer_graph.h"
+
+#include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
+#include "kernels/ops/attention.h"
+#include "kernels/ops/param_dtype.h"
+#include "model/train/attention_node.h"
+#include "model/train/gelu_node.h"
+#include "model/train/layernorm_node.h"
+#include "model/train/linear_node.h"
+#include "model/train/residual_node.h"
+
+namespace flashtick {
+
+absl::StatusOr<std::unique_ptr<TransformerGraph>> TransformerGraph::Create(ParamStore* store,
+                                                                           int64_t B, int64_t T,
+                                                                           bool hvp) {
+  if (B < 1 || T < 1)
+    return absl::InvalidArgumentError(absl::StrCat("training batch must have B, T >= 1, got B=", B,
+                                                   " T=", T));
+  if (T > store->config().max_context)
+    return absl::InvalidArgumentError(absl::StrCat("T=", T, " exceeds the model's max_context ",
+                                                   store->config().max_context));
+  if (hvp) RETURN_IF_ERROR(store->EnableHvp());
+  std::unique_ptr<TransformerGraph> g(new TransformerGraph(store, B, T, hvp));
+  RETURN_IF_ERROR(g->Build());
+  return g;
+}
+
+int TransformerGraph::P(const std::string& name) {
+  const int i = store_->layout().Find(name);
+  if (i < 0 && missing_.empty()) missing_ = name;
+  return i;
+}
+
+absl::StatusOr<Activation*> TransformerGraph::NewActivation(int64_t width, bool needs_grad) {
+  const DType dt = store_->dtype();
+  const int64_t M = B_ * T_;
+  auto a = std::make_unique<Activation>();
+  a->needs_grad = needs_grad;
+  ASSIGN_OR_RETURN(a->value, ws_.Allocate(dt, {M, width}));
+  if (needs_grad) {
+    ASSIGN_OR_RETURN(a->cot.view, ws_.Allocate(dt, {M, width}));
+    if (hvp_) {
+      ASSIGN_OR_RETURN(a->gcot.view, ws_.Allocate(dt, {M, width}));
+      ASSIGN_OR_RETURN(a->acot.view, ws_.Allocate(dt, {M, width}));
+    }
+  }
+  acts_.push_back(std::move(a));
+  return acts_.back().get();
+}
+
+absl::Status TransformerGraph::Build() {
+  const ModelConfig& c = store_->config();
+  const DType dt = store_->dtype();
+  const int64_t M = B_ * T_, C = c.width, D = c.head_dim();
+  const int64_t H = c.heads, Hkv = c.kv_heads, R = int64_t(c.mlp_ratio) * C;
+  ASSIGN_OR_RETURN(input_, NewActivation(c.features, /*needs_grad=*/false));
+  ASSIGN_OR_RETURN(Activation * h, NewActivation(C));
+  nodes_.push_back(std::make_unique<LinearNode>(input_, h, P("embed.weight"), P("embed.bias")));
+  for (int l = 0; l < c.layers; ++l) {
+    const std::string p = absl::StrCat("blocks.", l, ".");
+    ASSIGN_OR_RETURN(Activation * a, NewActivation(C));
+    ASSIGN_OR_RETURN(Activation * qkv, NewActivation((H + 2 * Hkv) * D));
+    ASSIGN_OR_RETURN(Activation * o, NewActivation(H * D));
+    ASSIGN_OR_RETURN(Activation * proj, NewActivation(C));
+    ASSIGN_OR_RETURN(Activation * h1, NewActivation(C));
+    ASSIGN_OR_RETURN(Activation * b, NewActivation(C));
+    ASSIGN_OR_RETURN(Activation * u, NewActivation(R));
+    ASSIGN_OR_RETURN(Activation * z, NewActivation(R));
+    ASSIGN_OR_RETURN(Activation * f, NewActivation(C));
+    ASSIGN_OR_RETURN(Activation * h2, NewActivation(C));
+    ASSIGN_OR_RETURN(TensorView rot, ws_.Allocate(dt, {M, (H + Hkv) * D}));
+    const DType st = AttentionStatsDType(dt);
+    ASSIGN_OR_RETURN(TensorView lse, ws_.Allocate(st, {B_, H, T_}));
+    ASSIGN_OR_RETURN(TensorView dvec, ws_.Allocate(st, {B_, H, T_}));
+    nodes_.push_back(std::make_unique<LayerNormNode>(h, a, P(p + "ln1.weight"), P(p + "ln1.bias"),
+                                                     c.layernorm_eps));
+    nodes_.push_back(std::make_unique<LinearNode>(a, qkv, P(p + "attn.qkv.weight"),
+                                                  P(p + "attn.qkv.bias")));
+    nodes_.push_back(std::make_unique<AttentionNode>(
+        qkv, o, AttentionDims{B_, T_, H, Hkv, D, c.rope_theta}, rot, lse, dvec));
+    nodes_.push_back(std::make_unique<LinearNode>(o, proj, P(p + "attn.proj.weight"),
+                                                  P(p + "attn.proj.bias")));
+    nodes_.push_back(std::make_unique<ResidualNode>(h, proj, h1));
+    nodes_.push_back(std::make_unique<LayerNormNode>(h1, b, P(p + "ln2.weight"), P(p + "ln2.bias"),
+                                                     c.layernorm_eps));
+    nodes_.push_back(std::make_unique<LinearNode>(b, u, P(p + "mlp.fc1.weight"),
+                                                  P(p + "mlp.fc1.bias")));
+    nodes_.push_back(std::make_unique<GeluNode>(u, z));
+    nodes_.push_back(std::make_unique<LinearNode>(z, f, P(p + "mlp.fc2.weight"),
+                                                  P(p + "mlp.fc2.bias")));
+    nodes_.push_back(std::make_unique<ResidualNode>(h1, f, h2));
+    h = h2;
+  }
+  ASSIGN_OR_RETURN(Activation * hf, NewActivation(C));
+  nodes_.push_back(std::make_unique<LayerNormNode>(h, hf, P("ln_f.weight"), P("ln_f.bias"),
+                                                   c.layernorm_eps));
+  ASSIGN_OR_RETURN(logits_, NewActivation(c.classes));
+  nodes_.push_back(std::make_unique<LinearNode>(hf, logits_, P("head.weight"), P("head.bias")));
+  ASSIGN_OR_RETURN(labels_, ws_.Allocate(DType::kI32, {M}));
+  ASSIGN_OR_RETURN(weights_, ws_.Allocate(ParamDType(dt), {M}));
+  ASSIGN_OR_RETURN(rows_, ws_.Allocate(ParamDType(dt), {M}));
+  auto loss = std::make_unique<LossNode>(logits_, labels_, weights_, rows_, kIgnoreLabel);
+  loss_ = loss.get();
+  nodes_.push_back(std::move(loss));
+  if (!missing_.empty())
+    return absl::InternalError(absl::StrCat("training graph: no parameter '", missing_, "'"));
+  return absl::OkStatus();
+}
+
+absl::Status TransformerGraph::SetBatch(absl::Span<const float> ticks,
+                                        absl::Span<const int32_t> labels, double row_weight) {
+  const ModelConfig& c = store_->config();
+  const int64_t M = B_ * T_;
+  if (static_cast<int64_t>(ticks.size()) != M * c.features || static_cast<int64_t>(labels.size()) != M)
+    return absl::InvalidArgumentError(absl::StrCat(
+        "micro-batch must be ticks [B=", B_, ", T=", T_, ", F=", c.features, "] and labels [B, T]; got ",
+        ticks.size(), " tick values and ", labels.size(), " labels"));
+  host_weights_.assign(M, 0.0);
+  for (int64_t m = 0; m < M; ++m) {
+    const int32_t y = labels[m];
+    if (y == kIgnoreLabel) continue;
+    if (y < 0 || y >= c.classes)
+      return absl::InvalidArgumentError(absl::StrCat("label ", y, " at row ", m, " (b=", m / T_,
+                                                     ", t=", m % T_, ") is not -1 or in [0, ",
+                                                     c.classes, ")"));
+    host_weights_[m] = row_weight;
+  }
+  Backend* be = store_->backend();
+  const DType dt = store_->dtype();
+  if (dt == DType::kF32) {
+    RETURN_IF_ERROR(be->Copy(input_->value.data, input_->value.device, ticks.data(),
+                             DeviceKind::kCpu, input_->value.bytes()));
+  } else {
+    std::vector<double> x(ticks.begin(), ticks.end());
+    RETURN_IF_ERROR(be->Copy(input_->value.data, input_->value.device, x.data(), DeviceKind::kCpu,
+                             input_->value.bytes()));
+  }
+  RETURN_IF_ERROR(be->Copy(labels_.data, labels_.device, labels.data(), DeviceKind::kCpu,
+                           labels_.bytes()));
+  if (ParamDType(dt) == DType::kF64)
+    return be->Copy(weights_.data, weights_.device, host_weights_.data(), DeviceKind::kCpu,
+                    weights_.bytes());
+  std::vector<float> w(host_weights_.begin(), host_weights_.end());
+  return be->Copy(weights_.data, weights_.device, w.data(), DeviceKind::kCpu, weights_.bytes());
+}
+
+absl::StatusOr<double> TransformerGraph::Forward() {
+  GraphParams& p = store_->graph();
+  for (auto& n : nodes_) RETURN_IF_ERROR(n->Forward(ws_, p));
+  const int64_t M = B_ * T_;
+  std::vector<double> rows(M);
+  Backend* be = store_->backend();
+  if (rows_.dtype == DType::kF64) {
+    RETURN_IF_ERROR(be->Copy(rows.data(), DeviceKind::kCpu, rows_.data, rows_.device, rows_.bytes()));
+  } else {
+    std::vector<float> r(M);
+    RETURN_IF_ERROR(be->Copy(r.data(), DeviceKind::kCpu, rows_.data, rows_.device, rows_.bytes()));
+    rows.assign(r.begin(), r.end());
+  }
+  double loss = 0.0;  // in row order: deterministic
+  for (int64_t m = 0; m < M; ++m) loss += host_weights_[m] * rows[m];
+  return loss;
+}
+
+absl::Status TransformerGraph::Backward() {
+  GraphParams& p = store_->graph();
+  for (auto& a : acts_) a->cot.written = false;
+  for (auto it = nodes_.rbegin(); it != nodes_.rend(); ++it)
+    RETURN_IF_ERROR((*it)->Backward(ws_, p, Sweep::kGrad));
+  return absl::OkStatus();
+}
+
+absl::Status TransformerGraph::HessianVectorProduct() {
+  if (!hvp_) return absl::FailedPreconditionError("this training graph was built without HVP support");
+  GraphParams& p = store_->graph();
+  for (auto& a : acts_) a->gcot.written = a->acot.written = false;
+  store_->ResetHv();
+  for (auto& n : nodes_) RETURN_IF_ERROR(n->BackwardBackward(ws_, p));
+  for (auto it = nodes_.rbegin(); it != nodes_.rend(); ++it)
+    RETURN_IF_ERROR((*it)->Backward(ws_, p, Sweep::kHvp));
+  return store_->CompleteHv();
+}
+
+}  // namespace flashtick

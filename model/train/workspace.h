@@ -1,0 +1,85 @@
+// Workspace: device memory and op calls for one training graph. It owns every tensor
+// it allocates (activations, their cotangents, scratch), runs ops on the Backend, and
+// implements the one accumulation rule all sweeps share:
+//   a Slot is a tensor plus a `written` flag; the first contribution in a sweep is
+//   written straight into it, later ones go to scratch and are added (kAdd), and
+//   matmuls accumulate natively (beta = 1). A slot read before any write is zeroed.
+// So fan-out (the residual stream feeding LayerNorm and the skip path), gradient
+// accumulation over micro-batches and the two sources of a Hessian-vector product
+// (backward-over-backward and the final backward) all use the same code path, and no
+// buffer is cleared by a separate pass.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <initializer_list>
+#include <memory>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "kernels/backend.h"
+
+namespace flashtick {
+
+struct Slot {
+  TensorView view;
+  bool written = false;
+};
+
+class Workspace {
+ public:
+  static constexpr int kScratchSlots = 4;  // 0: accumulation; 1..3: node-local temporaries
+
+  explicit Workspace(Backend* backend) : backend_(backend) {}
+
+  Backend* backend() const { return backend_; }
+
+  // A new contiguous tensor owned by the workspace (contents undefined).
+  absl::StatusOr<TensorView> Allocate(DType dtype, std::initializer_list<int64_t> shape);
+  // Scratch tensor k of this shape and dtype (contiguous), valid until the next
+  // Scratch(k, ...) call; grows as needed and is reused between calls.
+  absl::StatusOr<TensorView> Scratch(int k, DType dtype, std::initializer_list<int64_t> shape);
+
+  absl::Status Run(const OpDesc& desc, std::initializer_list<TensorView> in,
+                   std::initializer_list<TensorView> out);
+  absl::Status Zero(const TensorView& t);
+  absl::Status CopyTensor(const TensorView& dst, const TensorView& src);  // contiguous, same bytes
+
+  // Where one contribution to `slot` goes: the slot itself when nothing is there yet,
+  // else scratch k shaped like it; Finish adds the scratch into the slot (or marks a
+  // direct write). Ops with several outputs open one Dest per output, each with its
+  // own scratch index.
+  struct Dest {
+    TensorView view;
+    Slot* slot = nullptr;
+    bool direct = false;
+  };
+  absl::StatusOr<Dest> Begin(Slot& slot, int k);
+  absl::Status Finish(const Dest& dest);
+
+  // The accumulation rule above. `produce` writes one contribution into the view it is
+  // given (the slot itself, or scratch 0 shaped like it).
+  absl::Status Accumulate(Slot& slot, const std::function<absl::Status(const TensorView&)>& produce);
+  // slot (+)= alpha·op(A)·op(B), accumulating through beta.
+  absl::Status AccumulateMatmul(Slot& slot, const TensorView& a, const TensorView& b, bool trans_a,
+                                bool trans_b, float alpha = 1.0f);
+  // slot (+)= src (same shape and dtype).
+  absl::Status AccumulateCopy(Slot& slot, const TensorView& src);
+  // The slot's tensor for reading; zero-filled (and marked written) if nothing wrote it.
+  absl::StatusOr<TensorView> Read(Slot& slot);
+
+  int64_t allocated_bytes() const { return allocated_bytes_; }
+
+ private:
+  Backend* backend_;
+  std::vector<std::shared_ptr<void>> owned_;
+  std::shared_ptr<void> scratch_[kScratchSlots];
+  size_t scratch_bytes_[kScratchSlots] = {};
+  int64_t allocated_bytes_ = 0;
+};
+
+// A view of `t` with a new contiguous shape (same element count).
+TensorView Reshape(const TensorView& t, std::initializer_list<int64_t> shape);
+
+}  // namespace flashtick
