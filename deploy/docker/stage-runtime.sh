@@ -5,7 +5,7 @@
 #                                           runtime image lacks (gRPC, Protobuf,
 #                                           Abseil, prometheus-cpp, SQLite, ...)
 #   etc/ld.so.conf.d/flashtick.conf         so the loader finds them (ldconfig)
-#   models/default/1/                       the default model, made here by
+#   models/flashtick-tiny/1/                the default model, made here by
 #                                           flashtick_make_model
 # Not copied: glibc, libstdc++ and libgcc (the runtime image has the same ones),
 # the CUDA and cuDNN libraries (the runtime image has them) and the driver's
@@ -44,6 +44,8 @@ done
 echo /opt/flashtick/lib >"$stage/etc/ld.so.conf.d/flashtick.conf"
 
 # The default model the image serves without a volume.
-"$make_model" --output="$stage/models" --name=default --version=1
+# Seeded and tiny (the tool's default shape); its context covers the largest
+# --max-seq-len the deployment configures.
+"$make_model" --out="$stage/models" --name=flashtick-tiny --version=1 --seed=1 --max-context=262144
 echo "stage-runtime: staged $(find "$stage/opt/flashtick/lib" -type f | wc -l) libraries, model:"
 find "$stage/models" -type f | sed "s|^$stage||"
