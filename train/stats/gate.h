@@ -1,0 +1,59 @@
+// The sweep's verdict (RESEARCH.md "Gates"): a longer context is justified only
+// if the longest-context arm is (strictly) best out of sample, its Deflated
+// Sharpe ratio over every configuration tried is ≥ min_dsr, and the PBO of the
+// arm selection is ≤ max_pbo. A pure function of per-arm OOS results, so the
+// sweep engine calls it after the arms finish and the tests call it directly.
+// Sharpe ratios are of the per-day strategy returns (strategy.h), T = test days.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "train/stats/classification.h"
+#include "train/stats/pbo.h"
+#include "train/stats/sharpe.h"
+
+namespace flashtick {
+
+struct ArmOutcome {
+  std::string name;                   // e.g. "N=4096"
+  int64_t context = 0;                // N
+  std::vector<double> daily_returns;  // one per test day, the same days for every arm
+  ClassificationMetrics metrics;      // OOS classification (for "best by" and reports)
+};
+
+enum class BestBy { kSharpe, kAccuracy, kMacroF1, kLogLoss };
+
+struct GateConfig {
+  double min_dsr = 0.95;
+  double max_pbo = 0.10;
+  int pbo_blocks = 16;       // S; lowered to the largest even number ≤ T when T < S
+  BestBy best_by = BestBy::kSharpe;
+  EmaxMethod emax = EmaxMethod::kExact;
+  // SR̂ of configurations tried beyond these arms (other seeds, settings), so
+  // the DSR deflates by every trial, not just the arms reported.
+  std::vector<double> other_trial_sharpes;
+};
+
+struct GateVerdict {
+  bool passed = false;
+  int longest_arm = -1;  // index into the arms as given
+  int best_arm = -1;     // by cfg.best_by; −1 when tied at the top
+  std::vector<double> arm_sharpe;
+  std::vector<double> arm_score;  // the best_by metric per arm (higher is better)
+  bool dsr_ok = false, pbo_ok = false, best_ok = false;
+  DeflatedSharpe dsr;
+  PboResult pbo;             // lambdas dropped to keep the verdict small
+  std::vector<std::string> reasons;  // plain sentences, one per gate
+  std::string Summary() const;
+};
+
+// InvalidArgument for fewer than two arms, duplicate contexts, or daily return
+// series of different lengths. Failing statistics (e.g. a constant return series)
+// fail their gate with a reason instead of an error.
+absl::StatusOr<GateVerdict> EvaluateGate(const std::vector<ArmOutcome>& arms,
+                                         const GateConfig& cfg = GateConfig{});
+
+}  // namespace flashtick

@@ -1,0 +1,41 @@
+// DailyStrategyReturn (see strategy.h).
+#include "train/stats/strategy.h"
+
+#include <cmath>
+#include <cstdlib>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "train/labels/deeplob.h"
+
+namespace flashtick {
+
+absl::StatusOr<DayPnl> DailyStrategyReturn(const std::vector<double>& mids,
+                                           const std::vector<int8_t>& predicted, int64_t horizon,
+                                           double cost_bps) {
+  if (mids.size() != predicted.size() || horizon < 1 || !(cost_bps >= 0)) {
+    return absl::InvalidArgumentError(absl::StrCat("strategy: ", mids.size(), " mids and ",
+                                                   predicted.size(), " predictions, k=", horizon,
+                                                   ", cost=", cost_bps, " bp"));
+  }
+  DayPnl d;
+  const int64_t n = static_cast<int64_t>(mids.size());
+  int64_t t = 0;
+  while (t < n && predicted[t] == kNoLabel) ++t;
+  for (; t + horizon < n; t += horizon) {
+    if (predicted[t] == kNoLabel) continue;  // no decision here: stay out for this slot
+    const int pos = predicted[t] == kUp ? 1 : predicted[t] == kDown ? -1 : 0;
+    ++d.decisions;
+    if (pos == 0) continue;
+    if (!(mids[t] > 0) || !std::isfinite(mids[t + horizon])) {
+      return absl::InvalidArgumentError(absl::StrCat("strategy: bad mid at step ", t));
+    }
+    const double gross = pos * (mids[t + horizon] - mids[t]) / mids[t];
+    d.gross += gross;
+    d.daily_return += gross - std::abs(pos) * cost_bps * 1e-4;
+    ++d.trades;
+  }
+  return d;
+}
+
+}  // namespace flashtick
