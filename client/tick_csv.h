@@ -1,0 +1,38 @@
+// Tick CSV input for `flashtick predict`. Two layouts, told apart by the header:
+//   raw ticks:  timestamp,bid,ask,flow
+//     timestamp = seconds since the 09:30 open (a number) or a wall-clock time
+//     HH:MM:SS[.fff]. Rows are resampled onto the 1-second session grid: the
+//     last quote in each second, the flow summed; quiet seconds carry the quote
+//     forward with flow 0; seconds before the first quote take the first quote
+//     (no price move, no flow). Then ComputeFeatures (train/features.h).
+//   features:   log_return,spread_bps,signed_volume,tod_sin,tod_cos,session_start
+//     one row per step, used as is.
+// Errors name the file, line and column.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace flashtick {
+
+struct TickTable {
+  std::vector<float> features;  // [steps, kNumFeatures] row-major
+  int64_t steps = 0;
+  bool from_raw_ticks = false;
+  int64_t backfilled_steps = 0;  // raw ticks: steps before the first quote
+};
+
+absl::StatusOr<TickTable> ReadTickCsv(const std::string& path);
+
+// Writes [steps, kNumFeatures] features with the feature header (the second
+// layout above), so a day can be replayed with `predict --csv`.
+absl::Status WriteFeatureCsv(const std::string& path, const std::vector<float>& features,
+                             int64_t steps);
+
+// The feature header, in train/features.h order.
+const std::vector<std::string>& FeatureColumnNames();
+
+}  // namespace flashtick

@@ -1,0 +1,112 @@
+// flashtickd assembly and lifecycle (see flashtick_server.h).
+#include "server/flashtick_server.h"
+
+#include <chrono>
+#include <exception>
+
+#include <grpcpp/ext/proto_server_reflection_plugin.h>
+#include <grpcpp/health_check_service_interface.h>
+
+#include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
+#include "server/logging.h"
+
+namespace flashtick {
+namespace {
+
+// Services reported individually by grpc.health.v1 (plus "" for the server).
+constexpr const char* kHealthServices[] = {"inference.GRPCInferenceService",
+                                           "flashtick.v1.TickStream"};
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<FlashtickServer>> FlashtickServer::Start(
+    const ServerOptions& options) {
+  RETURN_IF_ERROR(options.Validate());
+  std::unique_ptr<FlashtickServer> server(new FlashtickServer(options));
+  BackendOptions backend_options;
+  backend_options.threads = options.threads;
+  ASSIGN_OR_RETURN(server->backend_, CreateBackend(options.device, backend_options));
+  LogInfo(absl::StrCat("backend ", server->backend_->name(), " (--device ", options.device, ")"));
+  ASSIGN_OR_RETURN(server->repository_,
+                   ModelRepository::Load(options.model_repository, server->backend_.get()));
+  server->metrics_ = std::make_unique<Metrics>();
+  for (const ModelEntry* entry : server->repository_->Entries()) {
+    server->metrics_->SetModelInfo(entry->name, entry->version_string(), entry->kernel_path,
+                                   entry->device);
+  }
+  Metrics* metrics = server->metrics_.get();
+  server->queue_ = std::make_unique<WorkQueue>(
+      options.workers, options.max_queue,
+      [metrics](int64_t length) { metrics->SetInferenceQueueLength(length); });
+  server->core_ = std::make_unique<InferenceCore>(server->repository_.get(), options.max_seq_len);
+  RETURN_IF_ERROR(server->StartMetrics());
+  RETURN_IF_ERROR(server->StartGrpc());
+  server->ready_.store(true);
+  return server;
+}
+
+absl::Status FlashtickServer::StartMetrics() {
+  if (options_.metrics_port < 0) return absl::OkStatus();
+  const std::string address = absl::StrCat(options_.ListenHost(), ":", options_.metrics_port);
+  // prometheus-cpp (civetweb) reports a failed bind by throwing; it stops here.
+  try {
+    exposer_ = std::make_unique<prometheus::Exposer>(address, 2);
+  } catch (const std::exception& e) {
+    return absl::UnavailableError(absl::StrCat("metrics endpoint cannot listen on ", address, ": ",
+                                               e.what(), " (port in use? try --metrics-port)"));
+  }
+  exposer_->RegisterCollectable(metrics_->registry());
+  const auto ports = exposer_->GetListeningPorts();
+  metrics_port_ = ports.empty() ? options_.metrics_port : ports.front();
+  return absl::OkStatus();
+}
+
+absl::Status FlashtickServer::StartGrpc() {
+  inference_service_ =
+      std::make_unique<InferenceService>(core_.get(), queue_.get(), metrics_.get(), &ready_);
+  tick_stream_service_ =
+      std::make_unique<TickStreamService>(core_.get(), queue_.get(), metrics_.get());
+  experiments_service_ = std::make_unique<ExperimentsService>(metrics_.get());
+
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort(options_.listen, grpc::InsecureServerCredentials(), &grpc_port_);
+  builder.SetMaxReceiveMessageSize(static_cast<int>(options_.max_message_bytes));
+  builder.SetMaxSendMessageSize(static_cast<int>(options_.max_message_bytes));
+  builder.RegisterService(inference_service_.get());
+  builder.RegisterService(tick_stream_service_.get());
+  builder.RegisterService(experiments_service_.get());
+  server_ = builder.BuildAndStart();
+  if (server_ == nullptr || grpc_port_ == 0) {
+    return absl::UnavailableError(absl::StrCat("gRPC cannot listen on ", options_.listen,
+                                               " (address in use or not local? try --listen)"));
+  }
+  auto* health = server_->GetHealthCheckService();
+  health->SetServingStatus(true);
+  for (const char* service : kHealthServices) health->SetServingStatus(service, true);
+  return absl::OkStatus();
+}
+
+void FlashtickServer::Shutdown() {
+  std::lock_guard<std::mutex> lock(shutdown_mu_);
+  if (shut_down_) return;
+  shut_down_ = true;
+  ready_.store(false);
+  if (server_ != nullptr) {
+    server_->GetHealthCheckService()->SetServingStatus(false);
+    const auto deadline =
+        std::chrono::system_clock::now() +
+        std::chrono::milliseconds(static_cast<int64_t>(options_.shutdown_grace_seconds * 1000));
+    // Stops new RPCs; waits for in-flight ones (their jobs still run on the
+    // queue) until the deadline, then cancels the rest.
+    server_->Shutdown(deadline);
+  }
+  if (queue_ != nullptr) queue_->Shutdown();
+  if (server_ != nullptr) server_->Wait();
+}
+
+FlashtickServer::~FlashtickServer() { Shutdown(); }
+
+}  // namespace flashtick

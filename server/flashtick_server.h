@@ -1,0 +1,66 @@
+// FlashtickServer: flashtickd assembled. Start() creates the backend, loads the
+// model repository, starts the Prometheus exposer, then the gRPC server with
+// GRPCInferenceService (KServe v2), flashtick.v1.TickStream,
+// flashtick.v1.Experiments, grpc.health.v1.Health and server reflection. Ready
+// (ServerReady, health SERVING) only once everything listens. Shutdown() flips
+// health to NOT_SERVING, stops accepting RPCs, lets in-flight ones finish within
+// the grace period and drains the inference queue.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include <grpcpp/grpcpp.h>
+#include <prometheus/exposer.h>
+
+#include "absl/status/statusor.h"
+#include "kernels/backend.h"
+#include "server/experiments/experiments_service.h"
+#include "server/inference/inference_core.h"
+#include "server/inference/inference_service.h"
+#include "server/metrics/metrics.h"
+#include "server/model_repository.h"
+#include "server/server_options.h"
+#include "server/stream/tick_stream_service.h"
+#include "server/work_queue.h"
+
+namespace flashtick {
+
+class FlashtickServer {
+ public:
+  static absl::StatusOr<std::unique_ptr<FlashtickServer>> Start(const ServerOptions& options);
+  ~FlashtickServer();
+
+  // Idempotent and thread-safe.
+  void Shutdown();
+
+  int grpc_port() const { return grpc_port_; }
+  int metrics_port() const { return metrics_port_; }  // -1 when disabled
+  const ModelRepository& repository() const { return *repository_; }
+
+ private:
+  explicit FlashtickServer(ServerOptions options) : options_(std::move(options)) {}
+  absl::Status StartMetrics();
+  absl::Status StartGrpc();
+
+  ServerOptions options_;
+  std::unique_ptr<Backend> backend_;
+  std::unique_ptr<ModelRepository> repository_;
+  std::unique_ptr<Metrics> metrics_;
+  std::unique_ptr<prometheus::Exposer> exposer_;
+  std::unique_ptr<WorkQueue> queue_;
+  std::unique_ptr<InferenceCore> core_;
+  std::unique_ptr<InferenceService> inference_service_;
+  std::unique_ptr<TickStreamService> tick_stream_service_;
+  std::unique_ptr<ExperimentsService> experiments_service_;
+  std::unique_ptr<grpc::Server> server_;
+  std::atomic<bool> ready_{false};
+  std::mutex shutdown_mu_;
+  bool shut_down_ = false;
+  int grpc_port_ = 0;
+  int metrics_port_ = -1;
+};
+
+}  // namespace flashtick

@@ -1,0 +1,135 @@
+// ModelInfer / metadata logic (see inference_core.h). Output bytes are the
+// Transformer's host FP32 probabilities copied once into the response.
+#include "server/inference/inference_core.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "common/status_macros.h"
+
+namespace flashtick {
+namespace {
+
+constexpr char kServerName[] = "flashtick";
+#ifndef FLASHTICK_VERSION
+#define FLASHTICK_VERSION "unknown"
+#endif
+constexpr char kServerVersion[] = FLASHTICK_VERSION;  // CMake PROJECT_VERSION
+constexpr char kPlatform[] = "flashtick_transformer";
+
+void SetStringParameter(google::protobuf::Map<std::string, inference::InferParameter>* params,
+                        const std::string& key, const std::string& value) {
+  (*params)[key].set_string_param(value);
+}
+
+}  // namespace
+
+InferenceCore::InferenceCore(const ModelRepository* repository, int64_t max_seq_len)
+    : repository_(repository), max_seq_len_(max_seq_len) {}
+
+int64_t InferenceCore::MaxSteps(const ModelEntry& model) const {
+  return std::min<int64_t>(max_seq_len_, model.max_context);
+}
+
+std::string InferenceCore::ModelLabel(absl::string_view name) const {
+  return repository_->Versions(name).empty() ? std::string() : std::string(name);
+}
+
+absl::StatusOr<InferenceCore::Prepared> InferenceCore::Prepare(
+    const inference::ModelInferRequest& request) const {
+  Prepared prepared;
+  ASSIGN_OR_RETURN(prepared.model, repository_->Find(request.model_name(), request.model_version()));
+  InferLimits limits;
+  limits.features = prepared.model->features;
+  limits.max_steps = MaxSteps(*prepared.model);
+  ASSIGN_OR_RETURN(prepared.input, ValidateModelInfer(request, limits));
+  prepared.id = request.id();
+  return prepared;
+}
+
+absl::Status InferenceCore::Run(const Prepared& prepared,
+                                inference::ModelInferResponse* response) const {
+  const ModelEntry& model = *prepared.model;
+  const ValidatedInfer& in = prepared.input;
+  if (model.model == nullptr) {
+    return absl::InternalError(absl::StrCat("model '", model.name, "' has no loaded weights"));
+  }
+  const absl::Time start = absl::Now();
+  ASSIGN_OR_RETURN(std::vector<float> probs,
+                   model.model->Predict(in.ticks, in.batch, in.steps, in.last_only));
+  const double compute_seconds = absl::ToDoubleSeconds(absl::Now() - start);
+  const int64_t out_steps = in.last_only ? 1 : in.steps;
+  const int64_t expected = in.batch * out_steps * model.classes;
+  if (static_cast<int64_t>(probs.size()) != expected) {
+    return absl::InternalError(absl::StrCat("model '", model.name, "' returned ", probs.size(),
+                                            " probabilities, expected ", expected,
+                                            " (B × steps × classes); this is a bug"));
+  }
+  response->set_model_name(model.name);
+  response->set_model_version(model.version_string());
+  response->set_id(prepared.id);
+  auto* params = response->mutable_parameters();
+  SetStringParameter(params, kKernelPathParameter, model.kernel_path);
+  SetStringParameter(params, kDeviceParameter, model.device);
+  (*params)["compute_seconds"].set_double_param(compute_seconds);
+  auto* output = response->add_outputs();
+  output->set_name(kProbsOutputName);
+  output->set_datatype(kFp32Datatype);
+  output->add_shape(in.batch);
+  output->add_shape(out_steps);
+  output->add_shape(model.classes);
+  if (in.raw_output) {
+    response->add_raw_output_contents()->assign(reinterpret_cast<const char*>(probs.data()),
+                                                probs.size() * sizeof(float));
+  } else {
+    output->mutable_contents()->mutable_fp32_contents()->Assign(probs.begin(), probs.end());
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<inference::ModelMetadataResponse> InferenceCore::ModelMetadata(
+    const inference::ModelMetadataRequest& request) const {
+  ASSIGN_OR_RETURN(const ModelEntry* model, repository_->Find(request.name(), request.version()));
+  inference::ModelMetadataResponse response;
+  response.set_name(model->name);
+  for (const std::string& version : repository_->Versions(model->name)) {
+    response.add_versions(version);
+  }
+  response.set_platform(kPlatform);
+  auto* input = response.add_inputs();
+  input->set_name(kTicksInputName);
+  input->set_datatype(kFp32Datatype);
+  for (int64_t dim : {int64_t{-1}, int64_t{-1}, int64_t{model->features}}) input->add_shape(dim);
+  auto* output = response.add_outputs();
+  output->set_name(kProbsOutputName);
+  output->set_datatype(kFp32Datatype);
+  for (int64_t dim : {int64_t{-1}, int64_t{-1}, int64_t{model->classes}}) output->add_shape(dim);
+  return response;
+}
+
+inference::ServerMetadataResponse InferenceCore::ServerMetadata() const {
+  inference::ServerMetadataResponse response;
+  response.set_name(kServerName);
+  response.set_version(kServerVersion);
+  return response;
+}
+
+inference::RepositoryIndexResponse InferenceCore::RepositoryIndex() const {
+  inference::RepositoryIndexResponse response;
+  for (const ModelEntry* entry : repository_->Entries()) {
+    auto* model = response.add_models();
+    model->set_name(entry->name);
+    model->set_version(entry->version_string());
+    model->set_state("READY");
+  }
+  return response;
+}
+
+bool InferenceCore::ModelReady(const inference::ModelReadyRequest& request) const {
+  auto model = repository_->Find(request.name(), request.version());
+  return model.ok() && (*model)->model != nullptr;
+}
+
+}  // namespace flashtick

@@ -1,0 +1,56 @@
+// InferenceCore: the logic behind inference.GRPCInferenceService, free of gRPC
+// server types so handlers stay thin (parse -> core -> status -> Finish) and the
+// tick stream reuses it. Prepare looks the model up and validates the request
+// (cheap, on the RPC thread); Run predicts and fills the response (on a worker).
+// ModelInfer output: `probs` FP32 [B, N, classes], or [B, 1, classes] when the
+// request parameter last_only is true, plus response parameters kernel_path,
+// device and compute_seconds, so every answer says which kernel path ran.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "inference/grpc_service.pb.h"
+#include "server/model_repository.h"
+#include "server/request_validation.h"
+
+namespace flashtick {
+
+class InferenceCore {
+ public:
+  // A request that passed lookup and validation, ready to run.
+  struct Prepared {
+    const ModelEntry* model = nullptr;
+    ValidatedInfer input;
+    std::string id;  // echoed back, as the spec asks
+  };
+
+  // `repository` is not owned. max_seq_len: the server-wide --max-seq-len.
+  InferenceCore(const ModelRepository* repository, int64_t max_seq_len);
+
+  absl::StatusOr<Prepared> Prepare(const inference::ModelInferRequest& request) const;
+  absl::Status Run(const Prepared& prepared, inference::ModelInferResponse* response) const;
+
+  absl::StatusOr<inference::ModelMetadataResponse> ModelMetadata(
+      const inference::ModelMetadataRequest& request) const;
+  inference::ServerMetadataResponse ServerMetadata() const;
+  // False for unknown models and versions (the spec answers readiness, not errors).
+  bool ModelReady(const inference::ModelReadyRequest& request) const;
+  // Triton's repository index: every loaded version, state READY (a version that
+  // fails to load stops the server, so there are no other states yet).
+  inference::RepositoryIndexResponse RepositoryIndex() const;
+
+  // The largest N this server accepts for `model`.
+  int64_t MaxSteps(const ModelEntry& model) const;
+  // The `model` metric label of a request: the name when it is served, else "".
+  std::string ModelLabel(absl::string_view name) const;
+  const ModelRepository& repository() const { return *repository_; }
+
+ private:
+  const ModelRepository* repository_;
+  int64_t max_seq_len_;
+};
+
+}  // namespace flashtick

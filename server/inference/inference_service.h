@@ -1,0 +1,60 @@
+// InferenceService: inference.GRPCInferenceService (KServe v2) on gRPC's callback
+// API. Handlers are thin: parse -> InferenceCore -> ToGrpcStatus -> Finish, and
+// each records flashtick_requests_total / _duration_seconds once. ModelInfer is
+// validated on the RPC thread (bad requests answer at once and change nothing)
+// and computed on the WorkQueue; the reactor is finished from the worker.
+#pragma once
+
+#include <atomic>
+#include <string>
+
+#include <grpcpp/grpcpp.h>
+
+#include "absl/time/time.h"
+#include "inference/grpc_service.grpc.pb.h"
+#include "server/inference/inference_core.h"
+#include "server/metrics/metrics.h"
+#include "server/work_queue.h"
+
+namespace flashtick {
+
+class InferenceService final : public inference::GRPCInferenceService::CallbackService {
+ public:
+  // None owned. `ready` is false until the server listens and once it drains.
+  InferenceService(const InferenceCore* core, WorkQueue* queue, Metrics* metrics,
+                   const std::atomic<bool>* ready);
+
+  grpc::ServerUnaryReactor* ServerLive(grpc::CallbackServerContext* context,
+                                       const inference::ServerLiveRequest* request,
+                                       inference::ServerLiveResponse* response) override;
+  grpc::ServerUnaryReactor* ServerReady(grpc::CallbackServerContext* context,
+                                        const inference::ServerReadyRequest* request,
+                                        inference::ServerReadyResponse* response) override;
+  grpc::ServerUnaryReactor* ModelReady(grpc::CallbackServerContext* context,
+                                       const inference::ModelReadyRequest* request,
+                                       inference::ModelReadyResponse* response) override;
+  grpc::ServerUnaryReactor* ServerMetadata(grpc::CallbackServerContext* context,
+                                           const inference::ServerMetadataRequest* request,
+                                           inference::ServerMetadataResponse* response) override;
+  grpc::ServerUnaryReactor* ModelMetadata(grpc::CallbackServerContext* context,
+                                          const inference::ModelMetadataRequest* request,
+                                          inference::ModelMetadataResponse* response) override;
+  grpc::ServerUnaryReactor* ModelInfer(grpc::CallbackServerContext* context,
+                                       const inference::ModelInferRequest* request,
+                                       inference::ModelInferResponse* response) override;
+  grpc::ServerUnaryReactor* RepositoryIndex(grpc::CallbackServerContext* context,
+                                            const inference::RepositoryIndexRequest* request,
+                                            inference::RepositoryIndexResponse* response) override;
+
+ private:
+  // Records the request's metrics and finishes the reactor with `status`.
+  void Finish(grpc::ServerUnaryReactor* reactor, const std::string& model, const char* method,
+              absl::Time start, const absl::Status& status);
+
+  const InferenceCore* core_;
+  WorkQueue* queue_;
+  Metrics* metrics_;
+  const std::atomic<bool>* ready_;
+};
+
+}  // namespace flashtick

@@ -1,0 +1,101 @@
+// Metric families of flashtickd (doc lines in metrics.h). Bucket choices: latency
+// spans a sub-millisecond GPU tick to a multi-second full day on 2 CPU cores, so
+// exponential buckets ×2.5 from 0.25 ms to ~60 s; sequence length in powers of
+// two from 1 to 262,144 steps (the longest N the kernels target).
+#include "server/metrics/metrics.h"
+
+#include <prometheus/counter.h>
+#include <prometheus/gauge.h>
+#include <prometheus/histogram.h>
+
+namespace flashtick {
+namespace {
+
+prometheus::Histogram::BucketBoundaries Exponential(double start, double factor, int count) {
+  prometheus::Histogram::BucketBoundaries bounds;
+  double value = start;
+  for (int i = 0; i < count; ++i, value *= factor) bounds.push_back(value);
+  return bounds;
+}
+
+const prometheus::Histogram::BucketBoundaries& LatencyBuckets() {
+  static const auto* buckets = new prometheus::Histogram::BucketBoundaries(
+      Exponential(0.00025, 2.5, 15));  // 0.25 ms ... 37 s, then +Inf
+  return *buckets;
+}
+
+const prometheus::Histogram::BucketBoundaries& LengthBuckets() {
+  static const auto* buckets =
+      new prometheus::Histogram::BucketBoundaries(Exponential(1, 2, 19));  // 1 ... 262,144
+  return *buckets;
+}
+
+}  // namespace
+
+Metrics::Metrics() : registry_(std::make_shared<prometheus::Registry>()) {
+  requests_total_ = &prometheus::BuildCounter()
+                         .Name("flashtick_requests_total")
+                         .Help("RPCs finished, by model, method and gRPC status code.")
+                         .Register(*registry_);
+  request_duration_seconds_ = &prometheus::BuildHistogram()
+                                   .Name("flashtick_request_duration_seconds")
+                                   .Help("RPC latency from arrival to Finish, by model and method.")
+                                   .Register(*registry_);
+  request_sequence_length_ = &prometheus::BuildHistogram()
+                                  .Name("flashtick_request_sequence_length")
+                                  .Help("Steps N per row of each inference request.")
+                                  .Register(*registry_);
+  ticks_total_ = &prometheus::BuildCounter()
+                      .Name("flashtick_ticks_total")
+                      .Help("Steps predicted (rows x N); rate() gives ticks per second.")
+                      .Register(*registry_);
+  model_info_ = &prometheus::BuildGauge()
+                     .Name("flashtick_model_info")
+                     .Help("1 for each loaded model version, labelled with its kernel path and device.")
+                     .Register(*registry_);
+  inference_queue_length_ = &prometheus::BuildGauge()
+                                 .Name("flashtick_inference_queue_length")
+                                 .Help("Inference requests queued for or running on a worker.")
+                                 .Register(*registry_);
+  stream_tick_duration_seconds_ = &prometheus::BuildHistogram()
+                                       .Name("flashtick_stream_tick_duration_seconds")
+                                       .Help("Per-tick latency on TickStream, arrival to answer.")
+                                       .Register(*registry_);
+  active_streams_ = &prometheus::BuildGauge()
+                         .Name("flashtick_active_streams")
+                         .Help("Open TickStream sessions.")
+                         .Register(*registry_);
+}
+
+void Metrics::RecordRequest(const std::string& model, const std::string& method,
+                            const std::string& code, double seconds) {
+  requests_total_->Add({{"model", model}, {"method", method}, {"code", code}}).Increment();
+  request_duration_seconds_->Add({{"model", model}, {"method", method}}, LatencyBuckets())
+      .Observe(seconds);
+}
+
+void Metrics::RecordInference(const std::string& model, int64_t rows, int64_t steps) {
+  auto& lengths = request_sequence_length_->Add({{"model", model}}, LengthBuckets());
+  for (int64_t r = 0; r < rows; ++r) lengths.Observe(static_cast<double>(steps));
+  ticks_total_->Add({{"model", model}}).Increment(static_cast<double>(rows * steps));
+}
+
+void Metrics::SetModelInfo(const std::string& model, const std::string& version,
+                           const std::string& kernel_path, const std::string& device) {
+  model_info_
+      ->Add({{"model", model}, {"version", version}, {"kernel_path", kernel_path},
+             {"device", device}})
+      .Set(1);
+}
+
+void Metrics::SetInferenceQueueLength(int64_t length) {
+  inference_queue_length_->Add({}).Set(static_cast<double>(length));
+}
+
+void Metrics::RecordStreamTick(const std::string& model, double seconds) {
+  stream_tick_duration_seconds_->Add({{"model", model}}, LatencyBuckets()).Observe(seconds);
+}
+
+void Metrics::AddActiveStreams(int delta) { active_streams_->Add({}).Increment(delta); }
+
+}  // namespace flashtick

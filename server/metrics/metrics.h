@@ -1,0 +1,65 @@
+// Metrics: the ONE Prometheus registry of flashtickd (Triton style). Every metric
+// family the server exports is declared here, with one doc line each; handlers
+// record through the methods below and never build families themselves. The
+// registry is served by a prometheus::Exposer at /metrics on its own port
+// (server/flashtick_server.cc). Names follow Prometheus conventions: base units,
+// `_total` for counters, `_seconds` for durations, histograms (not summaries)
+// so they aggregate across replicas.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include <prometheus/counter.h>
+#include <prometheus/family.h>
+#include <prometheus/gauge.h>
+#include <prometheus/histogram.h>
+#include <prometheus/registry.h>
+
+namespace flashtick {
+
+class Metrics {
+ public:
+  Metrics();
+
+  std::shared_ptr<prometheus::Registry> registry() const { return registry_; }
+
+  // One finished RPC: counts it under its status code and observes its latency.
+  // `model` is the resolved model name, or "" when the request named no known
+  // model (so unknown names cannot grow the label set without bound).
+  void RecordRequest(const std::string& model, const std::string& method,
+                     const std::string& code, double seconds);
+  // One inference batch that ran: `steps` per row, `rows` rows.
+  void RecordInference(const std::string& model, int64_t rows, int64_t steps);
+  // Marks a loaded model version, with the kernel path and device it runs on.
+  void SetModelInfo(const std::string& model, const std::string& version,
+                    const std::string& kernel_path, const std::string& device);
+  // Requests waiting for or running on an inference worker.
+  void SetInferenceQueueLength(int64_t length);
+  // One tick-stream step answered: from the tick's arrival to its prediction.
+  void RecordStreamTick(const std::string& model, double seconds);
+  // A tick stream opened (+1) or closed (-1).
+  void AddActiveStreams(int delta);
+
+ private:
+  std::shared_ptr<prometheus::Registry> registry_;
+  // flashtick_requests_total{model,method,code}: RPCs finished, by gRPC status code.
+  prometheus::Family<prometheus::Counter>* requests_total_;
+  // flashtick_request_duration_seconds{model,method}: RPC latency from arrival to Finish.
+  prometheus::Family<prometheus::Histogram>* request_duration_seconds_;
+  // flashtick_request_sequence_length{model}: steps N per row of each inference request.
+  prometheus::Family<prometheus::Histogram>* request_sequence_length_;
+  // flashtick_ticks_total{model}: steps predicted (rows × N); rate() is ticks per second.
+  prometheus::Family<prometheus::Counter>* ticks_total_;
+  // flashtick_model_info{model,version,kernel_path,device}: 1 per loaded model version.
+  prometheus::Family<prometheus::Gauge>* model_info_;
+  // flashtick_inference_queue_length: inference requests queued or running.
+  prometheus::Family<prometheus::Gauge>* inference_queue_length_;
+  // flashtick_stream_tick_duration_seconds{model}: per-tick latency on TickStream.
+  prometheus::Family<prometheus::Histogram>* stream_tick_duration_seconds_;
+  // flashtick_active_streams: open TickStream sessions.
+  prometheus::Family<prometheus::Gauge>* active_streams_;
+};
+
+}  // namespace flashtick

@@ -1,0 +1,48 @@
+// Request validation for ModelInfer: turns an inference::ModelInferRequest into
+// a checked [B, N, F] FP32 tensor, or a status a person can act on. Pure (no
+// model, no I/O), so every bad case is unit-tested (tests/server/). Codes:
+//   INVALID_ARGUMENT   wrong input count/name/datatype/rank, empty tensor, wrong F,
+//                      byte size or element count mismatch, NaN/Inf, bad parameter
+//   RESOURCE_EXHAUSTED N over the limit (min of --max-seq-len and the model's
+//                      max_context), or B·N·F too large to address
+// Model lookup (NOT_FOUND for unknown names/versions) is ModelRepository::Find.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "inference/grpc_service.pb.h"
+
+namespace flashtick {
+
+// Wire names of the ModelInfer contract (ModelMetadata reports the same).
+inline constexpr char kTicksInputName[] = "ticks";
+inline constexpr char kProbsOutputName[] = "probs";
+inline constexpr char kFp32Datatype[] = "FP32";
+inline constexpr char kLastOnlyParameter[] = "last_only";
+// Response parameters naming what ran.
+inline constexpr char kKernelPathParameter[] = "kernel_path";
+inline constexpr char kDeviceParameter[] = "device";
+
+struct InferLimits {
+  int features = 0;       // F of the model
+  int64_t max_steps = 0;  // largest N accepted
+};
+
+struct ValidatedInfer {
+  std::vector<float> ticks;  // [B, N, F] row-major, all finite
+  int64_t batch = 0;
+  int64_t steps = 0;
+  int64_t features = 0;
+  bool last_only = false;
+  // The request sent raw_input_contents, so the answer uses raw_output_contents;
+  // a request with typed contents gets typed fp32_contents back.
+  bool raw_output = true;
+};
+
+absl::StatusOr<ValidatedInfer> ValidateModelInfer(const inference::ModelInferRequest& request,
+                                                  const InferLimits& limits);
+
+}  // namespace flashtick

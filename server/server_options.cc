@@ -1,0 +1,69 @@
+// flashtickd flags (see server_options.h).
+#include "server/server_options.h"
+
+#include <climits>
+
+#include <CLI/CLI.hpp>
+
+#include "absl/strings/str_cat.h"
+
+namespace flashtick {
+
+void AddServerFlags(CLI::App* app, ServerOptions* o) {
+  app->add_option("--listen", o->listen, "gRPC listen address host:port (port 0: any free port)")
+      ->capture_default_str();
+  app->add_option("--metrics-port", o->metrics_port,
+                  "Prometheus /metrics port on the listen host (0: any free port, -1: off)")
+      ->capture_default_str();
+  app->add_option("--model-repository", o->model_repository,
+                  "model repository laid out as <name>/<version>/{config.json,model.safetensors}")
+      ->capture_default_str();
+  app->add_option("--device", o->device, "cpu, cuda or auto (cuda when a GPU is present)")
+      ->check(CLI::IsMember({"cpu", "cuda", "auto"}))
+      ->capture_default_str();
+  app->add_option("--max-seq-len", o->max_seq_len,
+                  "largest sequence length N accepted; longer requests get RESOURCE_EXHAUSTED")
+      ->capture_default_str();
+  app->add_option("--threads", o->threads, "CPU backend threads (0: all cores)")
+      ->capture_default_str();
+  app->add_option("--max-message-bytes", o->max_message_bytes,
+                  "largest gRPC message sent or received (a 23,400-step day is ~0.56 MB per row)")
+      ->capture_default_str();
+  app->add_option("--workers", o->workers, "inference worker threads")->capture_default_str();
+  app->add_option("--max-queue", o->max_queue,
+                  "inference requests queued before RESOURCE_EXHAUSTED")
+      ->capture_default_str();
+  app->add_option("--shutdown-grace-seconds", o->shutdown_grace_seconds,
+                  "on SIGTERM/SIGINT, time in-flight requests get to finish")
+      ->capture_default_str();
+}
+
+absl::Status ServerOptions::Validate() const {
+  if (listen.rfind(':') == std::string::npos) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--listen '", listen, "' has no port; use host:port, e.g. 0.0.0.0:8001"));
+  }
+  if (metrics_port < -1 || metrics_port > 65535) {
+    return absl::InvalidArgumentError("--metrics-port must be -1 (off), 0 (any) or 1..65535");
+  }
+  if (max_seq_len < 1) return absl::InvalidArgumentError("--max-seq-len must be ≥ 1");
+  if (threads < 0) return absl::InvalidArgumentError("--threads must be ≥ 0 (0: all cores)");
+  if (max_message_bytes < (1 << 20) || max_message_bytes > INT_MAX) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--max-message-bytes must be between 1 MiB and ", INT_MAX,
+                     " (gRPC's limit is an int)"));
+  }
+  if (workers < 1) return absl::InvalidArgumentError("--workers must be ≥ 1");
+  if (max_queue < 1) return absl::InvalidArgumentError("--max-queue must be ≥ 1");
+  if (shutdown_grace_seconds < 0) {
+    return absl::InvalidArgumentError("--shutdown-grace-seconds must be ≥ 0");
+  }
+  return absl::OkStatus();
+}
+
+std::string ServerOptions::ListenHost() const {
+  std::string host = listen.substr(0, listen.rfind(':'));
+  return host.empty() ? "0.0.0.0" : host;
+}
+
+}  // namespace flashtick

@@ -1,0 +1,39 @@
+// ServerOptions: flashtickd's command-line flags (CLI11), their defaults and
+// their validation. Defaults follow Triton's ports (gRPC 8001, metrics 8002).
+// max_message_bytes is raised from gRPC's 4 MiB default so a day of ticks fits:
+// 23,400 steps × 6 features × 4 bytes ≈ 0.56 MB per row of the batch.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/status.h"
+
+namespace CLI {
+class App;
+}
+
+namespace flashtick {
+
+struct ServerOptions {
+  std::string listen = "0.0.0.0:8001";        // host:port; port 0 picks a free one
+  int metrics_port = 8002;                    // 0 picks a free one; -1 disables
+  std::string model_repository = "models";    // <name>/<version>/{config.json,...}
+  std::string device = "auto";                // cpu | cuda | auto
+  int64_t max_seq_len = 32768;                // largest N accepted (RESOURCE_EXHAUSTED above)
+  int threads = 0;                            // CPU backend threads; 0 = all cores
+  int64_t max_message_bytes = 64LL << 20;     // gRPC send/receive limit
+  int workers = 1;                            // inference worker threads
+  int max_queue = 64;                         // queued inference requests before refusing
+  double shutdown_grace_seconds = 30;         // drain time on SIGTERM/SIGINT
+
+  // INVALID_ARGUMENT naming the flag and the accepted range.
+  absl::Status Validate() const;
+  // The host part of `listen` (the metrics endpoint binds to the same host).
+  std::string ListenHost() const;
+};
+
+// Registers every flag on `app`, writing into `options`.
+void AddServerFlags(CLI::App* app, ServerOptions* options);
+
+}  // namespace flashtick

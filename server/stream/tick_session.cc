@@ -1,0 +1,103 @@
+// Tick session accumulation and validation (see tick_session.h).
+#include "server/stream/tick_session.h"
+
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
+
+namespace flashtick {
+
+TickSession::TickSession(int features, int64_t max_steps, std::string instrument,
+                         std::string date)
+    : features_(features), max_steps_(max_steps) {
+  grid_.instrument = std::move(instrument);
+  grid_.date = std::move(date);
+}
+
+absl::Status TickSession::CheckStep(int64_t step) const {
+  if (step != steps_) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "step ", step, " arrived but the session expects step ", steps_,
+        "; send the 1-second grid in order from the open (step 0), one message per step"));
+  }
+  if (steps_ >= max_steps_) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "the session reached this server's limit of ", max_steps_,
+        " steps (the smaller of --max-seq-len and the model's max_context); open a new session"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status TickSession::Append(const v1::TickStreamRequest& request) {
+  switch (request.kind_case()) {
+    case v1::TickStreamRequest::kTick:
+      if (kind_ == Kind::kFeatures) {
+        return absl::InvalidArgumentError(
+            "this session streams feature rows; do not mix in raw ticks");
+      }
+      RETURN_IF_ERROR(AppendTick(request.tick()));
+      kind_ = Kind::kTicks;
+      return absl::OkStatus();
+    case v1::TickStreamRequest::kFeatures:
+      if (kind_ == Kind::kTicks) {
+        return absl::InvalidArgumentError(
+            "this session streams raw ticks; do not mix in feature rows");
+      }
+      RETURN_IF_ERROR(AppendFeatures(request.features()));
+      kind_ = Kind::kFeatures;
+      return absl::OkStatus();
+    case v1::TickStreamRequest::kOpen:
+      return absl::InvalidArgumentError("the session is already open; send ticks");
+    default:
+      return absl::InvalidArgumentError("empty TickStreamRequest: set tick or features");
+  }
+}
+
+absl::Status TickSession::AppendTick(const v1::Tick& tick) {
+  if (features_ != kNumFeatures) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "this model takes F = ", features_, " features per step but raw ticks give the ",
+        kNumFeatures, " of train/features.h; send feature rows instead"));
+  }
+  RETURN_IF_ERROR(CheckStep(tick.step()));
+  if (!std::isfinite(tick.bid()) || !std::isfinite(tick.ask()) || !std::isfinite(tick.flow())) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "tick at step ", tick.step(), " has a non-finite bid, ask or flow; carry the last "
+        "quote forward and send flow 0 for a quiet second"));
+  }
+  if (tick.bid() <= 0 || tick.ask() <= 0) {
+    return absl::InvalidArgumentError(absl::StrCat("tick at step ", tick.step(),
+                                                   " has a non-positive price (bid ", tick.bid(),
+                                                   ", ask ", tick.ask(), ")"));
+  }
+  grid_.bid.push_back(tick.bid());
+  grid_.ask.push_back(tick.ask());
+  grid_.flow.push_back(tick.flow());
+  // ComputeFeatures is causal: earlier rows do not change, only row T-1 is new.
+  // Recomputing the grid keeps one definition of the features (O(T), small next
+  // to the recompute-mode forward pass).
+  rows_ = ComputeFeatures(grid_);
+  ++steps_;
+  return absl::OkStatus();
+}
+
+absl::Status TickSession::AppendFeatures(const v1::FeatureRow& row) {
+  RETURN_IF_ERROR(CheckStep(row.step()));
+  if (row.values_size() != features_) {
+    return absl::InvalidArgumentError(absl::StrCat("feature row at step ", row.step(), " has ",
+                                                   row.values_size(),
+                                                   " values; this model takes F = ", features_));
+  }
+  for (int f = 0; f < features_; ++f) {
+    if (!std::isfinite(row.values(f))) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "feature row at step ", row.step(), " holds a non-finite value at feature ", f));
+    }
+  }
+  rows_.insert(rows_.end(), row.values().begin(), row.values().end());
+  ++steps_;
+  return absl::OkStatus();
+}
+
+}  // namespace flashtick

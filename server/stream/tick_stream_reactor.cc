@@ -1,0 +1,136 @@
+// TickStream session reactor (see tick_stream_reactor.h). State mode
+// "recompute": each answered step runs the model over all T steps of the
+// session and keeps the last step's probabilities, which is exact and equals
+// ModelInfer on the same prefix with last_only = true.
+#include "server/stream/tick_stream_reactor.h"
+
+#include <algorithm>
+#include <atomic>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "server/status_convert.h"
+
+namespace flashtick {
+namespace {
+
+constexpr char kMethod[] = "StreamTicks";
+constexpr char kStateMode[] = "recompute";
+
+std::string NextSessionId() {
+  static std::atomic<int64_t> counter{0};
+  return absl::StrCat("s", absl::ToUnixMicros(absl::Now()), "-", counter.fetch_add(1));
+}
+
+}  // namespace
+
+TickStreamReactor::TickStreamReactor(grpc::CallbackServerContext* context,
+                                     const InferenceCore* core, WorkQueue* queue,
+                                     Metrics* metrics)
+    : context_(context), core_(core), queue_(queue), metrics_(metrics), start_(absl::Now()) {
+  metrics_->AddActiveStreams(1);
+  StartRead(&request_);
+}
+
+void TickStreamReactor::End(const absl::Status& status) {
+  metrics_->RecordRequest(model_ ? model_->name : "", kMethod, StatusCodeName(status),
+                          absl::ToDoubleSeconds(absl::Now() - start_));
+  Finish(ToGrpcStatus(status));
+}
+
+void TickStreamReactor::OnDone() {
+  metrics_->AddActiveStreams(-1);
+  delete this;
+}
+
+void TickStreamReactor::OnWriteDone(bool ok) {
+  if (!ok) {
+    End(absl::CancelledError("the client went away before the answer was written"));
+    return;
+  }
+  StartRead(&request_);
+}
+
+void TickStreamReactor::OnReadDone(bool ok) {
+  if (!ok) {  // half-close or cancellation: the session ends normally
+    End(absl::OkStatus());
+    return;
+  }
+  if (session_ == nullptr) {
+    if (request_.kind_case() != v1::TickStreamRequest::kOpen) {
+      End(absl::FailedPreconditionError(
+          "the first message of a tick stream must be `open` (model, instrument, date)"));
+      return;
+    }
+    absl::Status opened = Open(request_.open());
+    if (!opened.ok()) {
+      End(opened);
+      return;
+    }
+    StartWrite(&response_);
+    return;
+  }
+  HandleStep();
+}
+
+absl::Status TickStreamReactor::Open(const v1::OpenSession& open) {
+  auto model = core_->repository().Find(open.model_name(), open.model_version());
+  if (!model.ok()) return model.status();
+  if (open.predict_every() < 0) {
+    return absl::InvalidArgumentError("predict_every must be ≥ 0 (0 or 1: answer every step)");
+  }
+  model_ = *model;
+  predict_every_ = std::max(1, open.predict_every());
+  session_ = std::make_unique<TickSession>(model_->features, core_->MaxSteps(*model_),
+                                           open.instrument(), open.date());
+  auto* opened = response_.mutable_opened();
+  opened->set_session_id(NextSessionId());
+  opened->set_model_name(model_->name);
+  opened->set_model_version(model_->version_string());
+  opened->set_features(model_->features);
+  opened->set_max_steps(core_->MaxSteps(*model_));
+  opened->set_kernel_path(model_->kernel_path);
+  opened->set_device(model_->device);
+  opened->set_state_mode(kStateMode);
+  return absl::OkStatus();
+}
+
+void TickStreamReactor::HandleStep() {
+  const absl::Time arrived = absl::Now();
+  absl::Status appended = session_->Append(request_);
+  if (!appended.ok()) {
+    End(appended);
+    return;
+  }
+  if (session_->steps() % predict_every_ != 0) {
+    StartRead(&request_);
+    return;
+  }
+  absl::Status submitted = queue_->Submit([this, arrived] { PredictLast(arrived); });
+  if (!submitted.ok()) End(submitted);
+}
+
+void TickStreamReactor::PredictLast(absl::Time arrived) {
+  if (context_->IsCancelled()) {
+    End(absl::CancelledError("the client cancelled the stream"));
+    return;
+  }
+  const absl::Time compute_start = absl::Now();
+  auto probs = model_->model->Predict(session_->rows(), 1, session_->steps(), true);
+  if (!probs.ok()) {
+    End(probs.status());
+    return;
+  }
+  auto* prediction = response_.mutable_prediction();
+  prediction->set_step(session_->steps() - 1);
+  prediction->mutable_probs()->Assign(probs->begin(), probs->end());
+  prediction->set_label(static_cast<int>(std::max_element(probs->begin(), probs->end()) -
+                                         probs->begin()));
+  prediction->set_compute_seconds(absl::ToDoubleSeconds(absl::Now() - compute_start));
+  prediction->set_kernel_path(model_->kernel_path);
+  metrics_->RecordInference(model_->name, 1, session_->steps());
+  metrics_->RecordStreamTick(model_->name, absl::ToDoubleSeconds(absl::Now() - arrived));
+  StartWrite(&response_);
+}
+
+}  // namespace flashtick

@@ -1,0 +1,28 @@
+// TickStreamService: flashtick.v1.TickStream on gRPC's callback API. Each
+// StreamTicks call gets its own TickStreamReactor (one session per stream).
+#pragma once
+
+#include <grpcpp/grpcpp.h>
+
+#include "flashtick/v1/tick_stream.grpc.pb.h"
+#include "server/inference/inference_core.h"
+#include "server/metrics/metrics.h"
+#include "server/work_queue.h"
+
+namespace flashtick {
+
+class TickStreamService final : public flashtick::v1::TickStream::CallbackService {
+ public:
+  // None owned.
+  TickStreamService(const InferenceCore* core, WorkQueue* queue, Metrics* metrics);
+
+  grpc::ServerBidiReactor<v1::TickStreamRequest, v1::TickStreamResponse>* StreamTicks(
+      grpc::CallbackServerContext* context) override;
+
+ private:
+  const InferenceCore* core_;
+  WorkQueue* queue_;
+  Metrics* metrics_;
+};
+
+}  // namespace flashtick
