@@ -43,6 +43,8 @@ class ParamStore {
   const TensorView& grads() const { return grads_; }
   const TensorView& probe() const { return probe_; }
   const TensorView& hv() const { return hv_; }
+  // A new zeroed flat buffer [total] owned by the store (optimizer state, probes).
+  absl::StatusOr<TensorView> AllocateFlat();
   // A flat buffer's tensor i as [shape...].
   TensorView Tensor(const TensorView& flat, int i) const;
 
@@ -67,7 +69,6 @@ class ParamStore {
  private:
   ParamStore(ModelConfig config, ParamLayout layout, DType dtype, Backend* backend)
       : config_(std::move(config)), layout_(std::move(layout)), dtype_(dtype), backend_(backend) {}
-  absl::StatusOr<TensorView> AllocateFlat();
   absl::Status Complete(std::vector<Slot>& slots);
 
   ModelConfig config_;

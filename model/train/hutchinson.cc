@@ -1,0 +1,30 @@
+// Hutchinson's Hessian-diagonal estimate with Rademacher probes (model/train/hutchinson.h).
+#include "model/train/hutchinson.h"
+
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
+
+namespace flashtick {
+
+absl::Status EstimateHessianDiagonal(TransformerGraph& graph, ParamStore& store, TrainRng& rng,
+                                     int samples, double scale, const TensorView& hhat) {
+  if (samples < 1)
+    return absl::InvalidArgumentError(absl::StrCat("Hutchinson samples must be >= 1, got ", samples));
+  const ParamLayout& layout = store.layout();
+  std::vector<double> u(layout.total(), 0.0), sum(layout.total(), 0.0);
+  for (int s = 0; s < samples; ++s) {
+    for (const FlatParam& p : layout.params())  // gaps stay 0
+      for (int64_t j = 0; j < p.numel; ++j) u[p.offset + j] = rng.Rademacher();
+    RETURN_IF_ERROR(store.FromHost(store.probe(), u));
+    RETURN_IF_ERROR(graph.HessianVectorProduct());
+    ASSIGN_OR_RETURN(std::vector<double> hu, store.ToHost(store.hv()));
+    for (size_t i = 0; i < u.size(); ++i) sum[i] += u[i] * hu[i];
+  }
+  const double k = scale / samples;
+  for (double& x : sum) x *= k;
+  return store.FromHost(hhat, sum);
+}
+
+}  // namespace flashtick

@@ -1,0 +1,22 @@
+// Hutchinson's estimator of the Hessian diagonal (Hutchinson 1989; Bekas, Kokiopoulou
+// & Saad 2007): for probes u with E[u uᵀ] = I, E[u∘(∇²L·u)] = diag(∇²L). We draw u
+// Rademacher (±1, the minimum-variance choice; Sophia-H's paper draws N(0, I)) from
+// the trainer's TrainRng, so a resumed run draws the same probes, and average S
+// samples. Each sample is one exact Hessian-vector product through the training graph
+// (reverse over reverse), after the graph's Forward and Backward on the batch.
+// The probe is formed and the product u∘(Hu) taken on the host: one parameter-sized
+// transfer each way per sample, every k-th step (no elementwise-multiply op exists).
+#pragma once
+
+#include "absl/status/status.h"
+#include "model/train/param_store.h"
+#include "model/train/train_rng.h"
+#include "model/train/transformer_graph.h"
+
+namespace flashtick {
+
+// hhat (a flat buffer of the store) = scale·(1/S)·Σ_s u_s∘(∇²L·u_s).
+absl::Status EstimateHessianDiagonal(TransformerGraph& graph, ParamStore& store, TrainRng& rng,
+                                     int samples, double scale, const TensorView& hhat);
+
+}  // namespace flashtick
