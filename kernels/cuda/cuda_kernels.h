@@ -43,6 +43,34 @@ cudaError_t LaunchRowMap(MapOp op, DType dtype, const MapParams& p, int num_sms,
 cudaError_t LaunchCast(DType src, DType dst, int64_t rows, int64_t cols, RowArg x, RowArg y,
                        int num_sms, cudaStream_t stream);
 
+// ---- row-wise forward ops: one warp per row (layernorm.cu, softmax.cu) ----------------
+struct LayerNormParams {
+  int64_t rows = 0, cols = 0;
+  float eps = 0.0f;
+  RowArg x, y;
+  const float* gamma = nullptr;
+  const float* beta = nullptr;
+  float* mean = nullptr;  // [rows]
+  float* rstd = nullptr;  // [rows]
+};
+cudaError_t LaunchLayerNorm(DType dtype, const LayerNormParams& p, int num_sms,
+                            cudaStream_t stream);
+// Y = softmax over each row of X (Y may be X).
+cudaError_t LaunchSoftmax(DType dtype, int64_t rows, int64_t cols, RowArg x, RowArg y,
+                          int num_sms, cudaStream_t stream);
+
+// ---- rotary position embedding (rope.cu) ----------------------------------------------
+struct RopeParams {
+  int64_t B = 0, T = 0, H = 0, D = 0;
+  const void* x = nullptr;
+  void* y = nullptr;
+  int64_t xs[3] = {0, 0, 0}, ys[3] = {0, 0, 0};  // strides of B, T, H (D is contiguous)
+  int64_t position_offset = 0;
+  float sin_sign = 1.0f;     // −1 for the inverse rotation
+  double log2_theta = 0.0;   // log2(θ), so θ^(−2i/D) = exp2(−2i/D · log2 θ) in fp64
+};
+cudaError_t LaunchRope(DType dtype, const RopeParams& p, int num_sms, cudaStream_t stream);
+
 // ---- column sums (bias_grad.cu) ----------------------------------------------------
 // db[c] = Σ_r dY[r, c], fp32 accumulation, deterministic; `scratch` holds
 // BiasGradScratchFloats(...) floats (same arguments as the launch).

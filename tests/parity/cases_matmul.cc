@@ -1,0 +1,68 @@
+// Parity cases for Matmul (kernels/ops/matmul.h): every trans_a/trans_b combination;
+// sizes that are not multiples of 8 (odd leading dims, which rule out 16-byte aligned
+// cuBLASLt kernels for 16-bit types); operands as row-strided slices (NaN in the
+// gaps); alpha ≠ 1 with beta = 1 accumulating into C; K = 0 (C = beta·C); M = 1 (the
+// decode shape); and a linear layer of the model's size.
+#include <memory>
+
+#include "absl/strings/str_cat.h"
+#include "tests/parity/ops_case.h"
+
+namespace flashtick::parity {
+namespace {
+
+struct MatmulShape {
+  int64_t M, N, K;
+  bool ta, tb;
+  float alpha = 1.0f, beta = 0.0f;
+  int64_t pad_a = 0, pad_b = 0, pad_c = 0;  // extra elements per row (strided views)
+};
+
+std::unique_ptr<TestCase> MakeCase(const MatmulShape& s) {
+  OpDesc d = DescOf(Op::kMatmul);
+  d.matmul.trans_a = s.ta;
+  d.matmul.trans_b = s.tb;
+  d.matmul.alpha = s.alpha;
+  d.matmul.beta = s.beta;
+  auto rows_of = [](int64_t r, int64_t c, int64_t pad, const char* name) {
+    TensorSpec t = Spec(name, {r, c});
+    if (pad > 0) t.strides = {c + pad, 1};
+    return t;
+  };
+  TensorSpec a = rows_of(s.ta ? s.K : s.M, s.ta ? s.M : s.K, s.pad_a, "A");
+  TensorSpec b = rows_of(s.tb ? s.N : s.K, s.tb ? s.K : s.N, s.pad_b, "B");
+  TensorSpec c = rows_of(s.M, s.N, s.pad_c, "C");
+  if (s.beta != 0.0f) c.accumulate = true;
+  std::string vars = absl::StrCat("M=", s.M, ",N=", s.N, ",K=", s.K, ",ta=", s.ta, ",tb=", s.tb);
+  if (s.alpha != 1.0f || s.beta != 0.0f) absl::StrAppend(&vars, ",alpha=", s.alpha, ",beta=", s.beta);
+  if (s.pad_a || s.pad_b || s.pad_c)
+    absl::StrAppend(&vars, ",pad=", s.pad_a, "/", s.pad_b, "/", s.pad_c);
+  return std::make_unique<OpCase>("matmul", vars, d, std::vector<TensorSpec>{a, b},
+                                  std::vector<TensorSpec>{c});
+}
+
+const MatmulShape kShapes[] = {
+    {64, 96, 128, false, false},
+    {64, 96, 128, false, true},
+    {64, 96, 128, true, false},
+    {64, 96, 128, true, true},
+    {37, 53, 29, false, true},                  // odd everything
+    {37, 53, 29, true, false},
+    {33, 40, 48, false, true, 1.0f, 0.0f, 8, 8, 3},  // strided slices, odd ldc
+    {64, 96, 128, false, true, 0.5f, 1.0f},     // C += 0.5·A·Bᵀ (gradient accumulation)
+    {16, 24, 0, false, false, 1.0f, 0.5f},      // K = 0: C = 0.5·C
+    {16, 24, 0, false, false, 1.0f, 0.0f},      // K = 0, beta = 0: C = 0
+    {1, 768, 256, false, true},                 // one row (decode)
+    {1024, 384, 256, false, true},              // x·Wᵀ at the model's width
+    {384, 256, 1024, true, false},              // dW = dYᵀ·X
+};
+
+}  // namespace
+
+FT_PARITY_CASES(matmul) {
+  CaseList v;
+  for (const auto& s : kShapes) v.push_back(MakeCase(s));
+  return v;
+}
+
+}  // namespace flashtick::parity

@@ -1,0 +1,46 @@
+// Parity cases for Rope (kernels/ops/rope.h): D ∈ {64, 128}; positions late in a
+// 23,400-step day (offset 23,000), where an fp32 angle would be off by ~1e-3 rad and
+// fail the fp32 bound; the inverse rotation (the VJP); X as the q slice of a fused
+// [B, T, 3, H, D] projection (NaN in the gaps); a head dim that is not a whole number
+// of 16-byte vectors (D = 10: the scalar path).
+#include <memory>
+
+#include "absl/strings/str_cat.h"
+#include "tests/parity/ops_case.h"
+
+namespace flashtick::parity {
+namespace {
+
+struct RopeShape {
+  int64_t B, T, H, D;
+  int64_t offset = 0;
+  bool inverse = false;
+  bool fused = false;
+};
+
+const RopeShape kShapes[] = {
+    {2, 300, 4, 64},        {1, 64, 2, 128, 23000}, {2, 50, 3, 64, 100, true},
+    {2, 40, 4, 64, 0, false, true}, {2, 10, 3, 10, 7},
+};
+
+}  // namespace
+
+FT_PARITY_CASES(rope) {
+  CaseList v;
+  for (const RopeShape& s : kShapes) {
+    OpDesc d = DescOf(Op::kRope);
+    d.rope.theta = 10000.0f;
+    d.rope.position_offset = s.offset;
+    d.rope.inverse = s.inverse;
+    TensorSpec x = Spec("X", {s.B, s.T, s.H, s.D});
+    if (s.fused) x.strides = {s.T * 3 * s.H * s.D, 3 * s.H * s.D, s.D, 1};
+    std::string vars = absl::StrCat("B=", s.B, ",T=", s.T, ",H=", s.H, ",D=", s.D,
+                                    ",offset=", s.offset, ",inverse=", s.inverse);
+    if (s.fused) absl::StrAppend(&vars, ",fused_qkv=1");
+    v.push_back(std::make_unique<OpCase>("rope", vars, d, std::vector<TensorSpec>{x},
+                                         std::vector<TensorSpec>{Spec("Y", {s.B, s.T, s.H, s.D})}));
+  }
+  return v;
+}
+
+}  // namespace flashtick::parity
