@@ -173,11 +173,11 @@ TEST(CleaningTest, BarsRules) {
   auto bars = ParseBarsCsv(
       "time,open,high,low,close,volume\n"
       "2024-01-02,10,11,9,10.5,100\n"
-      "2024-01-02,10,11,9,10.5,100\n"   // duplicate time
-      "2024-01-03,10,9,11,10,100\n"     // low > high
-      "2024-01-04,10,11,9,12,100\n"     // close above high
-      "2024-01-01,10,11,9,10,100\n"     // out of order
-      "2024-01-05,10,11,9,10,-1\n"      // negative volume
+      "2024-01-02,10,11,9,10.5,100\n"  // duplicate time
+      "2024-01-03,10,9,11,10,100\n"    // low > high
+      "2024-01-04,10,11,9,12,100\n"    // close above high
+      "2024-01-01,10,11,9,10,100\n"    // out of order
+      "2024-01-05,10,11,9,10,-1\n"     // negative volume
       "2024-01-08,10,11,9,10,0\n");
   ASSERT_TRUE(bars.ok()) << bars.status();
   const CleanBarSeries c = CleanBars(*bars);

@@ -3,9 +3,9 @@
 // shape of SimpleSyntheticDay.
 #include "train/features.h"
 
-#include <cmath>
-
 #include <gtest/gtest.h>
+
+#include <cmath>
 
 namespace flashtick {
 namespace {
@@ -62,9 +62,7 @@ TEST(FeaturesTest, BadMidsAndShortColumnsGiveFiniteFeatures) {
   EXPECT_EQ(f[5 * kNumFeatures + 1], 0.0f);  // missing ask: zero spread
 }
 
-TEST(FeaturesTest, EmptyGridGivesNoRows) {
-  EXPECT_TRUE(ComputeFeatures(SessionGrid{}).empty());
-}
+TEST(FeaturesTest, EmptyGridGivesNoRows) { EXPECT_TRUE(ComputeFeatures(SessionGrid{}).empty()); }
 
 TEST(SimpleSyntheticDayTest, DeterministicFromTheSeed) {
   const SessionGrid a = SimpleSyntheticDay(7, 2000);

@@ -1,11 +1,11 @@
 // Tests for the FFT, Davies–Harte fractional Gaussian noise with its Hurst
 // estimate (H = 0.65 ± 0.05), and the Hawkes generator (stationary rate μ/(1−n),
 // time-rescaled inter-arrival times iid Exp(1)).
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <cmath>
 #include <complex>
-
-#include <gtest/gtest.h>
 
 #include "train/rng.h"
 #include "train/synthetic/fft.h"
@@ -84,7 +84,8 @@ TEST(HawkesTest, StationaryRateAndTimeRescaling) {
   ASSERT_TRUE(t.ok()) << t.status();
   const double rate = t->size() / horizon;
   // Var N(T)/T → μ/(1−n)³ = 7.8, so the rate's sd is √(7.8/T) = 0.006.
-  EXPECT_NEAR(rate, p.stationary_rate(), 5 * std::sqrt(p.mu / std::pow(1 - p.branching(), 3) / horizon));
+  EXPECT_NEAR(rate, p.stationary_rate(),
+              5 * std::sqrt(p.mu / std::pow(1 - p.branching(), 3) / horizon));
   ASSERT_TRUE(std::is_sorted(t->begin(), t->end()));
   // Time rescaling: compensator increments are iid Exp(1). Kolmogorov–Smirnov at 1%.
   std::vector<double> inc = HawkesCompensatorIncrements(p, *t);

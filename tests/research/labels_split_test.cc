@@ -2,10 +2,10 @@
 // purged walk-forward splits (a property test over random configurations: no
 // training span overlaps a test span, and nothing is purged needlessly), and
 // past-only normalisation.
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <cmath>
-
-#include <gtest/gtest.h>
 
 #include "train/data/day_context.h"
 #include "train/labels/deeplob.h"
@@ -100,7 +100,8 @@ TEST(WalkForwardTest, PropertyNoTrainingSpanOverlapsATestSpan) {
     auto folds = MakeSplits(cfg, steps);
     ASSERT_TRUE(folds.ok()) << folds.status() << " trial " << trial;
     const std::string what = "trial " + std::to_string(trial) + " mode " + SplitModeName(cfg.mode) +
-                             " N=" + std::to_string(cfg.context) + " k=" + std::to_string(cfg.horizon);
+                             " N=" + std::to_string(cfg.context) +
+                             " k=" + std::to_string(cfg.horizon);
     for (const Fold& f : *folds) {
       ++checked_folds;
       const std::vector<Sample> train = Expand(f.train, off), test = Expand(f.test, off);
@@ -218,7 +219,7 @@ TEST(NormalizerTest, PastDaysOnly) {
     EXPECT_NEAR(m, 0.0, 1e-5) << j;
     EXPECT_NEAR(v, 1.0, 1e-4) << j;
   }
-  EXPECT_EQ(rows[3], ctx->features()[3]);  // time of day passes through
+  EXPECT_EQ(rows[3], ctx->features()[3]);                            // time of day passes through
   EXPECT_FALSE(FeatureNormalizer::FitPast(*ctx, (*folds)[0]).ok());  // no earlier day
 }
 

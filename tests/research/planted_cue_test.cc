@@ -1,12 +1,13 @@
 // Tests for the planted-cue generator and its null twin: motif placement, the
 // drift at lag L, determinism, the twin's independence of cue and drift sign,
 // cross-day lags, and the day builder.
-#include <cmath>
+#include "train/synthetic/planted_cue.h"
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "train/synthetic/day_builder.h"
-#include "train/synthetic/planted_cue.h"
 
 namespace flashtick {
 namespace {
@@ -146,7 +147,7 @@ TEST(PlantedCueTest, RejectsImpossibleConfigurations) {
 TEST(DayBuilderTest, WeekdaysAndShape) {
   EXPECT_EQ(*AddWeekdays("2026-01-09", 1), "2026-01-12");  // Friday → Monday
   EXPECT_EQ(*AddWeekdays("2026-01-05", 0), "2026-01-05");
-  EXPECT_FALSE(AddWeekdays("2026-01-10", 1).ok());          // a Saturday
+  EXPECT_FALSE(AddWeekdays("2026-01-10", 1).ok());  // a Saturday
   DaySeries s;
   s.return_bps = {5, 10, 0, -10};
   s.flow = {1, 2, 3, 4};

@@ -9,15 +9,14 @@
 //           1 row out of order (02:36 after 02:56 on June 20) and 7 exact repeats
 //           of a contributor's quote in the same minute.
 //   USDCHF: 62,496 half-hourly quotes = 1,302 weekday sessions × 48.
+#include <gtest/gtest.h>
 #include <sys/wait.h>
 
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
-
-#include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "train/data/cleaning.h"
 #include "train/data/day_context.h"
@@ -123,8 +122,7 @@ TEST_F(RealDataTest, UsdThbOnTheBangkokSessionGrid) {
     }
   }
   std::cout << "usdthb: " << s->days.size() << " sessions, " << inside
-            << " quote rows inside 09:30-16:00 Bangkok, " << s->days_skipped
-            << " dates skipped\n";
+            << " quote rows inside 09:30-16:00 Bangkok, " << s->days_skipped << " dates skipped\n";
   auto ctx = DayContext::Build(s->days);
   ASSERT_TRUE(ctx.ok()) << ctx.status();
   EXPECT_EQ(ctx->total_steps(), 21 * kSessionSeconds);

@@ -1,12 +1,13 @@
 // Tests for the regime-switching generator and its exact forward filter: the
 // filter against brute-force enumeration of all state paths, flip rate, and the
 // accuracy ceiling growing with the context N.
-#include <cmath>
+#include "train/synthetic/regime.h"
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "train/rng.h"
-#include "train/synthetic/regime.h"
 
 namespace flashtick {
 namespace {
@@ -34,7 +35,7 @@ double BruteForcePosterior(const std::vector<double>& r, const RegimeConfig& c) 
 
 TEST(RegimeTest, ForwardFilterIsTheExactPosterior) {
   RegimeConfig c;
-  c.flip_prob = 0.1;      // strong switching and signal so the posterior is far from ½
+  c.flip_prob = 0.1;  // strong switching and signal so the posterior is far from ½
   c.mu_over_sigma = 0.8;
   Rng rng(3);
   std::vector<double> r(12);
@@ -81,9 +82,8 @@ TEST(RegimeTest, CeilingGrowsWithContext) {
   std::vector<FilterCeiling> out;
   for (int64_t n : {16, 512, 4096, 32768}) {
     out.push_back(RegimeFilterCeiling(*d, c, n, /*first=*/32768, /*stride=*/211));
-    std::cout << "regime ceiling N=" << n << ": accuracy " << out.back().accuracy
-              << ", expected " << out.back().expected << " over " << out.back().evaluated
-              << " steps\n";
+    std::cout << "regime ceiling N=" << n << ": accuracy " << out.back().accuracy << ", expected "
+              << out.back().expected << " over " << out.back().evaluated << " steps\n";
   }
   EXPECT_LT(out[0].accuracy, 0.56);  // 16 returns carry almost nothing (μ/σ = 0.02)
   EXPECT_LT(out[0].expected, out[1].expected);

@@ -1,9 +1,10 @@
 // Tests for session-grid resampling (carry-last-quote, trade signing, sessions,
 // backfill, clock shift, weekends) and for DayContext windows across sessions.
+#include "train/data/resample.h"
+
 #include <gtest/gtest.h>
 
 #include "train/data/day_context.h"
-#include "train/data/resample.h"
 #include "train/data/timestamp.h"
 
 namespace flashtick {
@@ -27,14 +28,14 @@ Tick Trade(const char* time, double bid, double ask, double px, double size) {
 TEST(ResampleTest, CarriesTheLastQuoteAndSignsTrades) {
   // Friday 2024-03-01 and Monday 2024-03-04 (the weekend quote is carried, its day skipped).
   std::vector<Tick> ticks = {
-      Quote("2024-03-01 09:00:00", 99.0, 99.2),          // pre-open: sets the opening quote
-      Quote("2024-03-01 09:30:00.500", 100.0, 100.2),    // inside step 0 → step 0 holds it
+      Quote("2024-03-01 09:00:00", 99.0, 99.2),        // pre-open: sets the opening quote
+      Quote("2024-03-01 09:30:00.500", 100.0, 100.2),  // inside step 0 → step 0 holds it
       Trade("2024-03-01 09:30:01.100", 100.0, 100.2, 100.0, 100),  // below mid: sell
       Trade("2024-03-01 09:30:01.900", 100.0, 100.2, 100.2, 300),  // above mid: buy
       Trade("2024-03-01 09:30:02.000", 100.0, 100.2, 100.1, 50),   // at mid: 100.2 → 100.1 down
-      Quote("2024-03-01 15:59:59.999", 101.0, 101.1),    // last step
-      Quote("2024-03-01 16:00:00", 105.0, 105.1),        // after the close: not in the grid
-      Quote("2024-03-02 10:00:00", 106.0, 106.1),        // Saturday: skipped, but carried
+      Quote("2024-03-01 15:59:59.999", 101.0, 101.1),              // last step
+      Quote("2024-03-01 16:00:00", 105.0, 105.1),            // after the close: not in the grid
+      Quote("2024-03-02 10:00:00", 106.0, 106.1),            // Saturday: skipped, but carried
       Trade("2024-03-04 09:29:59", 107.0, 107.1, 107.1, 9),  // pre-open trade: no flow
       Quote("2024-03-04 12:00:00", 108.0, 108.1),
   };

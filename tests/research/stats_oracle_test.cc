@@ -2,14 +2,13 @@
 // stats_oracle.py: scipy.stats, scipy.integrate.quad, itertools CSCV), run
 // through FLASHTICK_PYTHON: moments, PSR, exact E[max], Φ⁻¹, DSR, PBO on random
 // matrices (with duplicated columns for ties) and classification metrics.
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-
-#include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "train/rng.h"
@@ -26,9 +25,9 @@ std::vector<double> Series(Rng& rng, int n, int kind) {
   std::vector<double> x(n);
   for (double& v : x) {
     if (kind == 0) v = 0.001 + 0.01 * rng.Normal();
-    if (kind == 1) v = 0.02 * (rng.Exponential() - 0.9);      // right-skewed
+    if (kind == 1) v = 0.02 * (rng.Exponential() - 0.9);                          // right-skewed
     if (kind == 2) v = 0.005 - 0.03 * rng.Exponential() * (rng.Uniform() < 0.1);  // crash-prone
-    if (kind == 3) v = 0.01 * rng.Normal() * (rng.Uniform() < 0.2 ? 4 : 1);     // fat tails
+    if (kind == 3) v = 0.01 * rng.Normal() * (rng.Uniform() < 0.2 ? 4 : 1);       // fat tails
   }
   return x;
 }
@@ -43,8 +42,8 @@ TEST(StatsOracleTest, AgreesWithScipy) {
   req["sr_star"] = sr_star;
   const std::vector<int64_t> emax_n = {2, 3, 5, 10, 100, 1000, 1000000};
   req["emax_n"] = emax_n;
-  const std::vector<double> ppf_p = {1e-12, 1e-5, 0.01, 0.02425, 0.3, 0.5, 0.77, 0.97575, 0.999,
-                                     1 - 1e-9};
+  const std::vector<double> ppf_p = {1e-12, 1e-5, 0.01,    0.02425, 0.3,
+                                     0.5,   0.77, 0.97575, 0.999,   1 - 1e-9};
   req["ppf_p"] = ppf_p;
   std::vector<double> trials;
   for (int i = 0; i < 12; ++i) trials.push_back(0.05 * rng.Normal());
@@ -74,7 +73,7 @@ TEST(StatsOracleTest, AgreesWithScipy) {
     for (int i = 0; i < 400; ++i) {
       y.push_back(i % 37 == 0 ? int8_t{kNoLabel} : static_cast<int8_t>(rng.Below(c == 2 ? 2 : 3)));
       double a = rng.Uniform(), b = rng.Uniform(), d = rng.Uniform();
-      if (i % 11 == 0) b = a;  // ties in argmax
+      if (i % 11 == 0) b = a;           // ties in argmax
       if (c == 1 && i % 5 == 0) d = 0;  // zero probability of the true class sometimes
       const double s = a + b + d;
       p.insert(p.end(), {a / s, b / s, d / s});
@@ -91,8 +90,8 @@ TEST(StatsOracleTest, AgreesWithScipy) {
   std::ofstream(in) << req.dump();
   const std::string cmd = std::string(FLASHTICK_PYTHON) + " " + FLASHTICK_SOURCE_DIR +
                           "/tests/research/stats_oracle.py " + in + " " + out;
-  ASSERT_EQ(std::system(cmd.c_str()), 0) << "oracle failed: " << cmd
-                                         << " (the venv needs numpy and scipy: scripts/setup.sh)";
+  ASSERT_EQ(std::system(cmd.c_str()), 0)
+      << "oracle failed: " << cmd << " (the venv needs numpy and scipy: scripts/setup.sh)";
   std::ifstream rs(out);
   const json resp = json::parse(rs);
   std::filesystem::remove_all(dir);
@@ -142,7 +141,8 @@ TEST(StatsOracleTest, AgreesWithScipy) {
     EXPECT_NEAR(m->macro_f1, want["macro_f1"].get<double>(), 1e-15);
     EXPECT_NEAR(m->log_loss, want["log_loss"].get<double>(), 1e-12);
     for (int a = 0; a < 3; ++a) {
-      for (int b = 0; b < 3; ++b) EXPECT_EQ(m->confusion[a][b], want["confusion"][a][b].get<int64_t>());
+      for (int b = 0; b < 3; ++b)
+        EXPECT_EQ(m->confusion[a][b], want["confusion"][a][b].get<int64_t>());
     }
   }
 }

@@ -2,9 +2,9 @@
 // (N = 3: 0.846284), the Bailey & López de Prado (2014) DSR example, PBO on
 // small matrices that exercise each tie rule, classification metrics, the
 // strategy's daily returns and the gate verdict.
-#include <cmath>
-
 #include <gtest/gtest.h>
+
+#include <cmath>
 
 #include "train/rng.h"
 #include "train/stats/classification.h"
@@ -21,7 +21,7 @@ TEST(NormalTest, QuantileAndExpectedMax) {
   EXPECT_NEAR(NormalQuantile(1e-10), -6.361340902404056, 1e-12);
   EXPECT_NEAR(NormalQuantile(0.5), 0.0, 1e-15);
   EXPECT_TRUE(std::isinf(NormalQuantile(1.0)));
-  EXPECT_NEAR(*ExpectedMaxOfNormals(3), 0.846284375321634, 1e-9);  // RESEARCH.md: 0.846284
+  EXPECT_NEAR(*ExpectedMaxOfNormals(3), 0.846284375321634, 1e-9);     // RESEARCH.md: 0.846284
   EXPECT_NEAR(*ExpectedMaxOfNormals(2), 1 / std::sqrt(M_PI), 1e-10);  // E[max of 2] = 1/√π
   EXPECT_EQ(*ExpectedMaxOfNormals(1), 0.0);
   EXPECT_FALSE(ExpectedMaxOfNormals(0).ok());
@@ -49,8 +49,8 @@ TEST(SharpeTest, PaperExample) {
 }
 
 TEST(SharpeTest, PsrEdgesAreErrorsNotNumbers) {
-  EXPECT_FALSE(ProbabilisticSharpe(0.5, 0, 1, 0, 3).ok());          // T < 2
-  EXPECT_FALSE(ProbabilisticSharpe(2.0, 0, 100, 5, 3).ok());        // 1 − γ₃SR + … ≤ 0
+  EXPECT_FALSE(ProbabilisticSharpe(0.5, 0, 1, 0, 3).ok());    // T < 2
+  EXPECT_FALSE(ProbabilisticSharpe(2.0, 0, 100, 5, 3).ok());  // 1 − γ₃SR + … ≤ 0
   EXPECT_FALSE(ProbabilisticSharpe(std::vector<double>(10, 0.01), 0).ok());  // constant
   EXPECT_NEAR(*ProbabilisticSharpe(0.0, 0.0, 50, 0, 3), 0.5, 1e-15);
 }
@@ -101,20 +101,20 @@ TEST(PboTest, CountsCombinationsAndValidates) {
   }
   auto r = ProbabilityOfBacktestOverfitting(m);  // S = 16 by default
   ASSERT_TRUE(r.ok());
-  EXPECT_EQ(r->combinations, 12870);  // C(16, 8)
+  EXPECT_EQ(r->combinations, 12870);                           // C(16, 8)
   EXPECT_FALSE(ProbabilityOfBacktestOverfitting(m, 3).ok());   // odd S
   EXPECT_FALSE(ProbabilityOfBacktestOverfitting(m, 42).ok());  // S > T
   m[3].pop_back();
-  EXPECT_FALSE(ProbabilityOfBacktestOverfitting(m, 4).ok());   // ragged
+  EXPECT_FALSE(ProbabilityOfBacktestOverfitting(m, 4).ok());           // ragged
   EXPECT_FALSE(ProbabilityOfBacktestOverfitting({{1}, {2}}, 2).ok());  // one column
 }
 
 TEST(ClassificationTest, HandComputedExample) {
   const std::vector<int8_t> y = {kDown, kFlat, kUp, kUp, kFlat, kNoLabel};
-  const std::vector<double> p = {0.7, 0.2, 0.1,  0.1, 0.8, 0.1,  0.2, 0.3, 0.5,
-                                 0.4, 0.4, 0.2,  // tie down/flat → flat
-                                 0.4, 0.2, 0.4,  // tie down/up → down
-                                 0.0, 0.0, 0.0};  // unlabelled: ignored
+  const std::vector<double> p = {0.7, 0.2, 0.1, 0.1, 0.8, 0.1,
+                                 0.2, 0.3, 0.5, 0.4, 0.4, 0.2,  // tie down/flat → flat
+                                 0.4, 0.2, 0.4,                 // tie down/up → down
+                                 0.0, 0.0, 0.0};                // unlabelled: ignored
   auto m = Classify(y, p);
   ASSERT_TRUE(m.ok()) << m.status();
   EXPECT_EQ(m->samples, 5);

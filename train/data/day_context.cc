@@ -15,8 +15,8 @@ absl::StatusOr<DayContext> DayContext::Build(const std::vector<SessionGrid>& day
   for (size_t d = 0; d < days.size(); ++d) {
     const SessionGrid& g = days[d];
     if (g.steps() == 0 || g.ask.size() != g.bid.size() || g.flow.size() != g.bid.size()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "day context: session ", d, " (", g.date, ") is empty or has ragged bid/ask/flow"));
+      return absl::InvalidArgumentError(absl::StrCat("day context: session ", d, " (", g.date,
+                                                     ") is empty or has ragged bid/ask/flow"));
     }
     if (d > 0 && !(days[d - 1].date < g.date)) {
       return absl::InvalidArgumentError(absl::StrCat("day context: dates must increase, got ",

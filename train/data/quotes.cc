@@ -16,8 +16,9 @@ absl::StatusOr<std::vector<Tick>> ParseQuotesCsv(absl::string_view text,
   const int c_bid = table.Find({"bid"});
   const int c_ask = table.Find({"ask"});
   if (c_bid < 0 || c_ask < 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        source_name, ": the header needs 'bid' and 'ask' columns (a bars file? use "
+    return absl::InvalidArgumentError(
+        absl::StrCat(source_name,
+                     ": the header needs 'bid' and 'ask' columns (a bars file? use "
                      "ParseBarsCsv)"));
   }
   const int c_bsz = table.Find({"bid_size", "bidsize"});

@@ -25,7 +25,7 @@ struct Tick {
   double bid_size = 0, ask_size = 0;
   bool has_trade = false;
   double trade_price = 0, trade_size = 0;
-  std::string source;   // contributor / venue; part of a row's identity for duplicates
+  std::string source;  // contributor / venue; part of a row's identity for duplicates
 
   bool SameContent(const Tick& o) const {
     return time_us == o.time_us && bid == o.bid && ask == o.ask && bid_size == o.bid_size &&

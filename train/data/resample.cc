@@ -114,9 +114,8 @@ absl::StatusOr<Sessions> ResampleEvents(const std::vector<Event>& ev, const Sess
 
 absl::Status SessionSpec::Validate() const {
   if (step_us <= 0 || steps <= 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("session spec: step_us (", step_us, ") and steps (", steps,
-                     ") must be positive"));
+    return absl::InvalidArgumentError(absl::StrCat("session spec: step_us (", step_us,
+                                                   ") and steps (", steps, ") must be positive"));
   }
   if (open_second < 0 || steps > kMicrosPerDay / step_us ||
       open_second * kMicrosPerSecond + steps * step_us > kMicrosPerDay) {

@@ -35,7 +35,7 @@ struct SessionSpec {
 
 struct SessionStats {
   std::string date;
-  int64_t rows_in_session = 0;   // quote or bar rows inside the window
+  int64_t rows_in_session = 0;  // quote or bar rows inside the window
   int64_t trades = 0;
   int64_t unsigned_trades = 0;   // at the mid with no prior price change to sign by
   int64_t backfilled_steps = 0;  // steps before the first quote of the data

@@ -34,9 +34,8 @@ int DaysInMonth(int64_t y, int m) {
 }
 
 absl::Status Bad(absl::string_view text, absl::string_view why) {
-  return absl::InvalidArgumentError(
-      absl::StrCat("timestamp '", text, "': ", why,
-                   " (expected YYYY-MM-DD[ HH:MM[:SS[.ffffff]]])"));
+  return absl::InvalidArgumentError(absl::StrCat("timestamp '", text, "': ", why,
+                                                 " (expected YYYY-MM-DD[ HH:MM[:SS[.ffffff]]])"));
 }
 
 }  // namespace
@@ -134,8 +133,7 @@ absl::StatusOr<int64_t> ParseTimestamp(absl::string_view text) {
   if (pos < text.size() && text[pos] == 'Z') ++pos;
   if (pos != text.size()) return Bad(text, "trailing characters");
   const int64_t days = DaysFromCivil(year, static_cast<int>(month), static_cast<int>(day));
-  return ((days * kSecondsPerDay + hour * 3600 + minute * 60 + second) * kMicrosPerSecond) +
-         micros;
+  return ((days * kSecondsPerDay + hour * 3600 + minute * 60 + second) * kMicrosPerSecond) + micros;
 }
 
 }  // namespace flashtick

@@ -19,7 +19,8 @@ absl::StatusOr<FeatureNormalizer> FeatureNormalizer::Fit(const DayContext& ctx,
   int64_t n = 0;
   for (int d : days) {
     if (d < 0 || d >= ctx.num_days()) {
-      return absl::OutOfRangeError(absl::StrCat("normalizer: day ", d, " outside ", ctx.num_days()));
+      return absl::OutOfRangeError(
+          absl::StrCat("normalizer: day ", d, " outside ", ctx.num_days()));
     }
     for (int64_t t = 0; t < ctx.day_steps(d); ++t) {
       const float* row = &x[(ctx.day_offset(d) + t) * kNumFeatures];
@@ -31,7 +32,8 @@ absl::StatusOr<FeatureNormalizer> FeatureNormalizer::Fit(const DayContext& ctx,
   for (int d : days) {
     for (int64_t t = 0; t < ctx.day_steps(d); ++t) {
       const float* row = &x[(ctx.day_offset(d) + t) * kNumFeatures];
-      for (int j = 0; j < kNumFeatures; ++j) z.std_[j] += (row[j] - z.mean_[j]) * (row[j] - z.mean_[j]);
+      for (int j = 0; j < kNumFeatures; ++j)
+        z.std_[j] += (row[j] - z.mean_[j]) * (row[j] - z.mean_[j]);
     }
   }
   for (int j = 0; j < kNumFeatures; ++j) {
@@ -47,15 +49,16 @@ absl::StatusOr<FeatureNormalizer> FeatureNormalizer::Fit(const DayContext& ctx,
 
 absl::StatusOr<FeatureNormalizer> FeatureNormalizer::FitPast(const DayContext& ctx,
                                                              const Fold& fold) {
-  if (fold.test_days.empty()) return absl::InvalidArgumentError("normalizer: fold has no test days");
+  if (fold.test_days.empty())
+    return absl::InvalidArgumentError("normalizer: fold has no test days");
   std::vector<int> past;
   for (int d : fold.train_days) {
     if (d < fold.test_days.front()) past.push_back(d);
   }
   if (past.empty()) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "normalizer: no training day precedes test day ", fold.test_days.front(),
-        "; past-only statistics need at least one earlier day"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("normalizer: no training day precedes test day ", fold.test_days.front(),
+                     "; past-only statistics need at least one earlier day"));
   }
   return Fit(ctx, past);
 }

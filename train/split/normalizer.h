@@ -31,7 +31,7 @@ class FeatureNormalizer {
   const std::array<double, kNumFeatures>& stddev() const { return std_; }
   const std::vector<int>& fitted_days() const { return days_; }
 
-  static constexpr std::array<bool, kNumFeatures> kNormalised = {true, true, true,
+  static constexpr std::array<bool, kNumFeatures> kNormalised = {true,  true,  true,
                                                                  false, false, false};
 
  private:

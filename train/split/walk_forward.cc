@@ -47,9 +47,12 @@ int64_t Subtract(const SampleRange& r, int64_t offset, const std::vector<Interva
 
 std::string SplitModeName(SplitMode m) {
   switch (m) {
-    case SplitMode::kExpanding: return "expanding";
-    case SplitMode::kRolling: return "rolling";
-    case SplitMode::kPurgedKFold: return "purged_kfold";
+    case SplitMode::kExpanding:
+      return "expanding";
+    case SplitMode::kRolling:
+      return "rolling";
+    case SplitMode::kPurgedKFold:
+      return "purged_kfold";
   }
   return "unknown";
 }
@@ -96,7 +99,8 @@ absl::StatusOr<std::vector<Fold>> MakeSplits(const SplitConfig& cfg,
   // Test blocks.
   std::vector<std::pair<int, int>> blocks;  // [first, last)
   if (cfg.mode == SplitMode::kPurgedKFold) {
-    for (int s = 0; s < days; s += cfg.test_days) blocks.push_back({s, std::min(days, s + cfg.test_days)});
+    for (int s = 0; s < days; s += cfg.test_days)
+      blocks.push_back({s, std::min(days, s + cfg.test_days)});
     if (blocks.size() < 2) {
       return absl::InvalidArgumentError("splits: purged k-fold needs at least two blocks of days");
     }
@@ -105,8 +109,8 @@ absl::StatusOr<std::vector<Fold>> MakeSplits(const SplitConfig& cfg,
       blocks.push_back({s, s + cfg.test_days});
     }
     if (blocks.empty()) {
-      return absl::InvalidArgumentError(absl::StrCat("splits: ", days, " days leave no test block after ",
-                                                     cfg.train_days, " training days"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "splits: ", days, " days leave no test block after ", cfg.train_days, " training days"));
     }
   }
 

@@ -42,12 +42,12 @@ struct SampleRange {
 };
 
 struct Fold {
-  std::vector<int> test_days;        // consecutive
-  std::vector<int> train_days;       // days contributing training samples (after embargo)
-  std::vector<SampleRange> train;    // after purging, in day order
+  std::vector<int> test_days;      // consecutive
+  std::vector<int> train_days;     // days contributing training samples (after embargo)
+  std::vector<SampleRange> train;  // after purging, in day order
   std::vector<SampleRange> test;
-  int64_t purged = 0;                // training samples dropped by the purge
-  int64_t embargoed = 0;             // training samples dropped by the embargo
+  int64_t purged = 0;     // training samples dropped by the purge
+  int64_t embargoed = 0;  // training samples dropped by the embargo
   int64_t train_samples() const;
   int64_t test_samples() const;
 };

@@ -39,7 +39,8 @@ absl::StatusOr<ClassificationMetrics> Classify(const std::vector<int8_t>& labels
     double total = 0;
     for (int c = 0; c < kNumClasses; ++c) {
       if (!std::isfinite(p[c]) || p[c] < 0) {
-        return absl::InvalidArgumentError(absl::StrCat("metrics: probability ", p[c], " at row ", i));
+        return absl::InvalidArgumentError(
+            absl::StrCat("metrics: probability ", p[c], " at row ", i));
       }
       total += p[c];
     }

@@ -15,20 +15,28 @@ namespace {
 
 double Score(const ArmOutcome& a, BestBy by, double sharpe) {
   switch (by) {
-    case BestBy::kSharpe: return sharpe;
-    case BestBy::kAccuracy: return a.metrics.accuracy;
-    case BestBy::kMacroF1: return a.metrics.macro_f1;
-    case BestBy::kLogLoss: return -a.metrics.log_loss;  // lower loss is better
+    case BestBy::kSharpe:
+      return sharpe;
+    case BestBy::kAccuracy:
+      return a.metrics.accuracy;
+    case BestBy::kMacroF1:
+      return a.metrics.macro_f1;
+    case BestBy::kLogLoss:
+      return -a.metrics.log_loss;  // lower loss is better
   }
   return sharpe;
 }
 
 const char* ByName(BestBy by) {
   switch (by) {
-    case BestBy::kSharpe: return "OOS daily Sharpe";
-    case BestBy::kAccuracy: return "OOS accuracy";
-    case BestBy::kMacroF1: return "OOS macro-F1";
-    case BestBy::kLogLoss: return "OOS log-loss";
+    case BestBy::kSharpe:
+      return "OOS daily Sharpe";
+    case BestBy::kAccuracy:
+      return "OOS accuracy";
+    case BestBy::kMacroF1:
+      return "OOS macro-F1";
+    case BestBy::kLogLoss:
+      return "OOS log-loss";
   }
   return "?";
 }
@@ -71,20 +79,23 @@ absl::StatusOr<GateVerdict> EvaluateGate(const std::vector<ArmOutcome>& arms,
   // 1. Best out of sample, strictly: a tie at the top justifies nothing.
   const double top = *std::max_element(v.arm_score.begin(), v.arm_score.end());
   const int at_top = static_cast<int>(std::count(v.arm_score.begin(), v.arm_score.end(), top));
-  v.best_arm = at_top == 1 ? static_cast<int>(std::find(v.arm_score.begin(), v.arm_score.end(), top) -
-                                              v.arm_score.begin())
-                           : -1;
+  v.best_arm = at_top == 1
+                   ? static_cast<int>(std::find(v.arm_score.begin(), v.arm_score.end(), top) -
+                                      v.arm_score.begin())
+                   : -1;
   v.best_ok = v.best_arm == v.longest_arm;
   if (v.best_ok) {
     v.reasons.push_back(absl::StrFormat("The longest context (%s) is best by %s (%.4g).",
                                         longest.name, ByName(cfg.best_by), top));
   } else if (v.best_arm < 0) {
-    v.reasons.push_back(absl::StrFormat("%d arms tie for best by %s (%.4g); a tie does not justify "
-                                        "the longer context.", at_top, ByName(cfg.best_by), top));
+    v.reasons.push_back(
+        absl::StrFormat("%d arms tie for best by %s (%.4g); a tie does not justify "
+                        "the longer context.",
+                        at_top, ByName(cfg.best_by), top));
   } else {
-    v.reasons.push_back(absl::StrFormat("The longest context (%s) is not best by %s: %s is (%.4g vs %.4g).",
-                                        longest.name, ByName(cfg.best_by), arms[v.best_arm].name,
-                                        top, v.arm_score[v.longest_arm]));
+    v.reasons.push_back(absl::StrFormat(
+        "The longest context (%s) is not best by %s: %s is (%.4g vs %.4g).", longest.name,
+        ByName(cfg.best_by), arms[v.best_arm].name, top, v.arm_score[v.longest_arm]));
   }
 
   // 2. Deflated Sharpe of the longest arm against every configuration tried.
@@ -96,8 +107,8 @@ absl::StatusOr<GateVerdict> EvaluateGate(const std::vector<ArmOutcome>& arms,
     v.dsr_ok = dsr->dsr >= cfg.min_dsr;
     v.reasons.push_back(absl::StrFormat(
         "Deflated Sharpe of %s: %.4f over %d configurations (SR %.4f per day vs SR0 %.4f); "
-        "the gate needs >= %.2f.", longest.name, dsr->dsr, dsr->trials, dsr->sharpe, dsr->sr0,
-        cfg.min_dsr));
+        "the gate needs >= %.2f.",
+        longest.name, dsr->dsr, dsr->trials, dsr->sharpe, dsr->sr0, cfg.min_dsr));
   } else {
     v.reasons.push_back(absl::StrCat("Deflated Sharpe of ", longest.name,
                                      " cannot be computed: ", dsr.status().message(), "."));

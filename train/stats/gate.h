@@ -29,7 +29,7 @@ enum class BestBy { kSharpe, kAccuracy, kMacroF1, kLogLoss };
 struct GateConfig {
   double min_dsr = 0.95;
   double max_pbo = 0.10;
-  int pbo_blocks = 16;       // S; lowered to the largest even number ≤ T when T < S
+  int pbo_blocks = 16;  // S; lowered to the largest even number ≤ T when T < S
   BestBy best_by = BestBy::kSharpe;
   EmaxMethod emax = EmaxMethod::kExact;
   // SR̂ of configurations tried beyond these arms (other seeds, settings), so
@@ -45,7 +45,7 @@ struct GateVerdict {
   std::vector<double> arm_score;  // the best_by metric per arm (higher is better)
   bool dsr_ok = false, pbo_ok = false, best_ok = false;
   DeflatedSharpe dsr;
-  PboResult pbo;             // lambdas dropped to keep the verdict small
+  PboResult pbo;                     // lambdas dropped to keep the verdict small
   std::vector<std::string> reasons;  // plain sentences, one per gate
   std::string Summary() const;
 };

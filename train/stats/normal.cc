@@ -40,7 +40,7 @@ double NormalQuantile(double p) {
                                   -1.328068155288572e+01};
   static constexpr double c[6] = {-7.784894002430293e-03, -3.223964580411365e-01,
                                   -2.400758277161838e+00, -2.549732539343734e+00,
-                                  4.374664141464968e+00, 2.938163982698783e+00};
+                                  4.374664141464968e+00,  2.938163982698783e+00};
   static constexpr double d[4] = {7.784695709041462e-03, 3.224671290700398e-01,
                                   2.445134137142996e+00, 3.754408661907416e+00};
   constexpr double kLow = 0.02425;
@@ -78,9 +78,7 @@ absl::StatusOr<double> ExpectedMaxOfNormals(int64_t n, EmaxMethod method) {
   // Gaussian-or-lighter tails on both sides, so ±12 around it covers all mass.
   const double lo = -12.0, hi = std::sqrt(2 * std::log(nn)) + 12.0;
   const double h = (hi - lo) / kSimpsonIntervals;
-  auto f = [&](double x) {
-    return x * nn * NormalPdf(x) * std::exp((nn - 1) * LogNormalCdf(x));
-  };
+  auto f = [&](double x) { return x * nn * NormalPdf(x) * std::exp((nn - 1) * LogNormalCdf(x)); };
   double sum = f(lo) + f(hi);
   for (int i = 1; i < kSimpsonIntervals; ++i) sum += f(lo + i * h) * (i % 2 ? 4.0 : 2.0);
   return sum * h / 3.0;

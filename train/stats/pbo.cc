@@ -42,11 +42,12 @@ absl::StatusOr<PboResult> ProbabilityOfBacktestOverfitting(
   }
   for (int64_t t = 0; t < t_rows; ++t) {
     if (static_cast<int64_t>(m[t].size()) != n_cols) {
-      return absl::InvalidArgumentError(absl::StrCat("PBO: row ", t, " has ", m[t].size(),
-                                                     " columns, row 0 has ", n_cols));
+      return absl::InvalidArgumentError(
+          absl::StrCat("PBO: row ", t, " has ", m[t].size(), " columns, row 0 has ", n_cols));
     }
     for (double v : m[t]) {
-      if (!std::isfinite(v)) return absl::InvalidArgumentError(absl::StrCat("PBO: row ", t, " not finite"));
+      if (!std::isfinite(v))
+        return absl::InvalidArgumentError(absl::StrCat("PBO: row ", t, " not finite"));
     }
   }
   // Block b holds rows [start_b, start_{b+1}); the first T mod S blocks get one extra.

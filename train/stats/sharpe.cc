@@ -11,18 +11,19 @@ namespace flashtick {
 
 absl::StatusOr<double> ProbabilisticSharpe(double sr, double sr_star, int64_t t, double skew,
                                            double kurtosis) {
-  if (t < 2) return absl::InvalidArgumentError(absl::StrCat("PSR: need T ≥ 2 observations, got ", t));
+  if (t < 2)
+    return absl::InvalidArgumentError(absl::StrCat("PSR: need T ≥ 2 observations, got ", t));
   if (!std::isfinite(sr) || !std::isfinite(sr_star) || !std::isfinite(skew) ||
       !std::isfinite(kurtosis)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "PSR: non-finite input (SR=", sr, " SR*=", sr_star, " skew=", skew, " kurt=", kurtosis,
-        "); a constant return series has no Sharpe ratio"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("PSR: non-finite input (SR=", sr, " SR*=", sr_star, " skew=", skew,
+                     " kurt=", kurtosis, "); a constant return series has no Sharpe ratio"));
   }
   const double var = 1 - skew * sr + 0.25 * (kurtosis - 1) * sr * sr;
   if (!(var > 0)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "PSR: 1 − γ₃·SR + (γ₄−1)/4·SR² = ", var, " ≤ 0 (SR=", sr, ", skew=", skew,
-        "); the normal approximation does not hold for this series"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("PSR: 1 − γ₃·SR + (γ₄−1)/4·SR² = ", var, " ≤ 0 (SR=", sr, ", skew=", skew,
+                     "); the normal approximation does not hold for this series"));
   }
   return NormalCdf((sr - sr_star) * std::sqrt(static_cast<double>(t - 1)) / std::sqrt(var));
 }
@@ -35,8 +36,8 @@ absl::StatusOr<double> ProbabilisticSharpe(const std::vector<double>& returns, d
 absl::StatusOr<DeflatedSharpe> DeflatedSharpeRatio(const Moments& m, int64_t trials,
                                                    double trials_var, EmaxMethod method) {
   if (trials < 1 || !(trials_var >= 0) || !std::isfinite(trials_var)) {
-    return absl::InvalidArgumentError(absl::StrCat("DSR: need N ≥ 1 trials and V ≥ 0, got N=",
-                                                   trials, " V=", trials_var));
+    return absl::InvalidArgumentError(
+        absl::StrCat("DSR: need N ≥ 1 trials and V ≥ 0, got N=", trials, " V=", trials_var));
   }
   DeflatedSharpe d;
   d.sharpe = m.sharpe;

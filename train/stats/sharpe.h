@@ -23,8 +23,7 @@ namespace flashtick {
 // 1 − γ₃SR̂ + ((γ₄−1)/4)SR̂² is not positive (the normal approximation breaks).
 absl::StatusOr<double> ProbabilisticSharpe(double sharpe, double sharpe_star, int64_t t,
                                            double skew, double kurtosis);
-absl::StatusOr<double> ProbabilisticSharpe(const std::vector<double>& returns,
-                                           double sharpe_star);
+absl::StatusOr<double> ProbabilisticSharpe(const std::vector<double>& returns, double sharpe_star);
 
 struct DeflatedSharpe {
   double sharpe = 0;      // SR̂ of the selected series

@@ -18,8 +18,7 @@ double FgnAutocovariance(double hurst, int64_t lag);
 
 // n samples of unit-variance fGn. InvalidArgument for H ∉ (0, 1) or n < 1;
 // FailedPrecondition if the embedding has a negative eigenvalue beyond rounding.
-absl::StatusOr<std::vector<double>> FractionalGaussianNoise(int64_t n, double hurst,
-                                                            uint64_t seed);
+absl::StatusOr<std::vector<double>> FractionalGaussianNoise(int64_t n, double hurst, uint64_t seed);
 
 // Aggregated-variance estimate of H (Beran 1994, §4.4): Var(block mean at block
 // size m) ∝ m^{2H−2}; least squares of log Var on log m for m = 2, 4, ..., with

@@ -13,8 +13,8 @@ namespace flashtick {
 
 absl::StatusOr<std::vector<double>> SimulateHawkes(const HawkesParams& p, double horizon,
                                                    uint64_t seed) {
-  if (!(p.mu > 0) || !(p.alpha >= 0) || !(p.beta > 0) || !(p.branching() < 1) ||
-      !(horizon > 0) || !std::isfinite(horizon)) {
+  if (!(p.mu > 0) || !(p.alpha >= 0) || !(p.beta > 0) || !(p.branching() < 1) || !(horizon > 0) ||
+      !std::isfinite(horizon)) {
     return absl::InvalidArgumentError(absl::StrCat(
         "hawkes: need μ > 0, α ≥ 0, β > 0, α/β < 1 (stationary) and a finite horizon > 0; got μ=",
         p.mu, " α=", p.alpha, " β=", p.beta, " horizon=", horizon));

@@ -40,9 +40,9 @@ absl::StatusOr<PlantedCueData> GeneratePlantedCue(const PlantedCueConfig& c) {
           " so the cue lies before the label's past window"));
     }
     if (!c.cross_day && span >= c.steps_per_day) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("planted cue: lag ", lag, " + horizon ", c.horizon,
-                       " does not fit in a day of ", c.steps_per_day, " steps; set cross_day"));
+      return absl::InvalidArgumentError(absl::StrCat("planted cue: lag ", lag, " + horizon ",
+                                                     c.horizon, " does not fit in a day of ",
+                                                     c.steps_per_day, " steps; set cross_day"));
     }
     if (span >= total) {
       return absl::InvalidArgumentError(
@@ -76,7 +76,8 @@ absl::StatusOr<PlantedCueData> GeneratePlantedCue(const PlantedCueConfig& c) {
       }
       bool placed = false;
       for (int tries = 0; tries < kMaxTriesPerEvent && !placed; ++tries) {
-        const int64_t cue = lo + static_cast<int64_t>(rng.Below(static_cast<uint64_t>(hi - lo + 1)));
+        const int64_t cue =
+            lo + static_cast<int64_t>(rng.Below(static_cast<uint64_t>(hi - lo + 1)));
         const Interval motif{cue, cue + kMotifSteps};
         const Interval guard{cue + lag - c.horizon, cue + lag + c.horizon};
         bool clash = false;
@@ -95,9 +96,9 @@ absl::StatusOr<PlantedCueData> GeneratePlantedCue(const PlantedCueConfig& c) {
         placed = true;
       }
       if (!placed) {
-        return absl::ResourceExhaustedError(absl::StrCat(
-            "planted cue: cannot place ", per_family, " events of lag ", lag, " in ", total,
-            " steps without overlap; use fewer events per day or more days"));
+        return absl::ResourceExhaustedError(
+            absl::StrCat("planted cue: cannot place ", per_family, " events of lag ", lag, " in ",
+                         total, " steps without overlap; use fewer events per day or more days"));
       }
     }
   }
@@ -112,8 +113,8 @@ absl::StatusOr<PlantedCueData> GeneratePlantedCue(const PlantedCueConfig& c) {
   }
   std::sort(out.events.begin(), out.events.end(),
             [](const PlantedEvent& a, const PlantedEvent& b) { return a.call_step < b.call_step; });
-  ASSIGN_OR_RETURN(out.days, BuildDays(s, c.steps_per_day, c.null_twin ? "NULLCUE" : "CUE",
-                                       "2026-01-05"));
+  ASSIGN_OR_RETURN(out.days,
+                   BuildDays(s, c.steps_per_day, c.null_twin ? "NULLCUE" : "CUE", "2026-01-05"));
   return out;
 }
 

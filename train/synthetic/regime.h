@@ -42,9 +42,9 @@ double RegimePosterior(const std::vector<double>& r, int64_t t, int64_t n, const
 
 struct FilterCeiling {
   int64_t context = 0;
-  int64_t evaluated = 0;   // steps scored
-  double accuracy = 0;     // share of steps where sign(P(s_{t+1}=+1) − ½) = s_{t+1}
-  double expected = 0;     // mean of max(P, 1−P): the Bayes accuracy the filter expects
+  int64_t evaluated = 0;  // steps scored
+  double accuracy = 0;    // share of steps where sign(P(s_{t+1}=+1) − ½) = s_{t+1}
+  double expected = 0;    // mean of max(P, 1−P): the Bayes accuracy the filter expects
 };
 
 // The exact-filter accuracy ceiling for context n, scored at every `stride`-th
