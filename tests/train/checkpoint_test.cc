@@ -1,0 +1,156 @@
+// Checkpoints (model/train/train_checkpoint.h): training 10 steps equals training 5,
+// saving, loading into a fresh trainer and training 5 more, bit for bit (losses and
+// weights), for AdamW and Sophia-H (whose Hutchinson probes come from the saved RNG
+// state), with micro-batches; corrupted, truncated or missing files are refused with
+// DataLoss/NotFound errors that name the file; stale step files are cleaned up; and
+// the CRC-32 matches zlib's.
+#include <zlib.h>
+
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "gtest/gtest.h"
+#include "kernels/backend.h"
+#include "model/file_io.h"
+#include "model/train/crc32.h"
+#include "model/train/train_checkpoint.h"
+#include "model/train/trainer.h"
+#include "tests/train/train_test_util.h"
+
+namespace flashtick::train_test {
+namespace {
+
+TrainerOptions Options(OptimizerKind kind) {
+  TrainerOptions o;
+  o.optimizer = kind;
+  o.hyper = OptimizerHyper::Defaults(kind);
+  o.lr = LrSchedule{3e-3, 3, 10, 0.1};
+  o.micro_batch = 2;
+  o.hessian_interval = 3;  // refreshes at steps 1, 4, 7, 10: two of them after the resume
+  o.seed = 9;
+  return o;
+}
+
+std::string TempDir(const std::string& name) {
+  return ::testing::TempDir() + "/" + name + "_" + std::to_string(getpid());
+}
+
+class Resume : public ::testing::TestWithParam<OptimizerKind> {};
+
+TEST_P(Resume, TenStepsEqualFivePlusCheckpointPlusFive) {
+  auto be = *CreateBackend("cpu", BackendOptions{2, 0});
+  const ModelConfig c = TinyConfig();
+  std::vector<Batch> batches;
+  for (int s = 0; s < 10; ++s) batches.push_back(MakeBatch(4, 12, c.features, 100 + s));
+  auto run = [&](Trainer& t, int from, int to, std::vector<double>* losses) {
+    for (int s = from; s < to; ++s) {
+      auto st = t.TrainStep(batches[s].ticks, batches[s].labels, 4, 12);
+      ASSERT_TRUE(st.ok()) << st.status();
+      losses->push_back(st->loss);
+    }
+  };
+  std::vector<double> straight, resumed;
+  auto a = *Trainer::Create(c, Options(GetParam()), be.get());
+  run(*a, 0, 10, &straight);
+  const std::string dir = TempDir(std::string("ckpt_") + OptimizerKindName(GetParam()));
+  {
+    auto b = *Trainer::Create(c, Options(GetParam()), be.get());
+    run(*b, 0, 5, &resumed);
+    ASSERT_TRUE(TrainCheckpoint::Save(*b, dir).ok());
+  }  // the first trainer is gone: nothing survives but the files
+  auto loaded = TrainCheckpoint::Load(dir, be.get());
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_EQ((*loaded)->step(), 5);
+  run(**loaded, 5, 10, &resumed);
+  ASSERT_EQ(straight.size(), resumed.size());
+  for (size_t i = 0; i < straight.size(); ++i)
+    EXPECT_EQ(std::memcmp(&straight[i], &resumed[i], sizeof(double)), 0)
+        << "step " << i + 1 << ": " << straight[i] << " vs " << resumed[i];
+  const auto wa = *a->params().ToHost(a->params().values());
+  const auto wb = *(*loaded)->params().ToHost((*loaded)->params().values());
+  EXPECT_EQ(wa, wb) << "weights after 10 steps differ bitwise";
+  const auto ma = *a->params().ToHost(a->optimizer().second());
+  const auto mb = *(*loaded)->params().ToHost((*loaded)->optimizer().second());
+  EXPECT_EQ(ma, mb);
+  EXPECT_EQ(a->rng().state(), (*loaded)->rng().state());
+  std::printf("resume_%s: 10 steps == 5 + checkpoint + 5 bitwise; final loss %.17g\n",
+              OptimizerKindName(GetParam()), straight.back());
+  // Saving again at step 10 replaces the step-5 files.
+  ASSERT_TRUE(TrainCheckpoint::Save(**loaded, dir).ok());
+  int data_files = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    const std::string n = e.path().filename().string();
+    if (n.find(".safetensors") != std::string::npos) {
+      ++data_files;
+      EXPECT_NE(n.find("0000000010"), std::string::npos) << n;
+    }
+  }
+  EXPECT_EQ(data_files, 2);
+  std::filesystem::remove_all(dir);
+}
+
+INSTANTIATE_TEST_SUITE_P(Optimizers, Resume,
+                         ::testing::Values(OptimizerKind::kAdamW, OptimizerKind::kSophiaH),
+                         [](const auto& info) { return std::string(OptimizerKindName(info.param)); });
+
+// Flips one byte of `path` at `offset` from the end.
+void Corrupt(const std::string& path, int64_t from_end) {
+  std::string bytes = *ReadFileToString(path);
+  bytes[bytes.size() - from_end] ^= 0x5A;
+  std::ofstream(path, std::ios::binary) << bytes;
+}
+
+TEST(Checkpoint, RefusesCorruptedFiles) {
+  auto be = *CreateBackend("cpu", BackendOptions{2, 0});
+  const Batch batch = MakeBatch(4, 8, TinyConfig().features, 5);
+  auto t = *Trainer::Create(TinyConfig(), Options(OptimizerKind::kAdamW), be.get());
+  ASSERT_TRUE(t->TrainStep(batch.ticks, batch.labels, 4, 8).ok());
+  const std::string dir = TempDir("ckpt_corrupt");
+  auto fresh = [&] {
+    std::filesystem::remove_all(dir);
+    EXPECT_TRUE(TrainCheckpoint::Save(*t, dir).ok());
+  };
+  const std::string params = dir + "/params-0000000001.safetensors";
+  const std::string state = dir + "/optimizer-0000000001.safetensors";
+  fresh();
+  ASSERT_TRUE(TrainCheckpoint::Load(dir, be.get()).ok());
+  Corrupt(params, 3);  // a bit of a weight
+  auto r = TrainCheckpoint::Load(dir, be.get());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_NE(r.status().message().find("CRC-32"), std::string::npos) << r.status();
+  EXPECT_NE(r.status().message().find("params-0000000001"), std::string::npos) << r.status();
+  fresh();
+  std::string bytes = *ReadFileToString(state);
+  std::ofstream(state, std::ios::binary) << bytes.substr(0, bytes.size() / 2);  // truncated
+  r = TrainCheckpoint::Load(dir, be.get());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_NE(r.status().message().find("bytes"), std::string::npos) << r.status();
+  fresh();
+  std::filesystem::remove(state);
+  EXPECT_FALSE(TrainCheckpoint::Load(dir, be.get()).ok());
+  fresh();
+  std::ofstream(dir + "/manifest.json") << "{\"format\": \"flashtick-train-checkpoint\", \"vers";
+  r = TrainCheckpoint::Load(dir, be.get());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kDataLoss) << r.status();
+  fresh();
+  std::ofstream(dir + "/manifest.json") << "{\"format\": \"flashtick-train-checkpoint\", \"version\": 1}";
+  r = TrainCheckpoint::Load(dir, be.get());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kDataLoss) << r.status();
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Checkpoint, Crc32MatchesZlib) {
+  EXPECT_EQ(Crc32("123456789"), 0xCBF43926u);
+  EXPECT_EQ(Crc32(""), 0u);
+  std::string data(100000, '\0');
+  TrainRng rng(1);
+  for (char& ch : data) ch = static_cast<char>(rng.Next());
+  const uLong z = crc32(0L, reinterpret_cast<const Bytef*>(data.data()), data.size());
+  EXPECT_EQ(Crc32(data), static_cast<uint32_t>(z));
+  EXPECT_EQ(Crc32(data.substr(500), Crc32(data.substr(0, 500))), static_cast<uint32_t>(z));
+}
+
+}  // namespace
+}  // namespace flashtick::train_test
