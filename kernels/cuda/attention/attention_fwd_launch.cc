@@ -1,10 +1,45 @@
-// Placeholder: the CUDA AttentionFwd has not landed yet (returns UnimplementedError).
+// Host launcher of the CUDA attention forward (Op::kAttentionFwd): validates the
+// contract of kernels/ops/attention.h and the kernels' layout needs, fills
+// AttentionFwdParams and enqueues the head-dim variant (attention_fwd_d{64,128}.cu).
+// In: Q [B,T,H,D], K, V [B,T,Hkv,D] (bf16/fp16). Out: O [B,T,H,D], L fp32 [B,H,T].
+#include "common/status_macros.h"
+#include "kernels/common/dispatch.h"
+#include "kernels/cuda/attention/flash_host.h"
+#include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/cuda_ops.h"
 
 namespace flashtick::cuda {
 
-absl::Status AttentionFwd(const OpDesc& desc, In, Out, CudaContext&) {
-  return absl::UnimplementedError("flash_cuda: AttentionFwd not implemented yet");
+absl::Status AttentionFwd(const OpDesc& desc, In in, Out out, CudaContext& ctx) {
+  RETURN_IF_ERROR(CheckAttentionArity(Op::kAttentionFwd, in.size(), out.size()));
+  AttentionShape s;
+  RETURN_IF_ERROR(CheckAttentionArgs(in[0], in[1], in[2], &s));
+  const DType dt = in[0].dtype;
+  RETURN_IF_ERROR(flash::CheckFlashVariant("attention_fwd", s, dt));
+  RETURN_IF_ERROR(CheckAttentionTensor("O", out[0], s.B, s.T, s.H, s.D, dt));
+  RETURN_IF_ERROR(CheckAttentionStats("L", out[1], s, DType::kF32));
+  RETURN_IF_ERROR(flash::CheckFlashLayout("Q", in[0]));
+  RETURN_IF_ERROR(flash::CheckFlashLayout("K", in[1]));
+  RETURN_IF_ERROR(flash::CheckFlashLayout("V", in[2]));
+  RETURN_IF_ERROR(flash::CheckFlashLayout("O", out[0]));
+  if (out[1].device != DeviceKind::kCuda)
+    return absl::InvalidArgumentError("flash_cuda: L is not on the GPU");
+
+  flash::AttentionFwdParams p;
+  p.q = flash::ToArg(in[0]);
+  p.k = flash::ToArg(in[1]);
+  p.v = flash::ToArg(in[2]);
+  p.o = flash::ToArg(out[0]);
+  p.lse = out[1].as<float>();
+  p.B = static_cast<int>(s.B), p.T = static_cast<int>(s.T), p.H = static_cast<int>(s.H);
+  p.Hkv = static_cast<int>(s.Hkv), p.D = static_cast<int>(s.D), p.group = p.H / p.Hkv;
+  RETURN_IF_ERROR(flash::FlashScale(desc.attention, s.D, &p.scale, &p.scale_log2));
+  p.causal = desc.attention.causal;
+  p.dtype = dt;
+  const cudaError_t err =
+      HEADDIM_SWITCH(s.D, kHeadDim, [&] { return flash::LaunchFlashFwd<kHeadDim>(p, ctx.stream); });
+  RETURN_IF_CUDA_ERROR(err);
+  return absl::OkStatus();
 }
 
 }  // namespace flashtick::cuda

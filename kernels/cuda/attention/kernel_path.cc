@@ -1,11 +1,31 @@
-// Placeholder kernel-path naming until the Flash kernels land.
+// Names of the attention kernel variants the CUDA launchers run, reported by
+// Backend::KernelPath in every response, metric and report:
+//   flash_cuda_<op>_d<D>_m<BlockM>n<BlockN>w<warps>_sm<cc>, e.g. flash_cuda_fwd_d64_m128n128w4_sm90
+// and flash_cuda_unsupported_<why> where Run would return Unimplemented.
 #include "absl/strings/str_cat.h"
+#include "kernels/cuda/attention/flash_params.h"
 #include "kernels/cuda/cuda_ops.h"
 
 namespace flashtick::cuda {
 
 std::string AttentionKernelPath(const OpDesc& desc, int head_dim, const CudaContext& ctx) {
-  return absl::StrCat("flash_cuda_sm", ctx.sm, "_d", head_dim);
+  if (desc.dtype != DType::kBF16 && desc.dtype != DType::kF16)
+    return absl::StrCat("flash_cuda_unsupported_", DTypeName(desc.dtype));
+  if (head_dim != 64 && head_dim != 128) return absl::StrCat("flash_cuda_unsupported_d", head_dim);
+  const std::string sm = absl::StrCat("_sm", ctx.sm);
+  const bool d64 = head_dim == 64;
+  switch (desc.op) {
+    case Op::kAttentionFwd:
+      return absl::StrCat("flash_cuda_", d64 ? flash::FlashFwdVariant<64>() : flash::FlashFwdVariant<128>(), sm);
+    case Op::kAttentionBwd:
+      return absl::StrCat("flash_cuda_", d64 ? flash::FlashBwdVariant<64>() : flash::FlashBwdVariant<128>(), sm);
+    case Op::kAttentionBwdBwd:
+      return absl::StrCat("flash_cuda_bwd_bwd_d", head_dim, sm);
+    case Op::kAttentionDecode:
+      return "flash_cuda_unsupported_decode";
+    default:
+      return absl::StrCat("flash_cuda_unsupported_", OpName(desc.op));
+  }
 }
 
 }  // namespace flashtick::cuda

@@ -1,0 +1,62 @@
+// Parameters of the Flash attention kernels (POD, host-visible, no CUDA headers) and
+// their entry points. The host launchers (attention_{fwd,bwd}_launch.cc) validate
+// the tensors, fill these structs and call the entry points, which pick the compiled
+// variant (head dim × dtype × causal) and enqueue the kernels on `stream`; the entry
+// points return the launch error and never synchronise.
+// Layouts (kernels/ops/attention.h): Q O dO dQ [B, T, H, D], K V dK dV [B, T, Hkv, D],
+// strides in elements with a contiguous last dim; L (natural-log LSE) and Dvec fp32
+// [B, H, T] contiguous.
+#pragma once
+
+#include <cstdint>
+
+#include <cuda_runtime_api.h>
+
+#include "kernels/tensor.h"
+
+namespace flashtick::cuda::flash {
+
+// One [B, T, heads, D] tensor: device pointer and strides in elements.
+struct BthdArg {
+  void* ptr = nullptr;
+  int64_t batch_stride = 0, row_stride = 0, head_stride = 0;
+};
+
+struct AttentionFwdParams {
+  BthdArg q, k, v, o;
+  float* lse = nullptr;  // [B, H, T]
+  int B = 0, T = 0, H = 0, Hkv = 0, D = 0;
+  int group = 1;           // H / Hkv: query head h reads K/V head h / group
+  float scale = 0.0f;      // softmax scale, > 0
+  float scale_log2 = 0.0f; // scale · log2(e): exp(scale·s − m) = exp2(scale_log2·s − m')
+  bool causal = false;
+  DType dtype = DType::kBF16;  // kBF16 or kF16
+};
+
+struct AttentionBwdParams {
+  BthdArg q, k, v, o, dout, dq, dk, dv;
+  const float* lse = nullptr;  // [B, H, T], from the forward
+  float* dvec = nullptr;       // [B, H, T], D_i = rowsum(dO∘O), written here
+  float* dq_accum = nullptr;   // [B, T, H, D] fp32 scratch: dQ/scale summed over key blocks
+  int B = 0, T = 0, H = 0, Hkv = 0, D = 0;
+  int group = 1;
+  float scale = 0.0f;
+  float scale_log2 = 0.0f;
+  bool causal = false;
+  DType dtype = DType::kBF16;
+};
+
+// Head dim 64 and 128 variants (attention_{fwd,bwd}_d{64,128}.cu).
+template <int kHeadDim>
+cudaError_t LaunchFlashFwd(const AttentionFwdParams& p, cudaStream_t stream);
+template <int kHeadDim>
+cudaError_t LaunchFlashBwd(const AttentionBwdParams& p, cudaStream_t stream);
+
+// The variant the launchers run for a head dim, named from its traits (tile sizes and
+// warps), for Backend::KernelPath: e.g. "fwd_d64_m128n128w4".
+template <int kHeadDim>
+const char* FlashFwdVariant();
+template <int kHeadDim>
+const char* FlashBwdVariant();
+
+}  // namespace flashtick::cuda::flash
