@@ -132,17 +132,25 @@ TEST(ClassificationTest, HandComputedExample) {
 }
 
 TEST(StrategyTest, PositionsHorizonAndCost) {
-  // Mids rise by 1 a step from 100; k = 2; decisions at t = 1, 3, 5 (first prediction at 1).
+  // Mids rise by 1 a step from 100; k = 2; cost 1 bp per round trip.
   std::vector<double> mids;
   for (int i = 0; i < 8; ++i) mids.push_back(100 + i);
   const std::vector<int8_t> pred = {kNoLabel, kUp, kDown, kDown, kUp, kFlat, kUp, kUp};
   auto d = DailyStrategyReturn(mids, pred, 2, 1.0);
   ASSERT_TRUE(d.ok());
-  // t=1 up: +2/101; t=3 down: −2/103; t=5 flat: nothing; t=7: t+k past the close.
+  // t=1 up, held to 3: +2/101; t=3 down, held to 5: −2/103; t=5 flat: wait;
+  // t=6: t + k is past the close, so no trade.
   EXPECT_EQ(d->decisions, 3);
   EXPECT_EQ(d->trades, 2);
   EXPECT_NEAR(d->gross, 2.0 / 101 - 2.0 / 103, 1e-15);
   EXPECT_NEAR(d->daily_return, 2.0 / 101 - 2.0 / 103 - 2e-4, 1e-15);
+  // Flat waits a single step, so a signal between k-grid points is still traded.
+  const std::vector<int8_t> late = {kFlat, kFlat, kUp, kNoLabel, kNoLabel, kDown, kFlat, kFlat};
+  auto e = DailyStrategyReturn(mids, late, 2, 0.0);
+  ASSERT_TRUE(e.ok());
+  EXPECT_EQ(e->decisions, 4);
+  EXPECT_EQ(e->trades, 2);
+  EXPECT_NEAR(e->daily_return, 2.0 / 102 - 2.0 / 105, 1e-15);
   EXPECT_FALSE(DailyStrategyReturn(mids, pred, 0, 1.0).ok());
 }
 

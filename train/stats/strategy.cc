@@ -2,7 +2,6 @@
 #include "train/stats/strategy.h"
 
 #include <cmath>
-#include <cstdlib>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -20,20 +19,25 @@ absl::StatusOr<DayPnl> DailyStrategyReturn(const std::vector<double>& mids,
   }
   DayPnl d;
   const int64_t n = static_cast<int64_t>(mids.size());
-  int64_t t = 0;
-  while (t < n && predicted[t] == kNoLabel) ++t;
-  for (; t + horizon < n; t += horizon) {
-    if (predicted[t] == kNoLabel) continue;  // no decision here: stay out for this slot
-    const int pos = predicted[t] == kUp ? 1 : predicted[t] == kDown ? -1 : 0;
+  for (int64_t t = 0; t + horizon < n;) {
+    if (predicted[t] == kNoLabel) {
+      ++t;
+      continue;
+    }
     ++d.decisions;
-    if (pos == 0) continue;
+    const int pos = predicted[t] == kUp ? 1 : predicted[t] == kDown ? -1 : 0;
+    if (pos == 0) {
+      ++t;  // flat: no position, decide again at the next step
+      continue;
+    }
     if (!(mids[t] > 0) || !std::isfinite(mids[t + horizon])) {
       return absl::InvalidArgumentError(absl::StrCat("strategy: bad mid at step ", t));
     }
     const double gross = pos * (mids[t + horizon] - mids[t]) / mids[t];
     d.gross += gross;
-    d.daily_return += gross - std::abs(pos) * cost_bps * 1e-4;
+    d.daily_return += gross - cost_bps * 1e-4;
     ++d.trades;
+    t += horizon;  // the position is held for k steps
   }
   return d;
 }

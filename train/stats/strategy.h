@@ -1,12 +1,14 @@
-// The strategy behind the Sharpe gates (RESEARCH.md "Cost and benefit"): hold
-// position +1 / 0 / −1 on a predicted up / flat / down for the label horizon k,
-// then decide again — one position at a time, no overlapping trades.
-//   trade at step t (a step with a prediction): pnl = pos·(p_{t+k} − p_t)/p_t
-//                                                      − |pos|·cost_bps·1e−4
+// The strategy behind the Sharpe gates (RESEARCH.md "Cost and benefit"): take
+// position +1 / 0 / −1 on a predicted up / flat / down and hold it for the label
+// horizon k; one position at a time, no overlapping trades.
+//   Walk the session: at step t with no open position, a flat (or missing)
+//   prediction waits one step; an up/down prediction trades and the next
+//   decision is at t + k:
+//     pnl = pos·(p_{t+k} − p_t)/p_t − |pos|·cost_bps·1e−4
 //   cost_bps is the stated round-trip cost (spread + fees) per unit traded.
 //   Daily return = Σ of the day's trade pnl (unit capital, simple sum).
-// Trades start at the first step with a prediction and then every k steps, never
-// past the close (t + k must lie in the session), so days are independent.
+// Trades never cross the close (t + k must lie in the session), so days are
+// independent observations for the Sharpe statistics (T = test days).
 #pragma once
 
 #include <cstdint>
@@ -19,7 +21,7 @@ namespace flashtick {
 struct DayPnl {
   double daily_return = 0;
   int64_t trades = 0;     // trades with a non-zero position
-  int64_t decisions = 0;  // decision points, including flat
+  int64_t decisions = 0;  // steps with a prediction while no position was open
   double gross = 0;       // before costs
 };
 
