@@ -22,6 +22,7 @@
 #include "train/data/day_context.h"
 #include "train/data/resample.h"
 #include "train/data/timestamp.h"
+#include "train/split/research_dataset.h"
 
 namespace flashtick {
 namespace {
@@ -160,6 +161,34 @@ TEST_F(RealDataTest, UsdChfHalfHourlyBars) {
   }
   std::cout << "usdchf: " << s->days.size() << " sessions of 48 steps, " << s->days_skipped
             << " dates skipped, " << s->days.front().date << ".." << s->days.back().date << "\n";
+
+  // Labels and purged splits on real prices: k = 4 half-hours, N = 512 steps
+  // (over ten sessions of context), expanding walk-forward after 250 sessions.
+  auto ds = ResearchDataset::Build(s->days, 4);
+  ASSERT_TRUE(ds.ok()) << ds.status();
+  SplitConfig split;
+  split.context = 512;
+  split.horizon = 4;
+  split.train_days = 250;
+  split.test_days = 21;
+  auto folds = MakeSplits(split, ds->day_steps());
+  ASSERT_TRUE(folds.ok()) << folds.status();
+  EXPECT_EQ(folds->size(), (1302u - 250) / 21);
+  auto labels = ds->LabelFold(folds->back());
+  ASSERT_TRUE(labels.ok()) << labels.status();
+  const auto& cnt = labels->train_counts;
+  const double n = static_cast<double>(cnt[0] + cnt[1] + cnt[2]);
+  std::cout << "usdchf labels (last fold, alpha " << labels->alpha << "): down " << cnt[0] / n
+            << ", flat " << cnt[1] / n << ", up " << cnt[2] / n << " of " << n
+            << " training samples; " << folds->back().purged << " purged\n";
+  // α balances the training classes: flat ≥ ⅓ (ties at α are flat), up and down near ⅓.
+  EXPECT_GE(cnt[1] / n, 1.0 / 3 - 1e-3);
+  EXPECT_LT(cnt[1] / n, 0.45);
+  EXPECT_NEAR(cnt[0] / n, cnt[2] / n, 0.05);
+  // The purge zone is the N + k − 1 = 515 steps before the first test sample; only
+  // its labelled steps (41 of every 48) are samples.
+  EXPECT_GT(folds->back().purged, 515 * 41 / 48 - 41);
+  EXPECT_LE(folds->back().purged, 515);
 }
 
 TEST_F(RealDataTest, MsftDecodedFromRMatchesThePackagesOwnCsv) {
