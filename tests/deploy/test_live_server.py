@@ -8,7 +8,8 @@
    pass is accepted by `flashtickd --help`, or listed in planned_flags.txt.
 3. Starts the staged flashtickd with the Deployment's own arguments (ConfigMap
    values substituted; loopback ports, CPU device and the staged model swapped in),
-   waits with the Dockerfile's HEALTHCHECK command, sends ModelInfer (good and bad)
+   waits with the Dockerfile's HEALTHCHECK command, asks grpc.health.v1 for the
+   service each Kubernetes probe names, sends ModelInfer (good and bad)
    through tritonclient, scrapes /metrics, and requires every metric the Grafana
    dashboard and the alert rules query to be exported, or listed in
    planned_metrics.txt (printed every run; entries now exported fail).
@@ -150,6 +151,27 @@ def wait_healthy(cmd, env, deadline_s=90):
     return False, r.stdout + r.stderr
 
 
+def check_probes(grpc_port):
+    """Each gRPC probe of the Deployment asks for a service the server reports SERVING."""
+    import grpc
+    from grpc_health.v1 import health_pb2, health_pb2_grpc
+    deploy, _, _ = deployment_objects()
+    container = deploy["spec"]["template"]["spec"]["containers"][0]
+    with grpc.insecure_channel(f"127.0.0.1:{grpc_port}") as channel:
+        stub = health_pb2_grpc.HealthStub(channel)
+        for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
+            service = container[probe]["grpc"].get("service", "")
+            try:
+                status = stub.Check(health_pb2.HealthCheckRequest(service=service), timeout=5).status
+            except grpc.RpcError as e:
+                fail(f"{probe} asks grpc.health.v1 for {service!r}: {e.code().name} {e.details()}")
+                continue
+            if status != health_pb2.HealthCheckResponse.SERVING:
+                fail(f"{probe} asks for {service!r}: {health_pb2.HealthCheckResponse.ServingStatus.Name(status)}")
+            else:
+                print(f"{probe}: grpc.health.v1 {service or '(server)'!s} SERVING")
+
+
 def send_traffic(grpc_port, models_dir):
     """ModelMetadata, a good ModelInfer and a bad one (wrong rank) per staged model."""
     import numpy as np
@@ -234,6 +256,7 @@ def main():
                 fail(f"HEALTHCHECK {shlex.join(hc)} never passed: {out}\nserver log:\n{log.read()}")
                 return 1
             print(f"healthcheck passed: {shlex.join(hc)}")
+            check_probes(grpc_port)
             models = send_traffic(grpc_port, stage / "models")
             print(f"traffic sent to models {models}")
             with urllib.request.urlopen(f"http://127.0.0.1:{metrics_port}/metrics", timeout=10) as resp:
