@@ -1,0 +1,88 @@
+// TickSession: streamed raw ticks give exactly the features ComputeFeatures gives
+// the whole day; out-of-order steps, mixed kinds, wrong widths, NaN and the step
+// limit are refused with their codes and leave the session unchanged.
+#include "server/stream/tick_session.h"
+
+#include <limits>
+
+#include <gtest/gtest.h>
+
+#include "train/features.h"
+
+namespace flashtick {
+namespace {
+
+v1::TickStreamRequest TickMsg(int64_t step, double bid, double ask, double flow) {
+  v1::TickStreamRequest request;
+  auto* tick = request.mutable_tick();
+  tick->set_step(step);
+  tick->set_bid(bid);
+  tick->set_ask(ask);
+  tick->set_flow(flow);
+  return request;
+}
+
+v1::TickStreamRequest RowMsg(int64_t step, int width, float value = 0.5f) {
+  v1::TickStreamRequest request;
+  request.mutable_features()->set_step(step);
+  for (int f = 0; f < width; ++f) request.mutable_features()->add_values(value + f);
+  return request;
+}
+
+TEST(TickSession, StreamedTicksEqualOfflineFeatures) {
+  const SessionGrid day = SimpleSyntheticDay(11, 300);
+  TickSession session(kNumFeatures, 1000, "SYNTH", "2026-01-02");
+  for (int64_t t = 0; t < day.steps(); ++t) {
+    ASSERT_TRUE(session.Append(TickMsg(t, day.bid[t], day.ask[t], day.flow[t])).ok());
+  }
+  EXPECT_EQ(session.steps(), day.steps());
+  EXPECT_EQ(session.rows(), ComputeFeatures(day));
+}
+
+TEST(TickSession, FeatureRowsAreKeptAsSent) {
+  TickSession session(kNumFeatures, 10, "", "");
+  ASSERT_TRUE(session.Append(RowMsg(0, kNumFeatures, 1.0f)).ok());
+  ASSERT_TRUE(session.Append(RowMsg(1, kNumFeatures, 2.0f)).ok());
+  ASSERT_EQ(session.rows().size(), 2u * kNumFeatures);
+  EXPECT_EQ(session.rows()[kNumFeatures], 2.0f);
+}
+
+TEST(TickSession, RefusesBadStepsWithoutChangingState) {
+  TickSession session(kNumFeatures, 2, "", "");
+  ASSERT_TRUE(session.Append(TickMsg(0, 100, 100.02, 5)).ok());
+  auto status = session.Append(TickMsg(2, 100, 100.02, 5));
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(std::string(status.message()).find("expects step 1"), std::string::npos);
+  status = session.Append(TickMsg(1, std::numeric_limits<double>::quiet_NaN(), 100.02, 5));
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  status = session.Append(TickMsg(1, -1, 100.02, 5));
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  status = session.Append(RowMsg(1, kNumFeatures));
+  EXPECT_NE(std::string(status.message()).find("do not mix"), std::string::npos);
+  EXPECT_EQ(session.steps(), 1);
+  EXPECT_EQ(session.rows().size(), static_cast<size_t>(kNumFeatures));
+  ASSERT_TRUE(session.Append(TickMsg(1, 100.01, 100.03, -2)).ok());
+  status = session.Append(TickMsg(2, 100.01, 100.03, -2));
+  EXPECT_EQ(status.code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(session.steps(), 2);
+}
+
+TEST(TickSession, FeatureRowWidthAndFiniteness) {
+  TickSession session(kNumFeatures, 10, "", "");
+  EXPECT_EQ(session.Append(RowMsg(0, kNumFeatures - 1)).code(),
+            absl::StatusCode::kInvalidArgument);
+  v1::TickStreamRequest nan_row = RowMsg(0, kNumFeatures);
+  nan_row.mutable_features()->set_values(3, std::numeric_limits<float>::infinity());
+  EXPECT_EQ(session.Append(nan_row).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(session.Append(v1::TickStreamRequest()).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(session.steps(), 0);
+}
+
+TEST(TickSession, RawTicksNeedTheStandardFeatureWidth) {
+  TickSession session(kNumFeatures + 2, 10, "", "");
+  EXPECT_EQ(session.Append(TickMsg(0, 100, 100.02, 5)).code(),
+            absl::StatusCode::kFailedPrecondition);
+}
+
+}  // namespace
+}  // namespace flashtick
