@@ -43,6 +43,19 @@ cudaError_t LaunchRowMap(MapOp op, DType dtype, const MapParams& p, int num_sms,
 cudaError_t LaunchCast(DType src, DType dst, int64_t rows, int64_t cols, RowArg x, RowArg y,
                        int num_sms, cudaStream_t stream);
 
+// ---- fallback GEMM on CUDA cores (matmul_simt.cu) ----------------------------------------
+// C[M,N] = alpha·op(A)·op(B) + beta·C, row-major with leading dims; for layouts cuBLASLt
+// refuses. M ≤ 4,194,240 (grid y); beta = 0 never reads C.
+struct SimtGemmParams {
+  int64_t M = 0, N = 0, K = 0, lda = 0, ldb = 0, ldc = 0;
+  bool trans_a = false, trans_b = false;
+  float alpha = 1.0f, beta = 0.0f;
+  const void* a = nullptr;
+  const void* b = nullptr;
+  void* c = nullptr;
+};
+cudaError_t LaunchSimtGemm(DType dtype, const SimtGemmParams& p, cudaStream_t stream);
+
 // ---- row-wise forward ops: one warp per row (layernorm.cu, softmax.cu) ----------------
 struct LayerNormParams {
   int64_t rows = 0, cols = 0;

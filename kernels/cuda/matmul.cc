@@ -6,10 +6,14 @@
 // we ask for Cᵀ = op(B)ᵀ·op(A)ᵀ: B's memory is cuBLASLt's first operand (m = N), A's
 // the second (n = M), and each operand's transpose flag carries over unchanged.
 // The algorithm comes from cuBLASLt's heuristic once per shape, layout and pointer
-// alignment, and is cached (the same shapes repeat every training step).
+// alignment, and is cached (the same shapes repeat every training step). Where the
+// heuristic has no algorithm (thin, unaligned layouts such as the K = 6 embedding or
+// the N = 3 head in bf16), our CUDA-core GEMM (matmul_simt.cu) runs instead; those
+// matmuls are memory-bound, so it costs nothing measurable.
 #include <cublasLt.h>
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -53,19 +57,25 @@ struct PlanKey {
   }
 };
 
+// cuBLASLt's choice for a key, or none (use the CUDA-core GEMM).
+struct Plan {
+  bool cublaslt = false;
+  cublasLtMatmulAlgo_t algo{};
+};
+
 // Heuristic results per key. Bounded: a long-running server sees a handful of shapes,
 // but a shape sweep should not grow this forever.
 class AlgoCache {
  public:
   static constexpr size_t kMaxEntries = 4096;
-  bool Find(const PlanKey& key, cublasLtMatmulAlgo_t* algo) {
+  bool Find(const PlanKey& key, Plan* algo) {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = map_.find(key);
     if (it == map_.end()) return false;
     *algo = it->second;
     return true;
   }
-  void Insert(const PlanKey& key, const cublasLtMatmulAlgo_t& algo) {
+  void Insert(const PlanKey& key, const Plan& algo) {
     std::lock_guard<std::mutex> lock(mu_);
     if (map_.size() >= kMaxEntries) map_.clear();
     map_[key] = algo;
@@ -73,7 +83,7 @@ class AlgoCache {
 
  private:
   std::mutex mu_;
-  std::map<PlanKey, cublasLtMatmulAlgo_t> map_;
+  std::map<PlanKey, Plan> map_;
 };
 
 AlgoCache& Cache() {
@@ -117,6 +127,32 @@ absl::Status ScaleOnly(const OpDesc& desc, const TensorView& c, const MatmulShap
   return absl::OkStatus();
 }
 
+// The CUDA-core GEMM, in launches of at most kMaxRows rows of C (its grid-y limit).
+absl::Status SimtGemm(const OpDesc& desc, const TensorView& a, const TensorView& b,
+                      const TensorView& c, const MatmulShape& s, CudaContext& ctx) {
+  constexpr int64_t kMaxRows = int64_t{65535} * 64;
+  const size_t es = DTypeSize(desc.dtype);
+  for (int64_t m0 = 0; m0 < s.M; m0 += kMaxRows) {
+    SimtGemmParams p;
+    p.M = std::min(kMaxRows, s.M - m0);
+    p.N = s.N;
+    p.K = s.K;
+    p.lda = LeadingDim(a);
+    p.ldb = LeadingDim(b);
+    p.ldc = LeadingDim(c);
+    p.trans_a = desc.matmul.trans_a;
+    p.trans_b = desc.matmul.trans_b;
+    p.alpha = desc.matmul.alpha;
+    p.beta = desc.matmul.beta;
+    // Row m0 of op(A) is row m0 of A, or column m0 of A when transposed.
+    p.a = static_cast<const char*>(a.data) + (p.trans_a ? m0 : m0 * p.lda) * es;
+    p.b = b.data;
+    p.c = static_cast<char*>(c.data) + m0 * p.ldc * es;
+    RETURN_IF_CUDA_ERROR(LaunchSimtGemm(desc.dtype, p, ctx.stream));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status Matmul(const OpDesc& desc, In in, Out out, CudaContext& ctx) {
@@ -156,8 +192,8 @@ absl::Status Matmul(const OpDesc& desc, In in, Out out, CudaContext& ctx) {
 
   const PlanKey key{ctx.cublaslt, desc.dtype, ta, tb, s.M, s.N, s.K, lda, ldb, ldc,
                     PointerAlignment(a.data), PointerAlignment(b.data), PointerAlignment(c.data)};
-  cublasLtMatmulAlgo_t algo;
-  if (!Cache().Find(key, &algo)) {
+  Plan plan;
+  if (!Cache().Find(key, &plan)) {
     cublasLtMatmulPreference_t raw_pref = nullptr;
     RETURN_IF_CUBLAS_ERROR(cublasLtMatmulPreferenceCreate(&raw_pref));
     Preference pref(raw_pref);
@@ -177,21 +213,20 @@ absl::Status Matmul(const OpDesc& desc, In in, Out out, CudaContext& ctx) {
         pref.get(), CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &align_c, sizeof(uint32_t)));
     cublasLtMatmulHeuristicResult_t result{};
     int found = 0;
-    RETURN_IF_CUBLAS_ERROR(cublasLtMatmulAlgoGetHeuristic(ctx.cublaslt, op.get(), first.get(),
-                                                          second.get(), out_layout.get(),
-                                                          out_layout.get(), pref.get(), 1, &result,
-                                                          &found));
-    if (found == 0)
-      return absl::UnimplementedError(absl::StrCat(
-          "flash_cuda matmul: cuBLASLt has no algorithm for ", desc.DebugString(), " M=", s.M,
-          " N=", s.N, " K=", s.K, " lda=", lda, " ldb=", ldb, " ldc=", ldc));
-    algo = result.algo;
-    Cache().Insert(key, algo);
+    const cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(
+        ctx.cublaslt, op.get(), first.get(), second.get(), out_layout.get(), out_layout.get(),
+        pref.get(), 1, &result, &found);
+    // NOT_SUPPORTED is how cuBLASLt says "no algorithm for this layout".
+    if (st != CUBLAS_STATUS_NOT_SUPPORTED) RETURN_IF_CUBLAS_ERROR(st);
+    plan.cublaslt = st == CUBLAS_STATUS_SUCCESS && found > 0;
+    plan.algo = result.algo;
+    Cache().Insert(key, plan);
   }
+  if (!plan.cublaslt) return SimtGemm(desc, a, b, c, s, ctx);
   const float alpha = desc.matmul.alpha, beta = desc.matmul.beta;
   RETURN_IF_CUBLAS_ERROR(cublasLtMatmul(ctx.cublaslt, op.get(), &alpha, b.data, first.get(), a.data,
                                         second.get(), &beta, c.data, out_layout.get(), c.data,
-                                        out_layout.get(), &algo, ctx.workspace,
+                                        out_layout.get(), &plan.algo, ctx.workspace,
                                         ctx.workspace_bytes, ctx.stream));
   return absl::OkStatus();
 }

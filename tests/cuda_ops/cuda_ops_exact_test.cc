@@ -5,11 +5,15 @@
 // - Cast rounds exactly as the CPU (round to nearest even, once), specials included;
 // - in-place use (Y = X, dX = dY, ...) gives the same bits as out-of-place;
 // - BiasGrad and the LayerNorm backward column sums are deterministic run to run;
-// - a label outside [0, K) gives a NaN row, ignored rows give zeros.
+// - a label outside [0, K) gives a NaN row, ignored rows give zeros;
+// - the CUDA-core fallback GEMM (used where cuBLASLt has no algorithm) matches the CPU.
 #include <cmath>
 #include <cstring>
 #include <limits>
 
+#ifdef FLASHTICK_WITH_CUDA
+#include "kernels/cuda/cuda_kernels.h"
+#endif
 #include "tests/cuda_ops/gpu_test_util.h"
 
 namespace flashtick::testing_gpu {
@@ -214,6 +218,55 @@ TEST_F(CudaOpsExactTest, CrossEntropyIgnoredRowsZeroBadLabelsNaN) {
   EXPECT_GT(l[4], 0.0);
   EXPECT_TRUE(std::isnan(l[5]));  // negative, not the ignore label
 }
+
+#ifdef FLASHTICK_WITH_CUDA
+// The fallback runs only where cuBLASLt refuses a layout, so call it directly: every
+// transpose combination, ragged tiles, strided operands, alpha/beta, against the CPU.
+TEST_F(CudaOpsExactTest, SimtGemmMatchesCpu) {
+  struct Shape {
+    int64_t M, N, K;
+    bool ta, tb;
+    float alpha, beta;
+    int64_t pad;
+  };
+  const Shape shapes[] = {{4096, 64, 6, false, true, 1, 0, 0},  {100, 3, 64, false, true, 1, 0, 0},
+                          {65, 70, 33, true, false, 0.5f, 1, 3}, {17, 129, 5, true, true, 2, 0.5f, 1},
+                          {1, 1, 1, false, false, 1, 0, 0}};
+  for (DType dt : {DType::kF32, DType::kBF16}) {
+    for (const Shape& s : shapes) {
+      const int64_t ar = s.ta ? s.K : s.M, ac = s.ta ? s.M : s.K;
+      const int64_t br = s.tb ? s.N : s.K, bc = s.tb ? s.K : s.N;
+      const auto av = Uniform(ar * ac, 51), bv = Uniform(br * bc, 52), cv = Uniform(s.M * s.N, 53);
+      Tensor a = Place(gpu(), dt, {ar, ac}, av, s.pad), b = Place(gpu(), dt, {br, bc}, bv, s.pad);
+      Tensor c = Place(gpu(), dt, {s.M, s.N}, cv, s.pad);
+      ASSERT_TRUE(gpu().Synchronize().ok());
+      cuda::SimtGemmParams p;
+      p.M = s.M, p.N = s.N, p.K = s.K;
+      p.lda = a.view.stride(0), p.ldb = b.view.stride(0), p.ldc = c.view.stride(0);
+      p.trans_a = s.ta, p.trans_b = s.tb, p.alpha = s.alpha, p.beta = s.beta;
+      p.a = a.view.data, p.b = b.view.data, p.c = c.view.data;
+      ASSERT_EQ(cuda::LaunchSimtGemm(dt, p, nullptr), cudaSuccess);
+      ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+      const auto got = Fetch(gpu(), c);
+
+      Tensor ca = Place(cpu(), DType::kF64, {ar, ac}, av), cb = Place(cpu(), DType::kF64, {br, bc}, bv);
+      Tensor cc = Place(cpu(), DType::kF64, {s.M, s.N}, cv);
+      OpDesc d = Desc(Op::kMatmul, DType::kF64);
+      d.matmul = {s.ta, s.tb, s.alpha, s.beta};
+      ASSERT_TRUE(cpu().Run(d, {ca.view, cb.view}, {cc.view}).ok());
+      const auto want = Fetch(cpu(), cc);
+      double err2 = 0, ref2 = 0;
+      for (size_t i = 0; i < want.size(); ++i) {
+        err2 += (got[i] - want[i]) * (got[i] - want[i]);
+        ref2 += want[i] * want[i];
+      }
+      EXPECT_LT(err2 / ref2, dt == DType::kF32 ? 1e-10 : 1e-4)
+          << DTypeName(dt) << " M=" << s.M << " N=" << s.N << " K=" << s.K << " ta=" << s.ta
+          << " tb=" << s.tb;
+    }
+  }
+}
+#endif
 
 }  // namespace
 }  // namespace flashtick::testing_gpu
