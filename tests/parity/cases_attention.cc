@@ -31,11 +31,20 @@ class AttentionCaseBase : public TestCase {
     return v;
   }
   bool GpuOnly() const override { return s_.gpu_only; }
-  // Standard normal inputs, as FlashAttention's tests: scores of order 1, so the
-  // softmax is neither uniform nor one-hot.
+  // Standard normal inputs, as FlashAttention's tests (scores of order 1, so the
+  // softmax is neither uniform nor one-hot), made exact in bf16 and fp16 so every
+  // target reads the same values: the backward's L (an input, computed from Q and K)
+  // then matches the S a bf16 kernel computes. With rounded Q, K but L from the
+  // unrounded ones, P = exp(S − L) would be off by the rounding of S, an error the
+  // naive code (which renormalises) never makes.
   void Fill(size_t index, std::mt19937_64& rng, HostTensor& t) const override {
     std::normal_distribution<double> n(0.0, 1.0);
-    for (auto& v : t.values) v = n(rng);
+    for (auto& v : t.values) v = ExactIn16Bit(n(rng));
+  }
+  // Rounded to bf16, then to fp16: representable in both (bf16's 8 significant bits fit
+  // fp16's 11; below fp16's normal range its subnormal grid is the coarser one).
+  static double ExactIn16Bit(double x) {
+    return cpu::RoundTo(DType::kF16, cpu::RoundTo(DType::kBF16, x));
   }
 
  protected:
@@ -101,11 +110,14 @@ class AttentionBwdCase final : public AttentionCaseBase {
     return {TensorSpec{"dQ", {s_.B, s_.T, s_.H, s_.D}}, TensorSpec{"dK", {s_.B, s_.T, s_.Hkv, s_.D}},
             TensorSpec{"dV", {s_.B, s_.T, s_.Hkv, s_.D}}, Stats("Dvec")};
   }
-  // O and L are the fp64 forward of the generated Q, K, V (the backward's contract).
+  // O and L are the fp64 forward of the generated Q, K, V (the backward's contract),
+  // stored as every target reads them: O exact in 16 bits, L in fp32.
   absl::Status Prepare(ParityContext& ctx, std::vector<HostTensor>& in) const override {
     cpu::NaiveAttentionOptions o = NaiveOpts(ctx, DType::kF64);
     cpu::NaiveAttentionFwd(Shape(), o, in[0].values.data(), in[1].values.data(), in[2].values.data(),
                            in[3].values.data(), in[5].values.data());
+    for (auto& v : in[3].values) v = ExactIn16Bit(v);
+    for (auto& v : in[5].values) v = cpu::RoundTo(DType::kF32, v);
     return absl::OkStatus();
   }
   absl::StatusOr<std::vector<std::vector<double>>> NaiveLowPrecision(

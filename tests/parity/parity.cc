@@ -19,7 +19,8 @@ namespace flashtick::parity {
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-constexpr double kUlpSlack = 4.0 * 5.9604644775390625e-08;  // 4 · 2^-24: four fp32 half-ulps
+// 64 fp32 half-ulps (2^-18): the rounding noise of a length-64 fp32 reduction.
+constexpr double kUlpSlack = 64.0 * 5.9604644775390625e-08;
 
 struct Registry {
   std::vector<CaseList (*)()> factories;
@@ -340,9 +341,9 @@ CaseResult RunCase(const TestCase& test, Backend& target, DType dtype, ParityCon
       for (size_t i = 0; i < r.size(); ++i)
         if (std::isfinite(r[i])) naive_err = std::max(naive_err, std::fabs((*naive)[o][i] - r[i]));
       // FlashAttention's test bound: twice the naive implementation's error in the same
-      // precision, plus a few fp32 ulps of the output's scale. The slack covers outputs
-      // the naive code gets exactly (T = 1: dS = dP − D = 0 when both dot products run
-      // in one order, while a kernel's pre-pass and MMA sum in different orders).
+      // precision, plus fp32 noise at the output's scale. The slack covers outputs the
+      // naive code gets exactly (T = 1: dS = dP − D = 0 when both dot products run in
+      // one order, while a kernel's D pre-pass and its MMA sum in different orders).
       const double slack = kUlpSlack * std::max(1.0, max_ref);
       if (max_err > 2.0 * naive_err + slack)
         absl::StrAppend(&fail, " ", name, ": max_err ", Fmt(max_err), " > 2 x naive ",

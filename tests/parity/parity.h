@@ -4,8 +4,8 @@
 //   nmse = Σ (out − ref)² / Σ ref²,
 // with NaN/Inf checked separately and Unimplemented reported as SKIP, never as a pass.
 // Ops with a low-precision naive counterpart (attention) also get the FlashAttention
-// bound: max|out − ref| ≤ 2 · max|naive − ref| (+ 4 fp32 half-ulps of max|ref|, for
-// outputs the naive code gets exactly) for the naive implementation in the target's
+// bound: max|out − ref| ≤ 2 · max|naive − ref| (+ 2^-18 · max(1, max|ref|), fp32 noise,
+// for outputs the naive code gets exactly) for the naive implementation in the target's
 // precision (bf16, fp16, and fp32 too: unlike nmse, a max-error bound does not
 // average one wrong element away).
 //

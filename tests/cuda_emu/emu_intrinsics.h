@@ -1,0 +1,89 @@
+// A CPU emulator for the warp-level CUDA the Flash kernels use, so their index math
+// (fragment layouts, swizzles, masks, online softmax, GQA and stride handling) runs
+// in a unit test on machines without a GPU. kernels/cuda/attention/flash_mma.cuh
+// includes this header instead of its PTX when FLASHTICK_CUDA_EMULATION is defined.
+// Each CUDA thread of a CTA is a coroutine (ucontext); warp collectives (mma.sync,
+// ldmatrix, shuffles) and __syncthreads block the coroutine until every lane (or
+// thread) has arrived, then run with the PTX ISA's fragment semantics. cp.async
+// copies at once (the barriers the kernels already have order it); atomics are plain
+// adds (one OS thread). Not emulated: timing, bank conflicts, asynchronous-copy races.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <type_traits>
+
+#define __launch_bounds__(...)
+#define FLASH_DYNAMIC_SMEM(name) unsigned char* name = ::flashtick::emu::DynamicSmem()
+
+namespace flashtick::emu {
+
+struct Dim3 {
+  unsigned x = 0, y = 0, z = 0;
+};
+
+struct ThreadState {
+  Dim3 thread_idx, block_idx, grid_dim;
+};
+
+// The coroutine running now.
+ThreadState& Current();
+unsigned char* DynamicSmem();
+
+void SyncThreads();
+float ShflXor(float v, int lane_mask);
+void MmaBf16(float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]);
+void MmaF16(float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]);
+void LdMatrix(uint32_t (&r)[4], const void* row_addr, bool trans);
+
+// Runs fn once per CUDA thread of every CTA of the grid (CTAs one after another),
+// with `smem_bytes` of zero-initialised dynamic shared memory per CTA.
+void Launch(Dim3 grid, int block_threads, size_t smem_bytes, const std::function<void()>& fn);
+
+}  // namespace flashtick::emu
+
+#define threadIdx (::flashtick::emu::Current().thread_idx)
+#define blockIdx (::flashtick::emu::Current().block_idx)
+#define gridDim (::flashtick::emu::Current().grid_dim)
+
+inline void __syncthreads() { ::flashtick::emu::SyncThreads(); }
+inline float __shfl_xor_sync(unsigned, float v, int lane_mask) {
+  return ::flashtick::emu::ShflXor(v, lane_mask);
+}
+inline float atomicAdd(float* p, float v) {
+  const float old = *p;
+  *p = old + v;
+  return old;
+}
+template <typename T>
+inline T min(T a, T b) {
+  return std::min(a, b);
+}
+
+namespace flashtick::cuda::flash {
+
+template <typename Elem>
+inline void Mma16816(float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) {
+  if constexpr (std::is_same_v<Elem, __nv_bfloat16>)
+    ::flashtick::emu::MmaBf16(d, a, b);
+  else
+    ::flashtick::emu::MmaF16(d, a, b);
+}
+inline void LdMatrixX4(uint32_t (&r)[4], const void* p) { ::flashtick::emu::LdMatrix(r, p, false); }
+inline void LdMatrixX4Trans(uint32_t (&r)[4], const void* p) { ::flashtick::emu::LdMatrix(r, p, true); }
+inline void CpAsync16(void* smem, const void* gmem, bool valid) {
+  unsigned char* d = static_cast<unsigned char*>(smem);
+  const unsigned char* s = static_cast<const unsigned char*>(gmem);
+  for (int i = 0; i < 16; ++i) d[i] = valid ? s[i] : 0;
+}
+inline void CpAsyncCommit() {}
+template <int kPending>
+inline void CpAsyncWait() {}
+inline float FastExp2(float x) { return std::exp2(x); }
+
+}  // namespace flashtick::cuda::flash

@@ -1,0 +1,226 @@
+// The CUDA Flash attention kernels (forward, and the backward's three kernels), with
+// the production traits of kernels/cuda/attention/flash_variants.cuh, run on the CPU
+// emulator (emu_intrinsics.h) and checked like the GPU parity test: against the fp64
+// CPU reference with the FlashAttention bound (max error ≤ 2× that of the naive bf16/
+// fp16 implementation, plus 4 fp32 half-ulps) and finite outputs. Shapes cover T = 1,
+// ragged last tiles, causal tiles above the diagonal, GQA, D ∈ {64, 128}, B·H > 1 and
+// Q/K/V strided as slices of one fused [B, T, 3, H, D] buffer.
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "kernels/common/half.h"
+#include "kernels/cpu/attention_naive.h"
+#include "kernels/cuda/attention/flash_variants.cuh"
+
+namespace flashtick {
+namespace {
+
+using cuda::flash::AttentionBwdParams;
+using cuda::flash::AttentionFwdParams;
+using cuda::flash::BthdArg;
+
+struct Shape {
+  int B, T, H, Hkv, D;
+  bool causal;
+};
+
+// A [B, T, heads, D] tensor in 16-bit storage; fused layouts share one buffer.
+struct Dev16 {
+  std::vector<uint16_t>* buf;
+  int64_t offset, sb, st, sh;
+  BthdArg Arg() const { return BthdArg{buf->data() + offset, sb, st, sh}; }
+};
+
+template <typename Elem>
+uint16_t To16(double x) {
+  return std::is_same_v<Elem, __nv_bfloat16> ? DoubleToBf16Bits(x) : DoubleToHalfBits(x);
+}
+template <typename Elem>
+double From16(uint16_t h) {
+  return std::is_same_v<Elem, __nv_bfloat16> ? Bf16BitsToFloat(h) : HalfBitsToFloat(h);
+}
+
+// Standard normal values exact in bf16 and fp16, so the kernels read exactly the values
+// the fp64 reference uses (as tests/parity/cases_attention.cc does).
+double Exact16(double x) { return cpu::RoundTo(DType::kF16, cpu::RoundTo(DType::kBF16, x)); }
+
+std::vector<double> Normal(size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<double> d(0.0, 1.0);
+  std::vector<double> v(n);
+  for (auto& x : v) x = Exact16(d(rng));
+  return v;
+}
+
+// Writes logical [B, T, heads, D] values into a strided 16-bit view and reads them back.
+template <typename Elem>
+void Put(const Dev16& t, const Shape& s, int heads, const std::vector<double>& x) {
+  for (int b = 0; b < s.B; ++b)
+    for (int i = 0; i < s.T; ++i)
+      for (int h = 0; h < heads; ++h)
+        for (int d = 0; d < s.D; ++d)
+          (*t.buf)[t.offset + b * t.sb + i * t.st + h * t.sh + d] = To16<Elem>(x[((b * s.T + i) * heads + h) * s.D + d]);
+}
+template <typename Elem>
+std::vector<double> Get(const Dev16& t, const Shape& s, int heads) {
+  std::vector<double> x(static_cast<size_t>(s.B) * s.T * heads * s.D);
+  for (int b = 0; b < s.B; ++b)
+    for (int i = 0; i < s.T; ++i)
+      for (int h = 0; h < heads; ++h)
+        for (int d = 0; d < s.D; ++d)
+          x[((b * s.T + i) * heads + h) * s.D + d] = From16<Elem>((*t.buf)[t.offset + b * t.sb + i * t.st + h * t.sh + d]);
+  return x;
+}
+
+// Q, K, V in one fused [B, T, 3, H, D] buffer (K, V use Hkv of their H slots).
+struct FusedQkv {
+  std::vector<uint16_t> buf;
+  Dev16 q, k, v;
+  explicit FusedQkv(const Shape& s) : buf(static_cast<size_t>(s.B) * s.T * 3 * s.H * s.D, 0x7fc0) {
+    const int64_t st = 3LL * s.H * s.D, sb = st * s.T;
+    q = {&buf, 0, sb, st, s.D};
+    k = {&buf, int64_t{s.H} * s.D, sb, st, s.D};
+    v = {&buf, 2LL * s.H * s.D, sb, st, s.D};
+  }
+};
+
+Dev16 Dense(std::vector<uint16_t>& buf, const Shape& s, int heads) {
+  buf.assign(static_cast<size_t>(s.B) * s.T * heads * s.D, 0x7fc0);  // NaN until written
+  return {&buf, 0, int64_t{s.T} * heads * s.D, int64_t{heads} * s.D, s.D};
+}
+
+// Max |x − ref| over finite references; counts non-finite x.
+double MaxErr(const std::vector<double>& x, const std::vector<double>& ref, int* nonfinite) {
+  double m = 0;
+  for (size_t i = 0; i < ref.size(); ++i) {
+    if (!std::isfinite(x[i])) ++*nonfinite;
+    else m = std::max(m, std::fabs(x[i] - ref[i]));
+  }
+  return m;
+}
+
+void ExpectBound(const char* name, const std::vector<double>& got, const std::vector<double>& naive,
+                 const std::vector<double>& ref) {
+  int nonfinite = 0, unused = 0;
+  const double err = MaxErr(got, ref, &nonfinite), naive_err = MaxErr(naive, ref, &unused);
+  double max_ref = 1.0;
+  for (double r : ref) max_ref = std::max(max_ref, std::fabs(r));
+  EXPECT_EQ(nonfinite, 0) << name;
+  // The parity harness's bound: 2× naive plus 2^-18·max(1, max|ref|) of fp32 noise.
+  EXPECT_LE(err, 2 * naive_err + 0x1p-18 * max_ref) << name << ": err " << err << " naive " << naive_err;
+}
+
+template <typename Traits, typename Elem, bool kCausal>
+void EmuForward(const AttentionFwdParams& p) {
+  emu::Launch({static_cast<unsigned>((p.T + Traits::kBlockM - 1) / Traits::kBlockM),
+               static_cast<unsigned>(p.H), static_cast<unsigned>(p.B)},
+              Traits::kNThreads, Traits::kSmemBytes,
+              [&] { cuda::flash::flash_fwd_kernel<Traits, Elem, kCausal>(p); });
+}
+
+template <typename Traits, typename Elem, bool kCausal>
+void EmuBackward(const AttentionBwdParams& p) {
+  constexpr int kRowWarps = cuda::flash::kRowKernelWarps;
+  const unsigned row_blocks = static_cast<unsigned>((int64_t{p.B} * p.T * p.H + kRowWarps - 1) / kRowWarps);
+  emu::Launch({row_blocks, 1, 1}, kRowWarps * 32, 0,
+              [&] { cuda::flash::flash_bwd_dot_do_o_kernel<Elem, Traits::kHeadDim>(p); });
+  emu::Launch({static_cast<unsigned>((p.T + Traits::kBlockN - 1) / Traits::kBlockN),
+               static_cast<unsigned>(p.Hkv), static_cast<unsigned>(p.B)},
+              Traits::kNThreads, Traits::kSmemBytes,
+              [&] { cuda::flash::flash_bwd_kernel<Traits, Elem, kCausal>(p); });
+  emu::Launch({row_blocks, 1, 1}, kRowWarps * 32, 0,
+              [&] { cuda::flash::flash_bwd_convert_dq_kernel<Elem, Traits::kHeadDim>(p); });
+}
+
+template <typename FwdTraits, typename BwdTraits, typename Elem, bool kCausal>
+void RunCase(const Shape& s) {
+  SCOPED_TRACE(testing::Message() << "B=" << s.B << " T=" << s.T << " H=" << s.H << " Hkv=" << s.Hkv
+                                  << " D=" << s.D << " causal=" << s.causal
+                                  << (std::is_same_v<Elem, __nv_bfloat16> ? " bf16" : " fp16"));
+  const DType dt = std::is_same_v<Elem, __nv_bfloat16> ? DType::kBF16 : DType::kF16;
+  const AttentionShape as{s.B, s.T, s.H, s.Hkv, s.D};
+  const size_t nq = size_t(s.B) * s.T * s.H * s.D, nk = size_t(s.B) * s.T * s.Hkv * s.D, ns = size_t(s.B) * s.H * s.T;
+  const auto q = Normal(nq, 1), k = Normal(nk, 2), v = Normal(nk, 3), dout = Normal(nq, 4);
+  cpu::NaiveAttentionOptions ref_opt, naive_opt;
+  ref_opt.causal = naive_opt.causal = s.causal;
+  naive_opt.emulate = dt;
+  std::vector<double> o_ref(nq), l_ref(ns), o_naive(nq), l_naive(ns);
+  cpu::NaiveAttentionFwd(as, ref_opt, q.data(), k.data(), v.data(), o_ref.data(), l_ref.data());
+  cpu::NaiveAttentionFwd(as, naive_opt, q.data(), k.data(), v.data(), o_naive.data(), l_naive.data());
+
+  const float scale = static_cast<float>(1.0 / std::sqrt(double(s.D)));
+  FusedQkv qkv(s);
+  Put<Elem>(qkv.q, s, s.H, q);
+  Put<Elem>(qkv.k, s, s.Hkv, k);
+  Put<Elem>(qkv.v, s, s.Hkv, v);
+  std::vector<uint16_t> o_buf;
+  const Dev16 o = Dense(o_buf, s, s.H);
+  std::vector<float> lse(ns, NAN);
+  AttentionFwdParams fp;
+  fp.q = qkv.q.Arg(), fp.k = qkv.k.Arg(), fp.v = qkv.v.Arg(), fp.o = o.Arg();
+  fp.lse = lse.data();
+  fp.B = s.B, fp.T = s.T, fp.H = s.H, fp.Hkv = s.Hkv, fp.D = s.D, fp.group = s.H / s.Hkv;
+  fp.scale = scale, fp.scale_log2 = static_cast<float>(scale * 1.4426950408889634);
+  fp.causal = s.causal, fp.dtype = dt;
+  EmuForward<FwdTraits, Elem, kCausal>(fp);
+  ExpectBound("O", Get<Elem>(o, s, s.H), o_naive, o_ref);
+  ExpectBound("L", std::vector<double>(lse.begin(), lse.end()), l_naive, l_ref);
+
+  // Backward on the fp64 forward's O and L (the op contract's inputs), stored as the
+  // kernel reads them: O exact in 16 bits, L in fp32.
+  for (auto& x : o_ref) x = Exact16(x);
+  for (auto& x : l_ref) x = static_cast<float>(x);
+  std::vector<double> dq_ref(nq), dk_ref(nk), dv_ref(nk), d_ref(ns), dq_n(nq), dk_n(nk), dv_n(nk), d_n(ns);
+  cpu::NaiveAttentionBwd(as, ref_opt, q.data(), k.data(), v.data(), o_ref.data(), dout.data(),
+                         dq_ref.data(), dk_ref.data(), dv_ref.data(), d_ref.data());
+  cpu::NaiveAttentionBwd(as, naive_opt, q.data(), k.data(), v.data(), o_ref.data(), dout.data(),
+                         dq_n.data(), dk_n.data(), dv_n.data(), d_n.data());
+  std::vector<uint16_t> o_in_buf, do_buf, dq_buf, dk_buf, dv_buf;
+  const Dev16 o_in = Dense(o_in_buf, s, s.H), dO = Dense(do_buf, s, s.H);
+  const Dev16 dq = Dense(dq_buf, s, s.H), dk = Dense(dk_buf, s, s.Hkv), dv = Dense(dv_buf, s, s.Hkv);
+  Put<Elem>(o_in, s, s.H, o_ref);
+  Put<Elem>(dO, s, s.H, dout);
+  std::vector<float> l_in(l_ref.begin(), l_ref.end()), dvec(ns, NAN), dq_accum(nq, NAN);
+  AttentionBwdParams bp;
+  bp.q = qkv.q.Arg(), bp.k = qkv.k.Arg(), bp.v = qkv.v.Arg(), bp.o = o_in.Arg(), bp.dout = dO.Arg();
+  bp.dq = dq.Arg(), bp.dk = dk.Arg(), bp.dv = dv.Arg();
+  bp.lse = l_in.data(), bp.dvec = dvec.data(), bp.dq_accum = dq_accum.data();
+  bp.B = s.B, bp.T = s.T, bp.H = s.H, bp.Hkv = s.Hkv, bp.D = s.D, bp.group = s.H / s.Hkv;
+  bp.scale = fp.scale, bp.scale_log2 = fp.scale_log2, bp.causal = s.causal, bp.dtype = dt;
+  EmuBackward<BwdTraits, Elem, kCausal>(bp);
+  ExpectBound("dQ", Get<Elem>(dq, s, s.H), dq_n, dq_ref);
+  ExpectBound("dK", Get<Elem>(dk, s, s.Hkv), dk_n, dk_ref);
+  ExpectBound("dV", Get<Elem>(dv, s, s.Hkv), dv_n, dv_ref);
+  ExpectBound("Dvec", std::vector<double>(dvec.begin(), dvec.end()), d_n, d_ref);
+}
+
+using cuda::flash::BwdTraitsD128;
+using cuda::flash::BwdTraitsD64;
+using cuda::flash::FwdTraitsD128;
+using cuda::flash::FwdTraitsD64;
+
+TEST(FlashEmuTest, D64Bf16Causal) {
+  for (const Shape s : {Shape{1, 1, 1, 1, 64, true}, Shape{2, 37, 2, 1, 64, true}, Shape{1, 200, 1, 1, 64, true}})
+    RunCase<FwdTraitsD64, BwdTraitsD64, __nv_bfloat16, true>(s);
+}
+
+TEST(FlashEmuTest, D64Bf16NonCausal) {
+  for (const Shape s : {Shape{1, 1, 2, 2, 64, false}, Shape{1, 130, 2, 1, 64, false}})
+    RunCase<FwdTraitsD64, BwdTraitsD64, __nv_bfloat16, false>(s);
+}
+
+TEST(FlashEmuTest, D64Fp16Causal) { RunCase<FwdTraitsD64, BwdTraitsD64, __half, true>({1, 77, 1, 1, 64, true}); }
+
+TEST(FlashEmuTest, D128Bf16Causal) {
+  for (const Shape s : {Shape{1, 1, 1, 1, 128, true}, Shape{1, 150, 2, 1, 128, true}})
+    RunCase<FwdTraitsD128, BwdTraitsD128, __nv_bfloat16, true>(s);
+}
+
+TEST(FlashEmuTest, D128Fp16NonCausal) {
+  RunCase<FwdTraitsD128, BwdTraitsD128, __half, false>({2, 70, 1, 1, 128, false});
+}
+
+}  // namespace
+}  // namespace flashtick
