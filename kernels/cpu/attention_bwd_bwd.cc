@@ -68,8 +68,8 @@ struct BobArgs {
   const T* lse;   // [B, H, T]
   const T* dvec;  // [B, H, T]
   Rows<T> ddq, ddk, ddv, dddo;
-  double* c;      // row state c (3), [B, H, T]
-  double* e;      // row state e (8), [B, H, T]
+  double* c;  // row state c (3), [B, H, T]
+  double* e;  // row state e (8), [B, H, T]
   int64_t Stat(int64_t b, int64_t h, int64_t t) const { return (b * s.H + h) * s.T + t; }
 };
 
@@ -81,7 +81,7 @@ void Pass1RowTile(const BobArgs<T>& a, int64_t b, int64_t h, int64_t i0) {
   std::vector<double> buf((3 + 4) * kRowTile * D + 4 * kKeyTile * D, 0.0);
   double *q = buf.data(), *dO = q + kRowTile * D, *gQ = dO + kRowTile * D;
   double *y_do = gQ + kRowTile * D, *y_q = y_do + kRowTile * D;  // accumulators of (9), (13′)
-  double *z1 = y_q + kRowTile * D, *z2 = z1 + kRowTile * D;       // Σ dS K and Σ P K
+  double *z1 = y_q + kRowTile * D, *z2 = z1 + kRowTile * D;      // Σ dS K and Σ P K
   double *K = z2 + kRowTile * D, *V = K + kKeyTile * D, *gK = V + kKeyTile * D;
   double* gV = gK + kKeyTile * D;
   double c[kRowTile] = {}, sum_x[kRowTile] = {};
@@ -104,19 +104,19 @@ void Pass1RowTile(const BobArgs<T>& a, int64_t b, int64_t h, int64_t i0) {
       for (int64_t cj = 0; cj < m_vis; ++cj) {
         const double *kj = K + cj * D, *vj = V + cj * D, *gkj = gK + cj * D, *gvj = gV + cj * D;
         const double p = std::exp(a.scale * Dot(qi, kj, D) - L);         // P from stored L
-        const double dp = Dot(doi, vj, D);                                 // dP = dO Vᵀ
-        const double G = a.scale * (Dot(gqi, kj, D) + Dot(qi, gkj, D));   // (1)
-        const double Bij = Dot(doi, gvj, D);                               // (2)
-        const double ds = p * (dp - Di);                                   // dS
-        const double x = ds * G + p * Bij;                                 // (6)
-        c[r] += p * G;                                                     // (3)
-        sum_x[r] += x;                                                     // (7)
-        Axpy(p, gvj, y_do + r * D, D);                                     // (9): P gV
-        Axpy(p * G, vj, y_do + r * D, D);                                  // (9): (P∘G) V
-        Axpy(ds, gkj, y_q + r * D, D);                                     // (13′): dS gK
-        Axpy(x, kj, y_q + r * D, D);                                       // (13′): X K
-        Axpy(ds, kj, z1 + r * D, D);                                       // (13′): dS K
-        Axpy(p, kj, z2 + r * D, D);                                        // (13′): P K
+        const double dp = Dot(doi, vj, D);                               // dP = dO Vᵀ
+        const double G = a.scale * (Dot(gqi, kj, D) + Dot(qi, gkj, D));  // (1)
+        const double Bij = Dot(doi, gvj, D);                             // (2)
+        const double ds = p * (dp - Di);                                 // dS
+        const double x = ds * G + p * Bij;                               // (6)
+        c[r] += p * G;                                                   // (3)
+        sum_x[r] += x;                                                   // (7)
+        Axpy(p, gvj, y_do + r * D, D);                                   // (9): P gV
+        Axpy(p * G, vj, y_do + r * D, D);                                // (9): (P∘G) V
+        Axpy(ds, gkj, y_q + r * D, D);                                   // (13′): dS gK
+        Axpy(x, kj, y_q + r * D, D);                                     // (13′): X K
+        Axpy(ds, kj, z1 + r * D, D);                                     // (13′): dS K
+        Axpy(p, kj, z2 + r * D, D);                                      // (13′): P K
       }
     }
   }
@@ -171,13 +171,13 @@ void Pass2KeyTile(const BobArgs<T>& a, int64_t b, int64_t g, int64_t j0) {
           const double p = std::exp(a.scale * Dot(qi, kj, D) - L);
           const double dp = Dot(doi, vj, D);
           const double G = a.scale * (Dot(gqi, kj, D) + Dot(qi, gkj, D));  // (1)
-          const double Bij = Dot(doi, gvj, D);                              // (2)
+          const double Bij = Dot(doi, gvj, D);                             // (2)
           const double ds = p * (dp - Di);
-          const double Hij = (dp - Di) * G - ci * dp + Bij;                 // (4)
-          const double ds2 = p * (Hij - ei);                                // (11)
-          Axpy(p * (G - ci), doi, dv + cj * D, D);                          // (10)
-          Axpy(ds, gqi, dk + cj * D, D);                                    // (14): dSᵀ gQ
-          Axpy(ds2, qi, dk + cj * D, D);                                    // (14): ∂Sᵀ Q
+          const double Hij = (dp - Di) * G - ci * dp + Bij;  // (4)
+          const double ds2 = p * (Hij - ei);                 // (11)
+          Axpy(p * (G - ci), doi, dv + cj * D, D);           // (10)
+          Axpy(ds, gqi, dk + cj * D, D);                     // (14): dSᵀ gQ
+          Axpy(ds2, qi, dk + cj * D, D);                     // (14): ∂Sᵀ Q
         }
       }
     }
@@ -206,22 +206,22 @@ void ParallelTasks(CpuContext& ctx, int64_t n, const std::function<void(int64_t)
 // Shape, dtype and layout of one [B, T, heads, D] operand.
 absl::Status CheckOperand(const char* name, const TensorView& t, const AttentionShape& s,
                           int64_t heads, DType dtype) {
-  if (t.data == nullptr || t.rank != 4 || t.dim(0) != s.B || t.dim(1) != s.T ||
-      t.dim(2) != heads || t.dim(3) != s.D || t.dtype != dtype || t.stride(3) != 1)
-    return absl::InvalidArgumentError(absl::StrCat(
-        "attention_bwd_bwd: ", name, " must be a ", DTypeName(dtype), "[", s.B, ",", s.T, ",",
-        heads, ",", s.D, "] view with a contiguous last dim; got ",
-        t.data == nullptr ? std::string("no data") : t.DebugString()));
+  if (t.data == nullptr || t.rank != 4 || t.dim(0) != s.B || t.dim(1) != s.T || t.dim(2) != heads ||
+      t.dim(3) != s.D || t.dtype != dtype || t.stride(3) != 1)
+    return absl::InvalidArgumentError(
+        absl::StrCat("attention_bwd_bwd: ", name, " must be a ", DTypeName(dtype), "[", s.B, ",",
+                     s.T, ",", heads, ",", s.D, "] view with a contiguous last dim; got ",
+                     t.data == nullptr ? std::string("no data") : t.DebugString()));
   return absl::OkStatus();
 }
 
 absl::Status CheckStats(const char* name, const TensorView& t, const AttentionShape& s,
                         DType dtype) {
-  if (t.data == nullptr || t.rank != 3 || t.dim(0) != s.B || t.dim(1) != s.H ||
-      t.dim(2) != s.T || !t.contiguous() || t.dtype != dtype)
+  if (t.data == nullptr || t.rank != 3 || t.dim(0) != s.B || t.dim(1) != s.H || t.dim(2) != s.T ||
+      !t.contiguous() || t.dtype != dtype)
     return absl::InvalidArgumentError(absl::StrCat(
-        "attention_bwd_bwd: ", name, " must be a contiguous ", DTypeName(dtype), "[", s.B, ",",
-        s.H, ",", s.T, "]; got ", t.data == nullptr ? std::string("no data") : t.DebugString()));
+        "attention_bwd_bwd: ", name, " must be a contiguous ", DTypeName(dtype), "[", s.B, ",", s.H,
+        ",", s.T, "]; got ", t.data == nullptr ? std::string("no data") : t.DebugString()));
   return absl::OkStatus();
 }
 
@@ -232,12 +232,22 @@ absl::Status Run(const OpDesc& desc, In in, Out out, const AttentionShape& s, Cp
                desc.attention.causal,
                desc.attention.scale != 0.0f ? static_cast<double>(desc.attention.scale)
                                             : 1.0 / std::sqrt(static_cast<double>(s.D)),
-               Rows<const T>(in[0]), Rows<const T>(in[1]), Rows<const T>(in[2]),
-               Rows<const T>(in[3]), Rows<const T>(in[4]), Rows<const T>(in[7]),
-               Rows<const T>(in[8]), Rows<const T>(in[9]),
-               in[5].as<const T>(), in[6].as<const T>(),
-               Rows<T>(out[0]), Rows<T>(out[1]), Rows<T>(out[2]), Rows<T>(out[3]),
-               states.data(), states.data() + s.B * s.H * s.T};
+               Rows<const T>(in[0]),
+               Rows<const T>(in[1]),
+               Rows<const T>(in[2]),
+               Rows<const T>(in[3]),
+               Rows<const T>(in[4]),
+               Rows<const T>(in[7]),
+               Rows<const T>(in[8]),
+               Rows<const T>(in[9]),
+               in[5].as<const T>(),
+               in[6].as<const T>(),
+               Rows<T>(out[0]),
+               Rows<T>(out[1]),
+               Rows<T>(out[2]),
+               Rows<T>(out[3]),
+               states.data(),
+               states.data() + s.B * s.H * s.T};
   const int64_t row_tiles = CeilDiv(s.T, kRowTile), key_tiles = CeilDiv(s.T, kKeyTile);
   // Pass 1 must finish (c, e complete) before pass 2 reads them: ParallelFor blocks.
   ParallelTasks(ctx, s.B * s.H * row_tiles, [&](int64_t t) {
@@ -258,7 +268,8 @@ absl::Status AttentionBwdBwd(const OpDesc& desc, In in, Out out, CpuContext& ctx
   if (in.size() != 10 || out.size() != 4)
     return absl::InvalidArgumentError(absl::StrCat(
         "attention_bwd_bwd takes 10 inputs (Q, K, V, O, dO, L, Dvec, gQ, gK, gV) and 4 outputs "
-        "(∂Q, ∂K, ∂V, ∂dO); got ", in.size(), " and ", out.size()));
+        "(∂Q, ∂K, ∂V, ∂dO); got ",
+        in.size(), " and ", out.size()));
   AttentionShape s;
   RETURN_IF_ERROR(CheckAttentionArgs(in[0], in[1], in[2], &s));
   const DType dt = in[0].dtype;
@@ -277,8 +288,8 @@ absl::Status AttentionBwdBwd(const OpDesc& desc, In in, Out out, CpuContext& ctx
     // Pass 2 reads Q, dO, gQ after pass 1 wrote ∂Q, ∂dO: outputs must not alias inputs.
     for (const TensorView& t : in)
       if (t.data == out[i].data)
-        return absl::InvalidArgumentError(absl::StrCat(
-            "attention_bwd_bwd: output ", kOutNames[i], " aliases an input; pass distinct buffers"));
+        return absl::InvalidArgumentError(absl::StrCat("attention_bwd_bwd: output ", kOutNames[i],
+                                                       " aliases an input; pass distinct buffers"));
   }
   if (dt == DType::kF64) return Run<double>(desc, in, out, s, ctx);
   return Run<float>(desc, in, out, s, ctx);

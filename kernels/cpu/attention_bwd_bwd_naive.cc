@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <utility>
 #include <vector>
 
 namespace flashtick::cpu {
@@ -30,13 +31,11 @@ double Scale(const BobNaiveConfig& cfg) {
 }
 
 // Keys visible to query i: j < T, and j <= i when causal.
-int64_t KeyEnd(const BobNaiveConfig& cfg, int64_t i) {
-  return cfg.causal ? i + 1 : cfg.shape.T;
-}
+int64_t KeyEnd(const BobNaiveConfig& cfg, int64_t i) { return cfg.causal ? i + 1 : cfg.shape.T; }
 
 // Full row i of P for head h (kv head g): p[j] for j < KeyEnd; returns L_i.
-double SoftmaxRow(const BobNaiveConfig& cfg, const double* q, const double* k, int64_t b,
-                  int64_t h, int64_t i, std::vector<double>& p) {
+double SoftmaxRow(const BobNaiveConfig& cfg, const double* q, const double* k, int64_t b, int64_t h,
+                  int64_t i, std::vector<double>& p) {
   const Idx ix{cfg.shape};
   const int64_t g = h / (cfg.shape.H / cfg.shape.Hkv), D = cfg.shape.D;
   const int64_t jend = KeyEnd(cfg, i);
@@ -74,8 +73,8 @@ void BobNaiveForwardStats(const BobNaiveConfig& cfg, const double* q, const doub
     }
 }
 
-void BobNaiveBackward(const BobNaiveConfig& cfg, const double* q, const double* k,
-                      const double* v, const double* dout, double* dq, double* dk, double* dv) {
+void BobNaiveBackward(const BobNaiveConfig& cfg, const double* q, const double* k, const double* v,
+                      const double* dout, double* dq, double* dk, double* dv) {
   const AttentionShape& s = cfg.shape;
   const Idx ix{s};
   const double scale = Scale(cfg);
@@ -107,9 +106,10 @@ void BobNaiveBackward(const BobNaiveConfig& cfg, const double* q, const double* 
     }
 }
 
-void BobNaiveBwdBwd(const BobNaiveConfig& cfg, const double* q, const double* k,
-                    const double* v, const double* dout, const double* gq, const double* gk,
-                    const double* gv, double* ddq, double* ddk, double* ddv, double* dddo) {
+void BobNaiveBwdBwd(const BobNaiveConfig& cfg, const double* q, const double* k, const double* v,
+                    const double* dout, const double* gq, const double* gk, const double* gv,
+                    double* ddq, double* ddk, double* ddv, double* dddo, double (*round)(double)) {
+  auto rd = [round](double x) { return round ? round(x) : x; };
   const AttentionShape& s = cfg.shape;
   const Idx ix{s};
   const double scale = Scale(cfg);
@@ -133,8 +133,8 @@ void BobNaiveBwdBwd(const BobNaiveConfig& cfg, const double* q, const double* k,
           for (int64_t d = 0; d < s.D; ++d) o[d] += p[j] * vj[d];
           dp[j] = Dot(doi, vj, s.D);
           G[j] = scale * (Dot(gqi, kj, s.D) + Dot(qi, gk + ix.kv(b, j, g), s.D));  // (1)
-          Bm[j] = Dot(doi, gv + ix.kv(b, j, g), s.D);                                // (2)
-          c += p[j] * G[j];                                                           // (3)
+          Bm[j] = Dot(doi, gv + ix.kv(b, j, g), s.D);                              // (2)
+          c += p[j] * G[j];                                                        // (3)
         }
         di = Dot(doi, o.data(), s.D);  // (0)
         for (int64_t j = 0; j < jend; ++j)
@@ -142,19 +142,26 @@ void BobNaiveBwdBwd(const BobNaiveConfig& cfg, const double* q, const double* k,
         for (int64_t j = 0; j < jend; ++j) {
           const double *kj = k + ix.kv(b, j, g), *vj = v + ix.kv(b, j, g);
           const double *gkj = gk + ix.kv(b, j, g), *gvj = gv + ix.kv(b, j, g);
-          const double ds = p[j] * (dp[j] - di);
+          const double ds = rd(p[j] * (dp[j] - di));
           const double hh = (dp[j] - di) * G[j] - c * dp[j] + Bm[j];  // (4)
-          const double ds2 = p[j] * (hh - e);                          // (11)
-          const double pgc = p[j] * (G[j] - c);
+          const double ds2 = rd(p[j] * (hh - e));                     // (11)
+          const double pgc = rd(p[j] * (G[j] - c));
+          const double pj = rd(p[j]);
           for (int64_t d = 0; d < s.D; ++d) {
-            dddo[ix.q(b, i, h) + d] += p[j] * gvj[d] + pgc * vj[d];                 // (9)
-            ddv[ix.kv(b, j, g) + d] += pgc * doi[d];                                // (10)
-            ddq[ix.q(b, i, h) + d] += scale * (ds * gkj[d] + ds2 * kj[d]);          // (13)
-            ddk[ix.kv(b, j, g) + d] += scale * (ds * gqi[d] + ds2 * qi[d]);         // (14)
+            dddo[ix.q(b, i, h) + d] += pj * gvj[d] + pgc * vj[d];            // (9)
+            ddv[ix.kv(b, j, g) + d] += pgc * doi[d];                         // (10)
+            ddq[ix.q(b, i, h) + d] += scale * (ds * gkj[d] + ds2 * kj[d]);   // (13)
+            ddk[ix.kv(b, j, g) + d] += scale * (ds * gqi[d] + ds2 * qi[d]);  // (14)
           }
         }
       }
     }
+  if (round != nullptr) {
+    const int64_t nq = s.B * s.T * s.H * s.D, nkv = s.B * s.T * s.Hkv * s.D;
+    for (auto [ptr, n] :
+         {std::pair{ddq, nq}, std::pair{dddo, nq}, std::pair{ddk, nkv}, std::pair{ddv, nkv}})
+      for (int64_t x = 0; x < n; ++x) ptr[x] = round(ptr[x]);
+  }
 }
 
 }  // namespace flashtick::cpu

@@ -23,13 +23,18 @@ void BobNaiveForwardStats(const BobNaiveConfig& cfg, const double* q, const doub
                           double* dvec);
 
 // First backward (FlashAttention-2 math): dQ, dK, dV from Q, K, V, dO.
-void BobNaiveBackward(const BobNaiveConfig& cfg, const double* q, const double* k,
-                      const double* v, const double* dout, double* dq, double* dk, double* dv);
+void BobNaiveBackward(const BobNaiveConfig& cfg, const double* q, const double* k, const double* v,
+                      const double* dout, double* dq, double* dk, double* dv);
 
 // Backward-over-backward: ∂Q, ∂K, ∂V, ∂dO from Q, K, V, dO and cotangents gQ, gK, gV
 // (O, L, D are recomputed here, so this is independent of the op's stored inputs).
-void BobNaiveBwdBwd(const BobNaiveConfig& cfg, const double* q, const double* k,
-                    const double* v, const double* dout, const double* gq, const double* gk,
-                    const double* gv, double* ddq, double* ddk, double* ddv, double* dddo);
+// `round`, when given, emulates a straightforward low-precision implementation for the
+// FlashAttention test bound (STYLE rule 4): it is applied to the score-sized operands
+// of the output products (P, dS, ∂S, P∘(G − c), as a flash kernel stores them in 16 bits)
+// and to the outputs; everything else stays fp64.
+void BobNaiveBwdBwd(const BobNaiveConfig& cfg, const double* q, const double* k, const double* v,
+                    const double* dout, const double* gq, const double* gk, const double* gv,
+                    double* ddq, double* ddk, double* ddv, double* dddo,
+                    double (*round)(double) = nullptr);
 
 }  // namespace flashtick::cpu

@@ -114,11 +114,10 @@ TEST(BobCpu, RejectsBadArguments) {
   desc.dtype = DType::kF64;
   std::vector<TensorView> in = {q, kv, kv, q, q, st, st, q, kv, kv};
   std::vector<double> o1(128), o2(64), o3(64), o4(128);
-  std::vector<TensorView> out = {
-      MakeView(o1.data(), DType::kF64, DeviceKind::kCpu, {1, 8, 2, 8}),
-      MakeView(o2.data(), DType::kF64, DeviceKind::kCpu, {1, 8, 1, 8}),
-      MakeView(o3.data(), DType::kF64, DeviceKind::kCpu, {1, 8, 1, 8}),
-      MakeView(o4.data(), DType::kF64, DeviceKind::kCpu, {1, 8, 2, 8})};
+  std::vector<TensorView> out = {MakeView(o1.data(), DType::kF64, DeviceKind::kCpu, {1, 8, 2, 8}),
+                                 MakeView(o2.data(), DType::kF64, DeviceKind::kCpu, {1, 8, 1, 8}),
+                                 MakeView(o3.data(), DType::kF64, DeviceKind::kCpu, {1, 8, 1, 8}),
+                                 MakeView(o4.data(), DType::kF64, DeviceKind::kCpu, {1, 8, 2, 8})};
   EXPECT_TRUE(cpu->Run(desc, in, out).ok());
   // Wrong arity.
   EXPECT_EQ(cpu->Run(desc, absl::MakeSpan(in).subspan(0, 9), out).code(),

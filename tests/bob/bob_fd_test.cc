@@ -26,8 +26,8 @@ absl::Status NaiveBackward(const BobProblem& p, std::vector<double>* dq, std::ve
   dq->resize(p.c.QSize());
   dk->resize(p.c.KvSize());
   dv->resize(p.c.KvSize());
-  cpu::BobNaiveBackward(p.config(), p.q.data(), p.k.data(), p.v.data(), p.dout.data(),
-                        dq->data(), dk->data(), dv->data());
+  cpu::BobNaiveBackward(p.config(), p.q.data(), p.k.data(), p.v.data(), p.dout.data(), dq->data(),
+                        dk->data(), dv->data());
   return absl::OkStatus();
 }
 
@@ -101,8 +101,8 @@ void CheckAgainstFiniteDifferences(const BackwardFn& bwd, const BobCase& c, cons
     }
     EXPECT_NEAR(fd, analytic, 1e-7 * (norm + 1.0))
         << label << " " << c.Name() << " d/d" << names[arg];
-    std::cout << "bwd_bwd_fd(" << label << "," << c.Name() << ",d" << names[arg]
-              << "): fd=" << fd << " analytic=" << analytic << "\n";
+    std::cout << "bwd_bwd_fd(" << label << "," << c.Name() << ",d" << names[arg] << "): fd=" << fd
+              << " analytic=" << analytic << "\n";
   }
 }
 
@@ -119,7 +119,8 @@ TEST(BobFiniteDifferences, OfTheCpuBackendBackward) {
   ASSERT_TRUE(cpu.ok());
   Backend& be = **cpu;
   std::vector<double> dq, dk, dv;
-  const absl::Status probe = BackendBackward(be, BobProblem::Random(FdCases()[0], 1), &dq, &dk, &dv);
+  const absl::Status probe =
+      BackendBackward(be, BobProblem::Random(FdCases()[0], 1), &dq, &dk, &dv);
   if (absl::IsUnimplemented(probe))
     GTEST_SKIP() << "the CPU AttentionFwd/AttentionBwd ops have not landed: " << probe;
   ASSERT_TRUE(probe.ok()) << probe;

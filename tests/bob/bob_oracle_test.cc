@@ -19,7 +19,7 @@ namespace {
 
 std::vector<BobCase> OracleCases() {
   return {
-      {1, 1, 4, 2, 16, true},   {1, 37, 4, 2, 16, true}, {1, 37, 4, 2, 16, false},
+      {1, 1, 4, 2, 16, true},   {1, 37, 4, 2, 16, true},  {1, 37, 4, 2, 16, false},
       {1, 64, 4, 2, 64, true},  {1, 64, 4, 2, 64, false}, {2, 37, 2, 2, 64, true},
       {1, 64, 2, 1, 16, false},
   };
@@ -28,8 +28,8 @@ std::vector<BobCase> OracleCases() {
 TEST(BobOracle, CpuMatchesJaxVjpOfVjp) {
   const std::vector<BobCase> cases = OracleCases();
   std::vector<BobProblem> problems;
-  std::string cmd = absl::StrCat("'", FLASHTICK_PYTHON, "' '", FLASHTICK_SOURCE_DIR,
-                                 "/tests/bob/jax_oracle.py'");
+  std::string cmd =
+      absl::StrCat("'", FLASHTICK_PYTHON, "' '", FLASHTICK_SOURCE_DIR, "/tests/bob/jax_oracle.py'");
   const std::string dir = ::testing::TempDir();
   for (size_t i = 0; i < cases.size(); ++i) {
     problems.push_back(BobProblem::Random(cases[i], 100 + i));
@@ -62,8 +62,8 @@ TEST(BobOracle, CpuMatchesJaxVjpOfVjp) {
     EXPECT_LT(err, 1e-11) << c.Name() << ": worst " << which;
     std::string which_naive;
     EXPECT_LT(WorstRelL2(RunNaive(p), jax, &which_naive), 1e-11) << c.Name();
-    std::cout << "attention_bwd_bwd_cpu_vs_jax(" << c.Name() << "): rel_l2=" << err
-              << " (worst " << which << ")\n";
+    std::cout << "attention_bwd_bwd_cpu_vs_jax(" << c.Name() << "): rel_l2=" << err << " (worst "
+              << which << ")\n";
     std::remove(path.c_str());
     std::remove((path + ".out").c_str());
   }

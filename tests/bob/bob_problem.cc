@@ -47,10 +47,13 @@ Operand MakeOperand(const std::vector<double>& src, const BobCase& c, int64_t he
     for (int64_t t = 0; t < c.T; ++t)
       for (int64_t h = 0; h < heads; ++h)
         for (int64_t d = 0; d < c.D; ++d) {
-          const int64_t at = b * op.view.strides[0] + t * op.view.strides[1] +
-                             h * op.view.strides[2] + d;
+          const int64_t at =
+              b * op.view.strides[0] + t * op.view.strides[1] + h * op.view.strides[2] + d;
           const double x = src.empty() ? 0.0 : src[((b * c.T + t) * heads + h) * c.D + d];
-          if (dt == DType::kF64) op.f64[at] = x; else op.f32[at] = static_cast<float>(x);
+          if (dt == DType::kF64)
+            op.f64[at] = x;
+          else
+            op.f32[at] = static_cast<float>(x);
         }
   return op;
 }
@@ -61,8 +64,8 @@ std::vector<double> ReadBack(const Operand& op, const BobCase& c, int64_t heads)
     for (int64_t t = 0; t < c.T; ++t)
       for (int64_t h = 0; h < heads; ++h)
         for (int64_t d = 0; d < c.D; ++d) {
-          const int64_t at = b * op.view.strides[0] + t * op.view.strides[1] +
-                             h * op.view.strides[2] + d;
+          const int64_t at =
+              b * op.view.strides[0] + t * op.view.strides[1] + h * op.view.strides[2] + d;
           out[((b * c.T + t) * heads + h) * c.D + d] =
               op.view.dtype == DType::kF64 ? op.f64[at] : op.f32[at];
         }
@@ -117,9 +120,9 @@ void BobProblem::RecomputeStats() {
 BobOutputs RunNaive(const BobProblem& p) {
   BobOutputs out{std::vector<double>(p.c.QSize()), std::vector<double>(p.c.KvSize()),
                  std::vector<double>(p.c.KvSize()), std::vector<double>(p.c.QSize())};
-  cpu::BobNaiveBwdBwd(p.config(), p.q.data(), p.k.data(), p.v.data(), p.dout.data(),
-                      p.gq.data(), p.gk.data(), p.gv.data(), out.ddq.data(), out.ddk.data(),
-                      out.ddv.data(), out.dddo.data());
+  cpu::BobNaiveBwdBwd(p.config(), p.q.data(), p.k.data(), p.v.data(), p.dout.data(), p.gq.data(),
+                      p.gk.data(), p.gv.data(), out.ddq.data(), out.ddk.data(), out.ddv.data(),
+                      out.dddo.data());
   return out;
 }
 
@@ -204,8 +207,7 @@ absl::Status ReadOracleOutput(const std::string& path, const BobCase& c, BobOutp
                               std::vector<double>* o, std::vector<double>* lse,
                               std::vector<double>* dvec) {
   FILE* f = std::fopen(path.c_str(), "rb");
-  if (f == nullptr)
-    return absl::NotFoundError(absl::StrCat("the JAX oracle wrote no ", path));
+  if (f == nullptr) return absl::NotFoundError(absl::StrCat("the JAX oracle wrote no ", path));
   out->ddq.resize(c.QSize());
   out->ddk.resize(c.KvSize());
   out->ddv.resize(c.KvSize());

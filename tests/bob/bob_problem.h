@@ -27,7 +27,7 @@ struct BobCase {
 
 struct BobProblem {
   BobCase c;
-  double scale = 0.0;  // resolved: 1/sqrt(D)
+  double scale = 0.0;                             // resolved: 1/sqrt(D)
   std::vector<double> q, k, v, dout, gq, gk, gv;  // inputs
   std::vector<double> o, lse, dvec;               // from BobNaiveForwardStats
 

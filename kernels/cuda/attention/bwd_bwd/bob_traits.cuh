@@ -1,0 +1,94 @@
+// Tile sizes, warp layout and shared-memory plan of the FlashBoB kernels, plus the
+// cooperative cp.async tile loads. Both passes share one shape: a CTA keeps kBlockM
+// rows resident (pass 1: query rows; pass 2: key rows) and streams kBlockN rows of the
+// other side per step. 8 warps in a 4 × 2 grid:
+//   phase A (scores): warp (wm, wn) computes rows 16·wm..+16, streamed cols 32·wn..+32
+//     of every score tile (S, dP, G, B), then writes the element-wise results (P, dS,
+//     X, P∘G, ...) as 16-bit tiles to shared memory;
+//   phase B (accumulate): warp (wm, wn) owns rows 16·wm..+16 and head-dim columns
+//     (D/2)·wn..+D/2 of every accumulator, reading the whole 16 × kBlockN strip.
+// Splitting the accumulators over D (not keeping all D columns in one warp) is what
+// keeps pass 1's four D-wide accumulators in registers at D = 128 (128 fp32 a thread).
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/cuda/attention/bwd_bwd/bob_mma.cuh"
+#include "kernels/cuda/attention/bwd_bwd/bob_params.h"
+
+namespace flashtick::cuda::bob {
+
+constexpr float kLog2e = 1.4426950408889634f;
+
+template <int kHeadDim_, int kStages_>
+struct BobTraits {
+  static constexpr int kHeadDim = kHeadDim_;
+  // 64 × 64 tiles: the largest square tile whose pass-1 shared plan fits an A100 at
+  // D = 128 (145 KB, single-buffered) and leaves pass 2 at D = 64 two CTAs per H200 SM.
+  static constexpr int kBlockM = 64;
+  static constexpr int kBlockN = 64;
+  static constexpr int kStages = kStages_;  // 2: double-buffered streamed tiles
+  static constexpr int kWarpsM = 4;
+  static constexpr int kWarpsN = 2;
+  static constexpr int kNWarps = kWarpsM * kWarpsN;
+  static constexpr int kThreads = kNWarps * 32;
+  static constexpr int kMmaM = 16, kMmaN = 8, kMmaK = 16;
+
+  // Phase A: a warp's slice of a score tile.
+  static constexpr int kWarpScoreCols = kBlockN / kWarpsN;     // 32
+  static constexpr int kScoreBlocks = kWarpScoreCols / kMmaN;  // n8 blocks: 4
+  static constexpr int kScoreKSteps = kHeadDim / kMmaK;        // over D
+  // Phase B: a warp's slice of an accumulator.
+  static constexpr int kWarpAccCols = kHeadDim / kWarpsN;  // 32 or 64
+  static constexpr int kAccBlocks = kWarpAccCols / kMmaN;  // 4 or 8
+  static constexpr int kAccKSteps = kBlockN / kMmaK;       // over the streamed rows
+
+  static constexpr int kChunk = 8;                           // 16-bit elements per 16-byte cp.async
+  static constexpr int kRowTileElems = kBlockM * kHeadDim;   // a resident [kBlockM, D] tile
+  static constexpr int kColTileElems = kBlockN * kHeadDim;   // a streamed [kBlockN, D] tile
+  static constexpr int kScoreTileElems = kBlockM * kBlockN;  // a 16-bit score tile
+
+  static_assert(kWarpsM * kMmaM == kBlockM, "each warp row group is one m16 slab");
+  static_assert(kScoreBlocks % 2 == 0 && kAccBlocks % 2 == 0, "ldmatrix.x4 loads two n8 blocks");
+  static_assert(kHeadDim % 64 == 0 && kBlockN % 64 == 0, "swizzle needs ≥ 8 chunks a row");
+  static_assert(kBlockM == kBlockN, "causal tile ranges below assume square tiles");
+  static_assert((kBlockM * kHeadDim / kChunk) % kThreads == 0, "whole tiles per cp.async sweep");
+  static_assert(kStages == 1 || kStages == 2, "single or double buffering");
+};
+
+// Thread-to-element map of a C fragment: row in the warp's m16 slab and column in an
+// n8 block, for register `idx` (0..3) of lane `lane`.
+__device__ inline int FragRow(int lane, int idx) { return (lane >> 2) + 8 * (idx >> 1); }
+__device__ inline int FragCol(int lane, int idx) { return 2 * (lane & 3) + (idx & 1); }
+
+// Cooperative async copy of rows [row0, row0 + kRows) of one head of a [B, T, heads, D]
+// operand into a swizzled [kRows, D] tile; rows ≥ T are zero-filled.
+template <typename Traits, int kRows, typename Element>
+__device__ inline void LoadRowsAsync(Element* tile, const Element* head_base, int64_t row_stride,
+                                     int row0, int T, int tid) {
+  constexpr int kChunksPerRow = Traits::kHeadDim / Traits::kChunk;
+  constexpr int kChunks = kRows * kChunksPerRow;
+  static_assert(kChunks % Traits::kThreads == 0, "whole tiles per sweep");
+#pragma unroll
+  for (int it = 0; it < kChunks / Traits::kThreads; ++it) {
+    const int idx = tid + it * Traits::kThreads;
+    const int r = idx / kChunksPerRow, ch = idx % kChunksPerRow;
+    const bool valid = row0 + r < T;
+    const Element* src =
+        valid ? head_base + static_cast<int64_t>(row0 + r) * row_stride + ch * Traits::kChunk
+              : head_base;
+    CpAsync16(SmemAddr(tile + Swizzle<Traits::kHeadDim>(r, ch * Traits::kChunk)), src, valid);
+  }
+}
+
+// Base pointer of head h of batch b in an operand.
+template <typename Element>
+__device__ inline const Element* HeadBase(const BobOperand& x, int b, int h) {
+  return static_cast<const Element*>(x.ptr) + b * x.sb + h * x.sh;
+}
+template <typename Element>
+__device__ inline Element* HeadBaseOut(const BobOperand& x, int b, int h) {
+  return static_cast<Element*>(x.ptr) + b * x.sb + h * x.sh;
+}
+
+}  // namespace flashtick::cuda::bob
