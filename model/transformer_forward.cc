@@ -1,7 +1,8 @@
 // The transformer forward over one batch chunk, every op through Backend::Run:
 //   x = embed(ticks);  for each block:  h = LN1(x); qkv = h·Wqkvᵀ + b; RoPE(q), RoPE(k);
 //   att = causal_attention(q, k, v); x += att·Wprojᵀ + b; h = LN2(x);
-//   x += gelu(h·W1ᵀ + b1)·W2ᵀ + b2;   then probs = softmax(LN_f(x)·Wheadᵀ + b).
+//   x += gelu(h·W1ᵀ + b1)·W2ᵀ + b2;   then probs = softmax(LN_f(x)·Wheadᵀ + b), the
+// softmax in fp32 when activations are bf16/f16.
 // q, k and v are strided [Bc, T, heads, D] views into the fused QKV buffer (no copies);
 // the residual adds are Matmul with beta = 1 into x. Host <-> device traffic is
 // Backend::Copy of the ticks in and the probabilities out, nothing else.
@@ -149,9 +150,15 @@ absl::Status Transformer::Impl::ForwardChunk(const ModelConfig& c, Backend* be, 
   }
   RETURN_IF_ERROR(layernorm(xs, "ln_f", hs));
   RETURN_IF_ERROR(linear(hs, "head", ws.logits, false));
-  RETURN_IF_ERROR(RunOp(be, Desc(Op::kSoftmax, act), {ws.logits}, {ws.logits}, "softmax"));
-  if (act != DType::kF32)
-    RETURN_IF_ERROR(RunOp(be, Desc(Op::kCast, act), {ws.logits}, {ws.probs32}, "probs cast"));
+  if (act == DType::kBF16 || act == DType::kF16) {
+    // Softmax in fp32: bf16 probabilities would carry only ~3 significant digits.
+    RETURN_IF_ERROR(RunOp(be, Desc(Op::kCast, act), {ws.logits}, {ws.probs32}, "logits cast"));
+    RETURN_IF_ERROR(RunOp(be, Desc(Op::kSoftmax, DType::kF32), {ws.probs32}, {ws.probs32}, "softmax"));
+  } else {
+    RETURN_IF_ERROR(RunOp(be, Desc(Op::kSoftmax, act), {ws.logits}, {ws.logits}, "softmax"));
+    if (act != DType::kF32)
+      RETURN_IF_ERROR(RunOp(be, Desc(Op::kCast, act), {ws.logits}, {ws.probs32}, "probs cast"));
+  }
   RETURN_IF_ERROR(be->Copy(probs, DeviceKind::kCpu, ws.probs32.data, dev, ws.probs32.bytes()));
   return be->Synchronize();
 }

@@ -22,7 +22,7 @@ struct ForwardWorkspace {
   TensorView mlp;      // compute [R, mlp_ratio·C]
   TensorView mean, rstd;  // ParamDType [R]
   TensorView lse;      // AttentionStatsDType [Bc, H, T]
-  TensorView logits;   // compute [rows_out, classes], softmaxed in place
+  TensorView logits;   // compute [rows_out, classes]; softmaxed in place unless bf16/f16
   TensorView probs32;  // fp32 [rows_out, classes] (logits itself when computing in fp32)
   size_t bytes = 0;
 
