@@ -4,10 +4,12 @@
 #   cuda_ops_test   backend behaviour: memory/peak, OOM -> ResourceExhausted, copies,
 #                   bitwise AdamW/Sophia-H/Cast vs the CPU, in-place, determinism
 #   parity_test     every non-attention op case on cuda bf16/fp16/fp32 vs cpu fp64
+#   cuda_model_test the transformer forward on the GPU (bf16, fp16) vs the CPU in fp64
 # and, with CUDAOPS_SANITIZE=1, compute-sanitizer memcheck over the fp32 parity cases.
 # Everything lands in $OUT:
 #   cudaops_summary.txt      pass/fail counts and every FAIL line (read this first)
 #   cudaops_backend.log      cuda_ops_test output;  cudaops_parity.log  one line per case
+#   cudaops_model.log        cuda_model_test output (errors per dtype and shape)
 #   cudaops_build.log, cudaops_cmake.log, cudaops_ptxas.txt (spills), cudaops_memcheck.log
 # Usage (repository root):  OUT=/some/dir bench/scripts/gpu_cudaops.sh
 # Env: FLASHTICK_DEPS_PREFIX (carried Abseil/gtest/json, appended to CMAKE_PREFIX_PATH),
@@ -25,7 +27,7 @@ cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DFLASHTICK_WIT
   -DFLASHTICK_WITH_SERVER=OFF -DCMAKE_CUDA_ARCHITECTURES="$arch" -DFLASHTICK_BUILD_BENCH=OFF \
   -DCMAKE_PREFIX_PATH="$prefix" > "$out/cudaops_cmake.log" 2>&1 \
   || { tail -40 "$out/cudaops_cmake.log"; exit 1; }
-ninja -C "$build" -j16 cuda_ops_test parity_test > "$out/cudaops_build.log" 2>&1 \
+ninja -C "$build" -j16 cuda_ops_test cuda_model_test parity_test > "$out/cudaops_build.log" 2>&1 \
   || { grep -B2 -A12 -m5 "error" "$out/cudaops_build.log"; exit 1; }
 grep -E "spill" "$out/cudaops_build.log" > "$out/cudaops_ptxas.txt" || true
 nvidia-smi > "$out/cudaops_nvidia_smi.txt" 2>&1 || true
@@ -37,6 +39,8 @@ backend_rc=$?
 "$build/tests/parity/parity_test" --gtest_filter='Parity/Cuda*.*-*attention*' \
   --gtest_output="xml:$out/cudaops_parity.xml" > "$out/cudaops_parity.log" 2>&1
 parity_rc=$?
+"$build/tests/cuda_ops/cuda_model_test" > "$out/cudaops_model.log" 2>&1
+model_rc=$?
 
 if [ "${CUDAOPS_SANITIZE:-0}" = 1 ]; then
   sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
@@ -53,9 +57,11 @@ fi
   echo "parity exit $parity_rc: OK $(grep -c ': OK ' "$out/cudaops_parity.log")," \
        "FAIL $(grep -c ': FAIL' "$out/cudaops_parity.log")," \
        "SKIP $(grep -c ': SKIP' "$out/cudaops_parity.log")"
+  echo "cuda_model_test exit $model_rc:"
+  grep -E '^model forward|^\[  (PASSED|FAILED|SKIPPED) ' "$out/cudaops_model.log"
   grep -E ': FAIL' "$out/cudaops_parity.log"
   grep -E '^\[  FAILED  \]|Failure|error:' "$out/cudaops_backend.log" | head -40
   [ -f "$out/cudaops_memcheck.log" ] && grep -E "ERROR SUMMARY|memcheck exit" "$out/cudaops_memcheck.log"
 } > "$out/cudaops_summary.txt"
 cat "$out/cudaops_summary.txt"
-[ "$backend_rc" = 0 ] && [ "$parity_rc" = 0 ]
+[ "$backend_rc" = 0 ] && [ "$parity_rc" = 0 ] && [ "$model_rc" = 0 ]
