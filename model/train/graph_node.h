@@ -38,7 +38,10 @@ struct Activation {
   Slot& Adj(Sweep s) { return s == Sweep::kGrad ? cot : acot; }
 };
 
-// Views into the flat parameter buffers (model/train/param_store.h), one per tensor.
+// Per-tensor views of the parameters (model/train/param_store.h). value and probe are
+// in the dtypes the ops read (matrices in the activation dtype, vectors in
+// ParamDType of it): the master buffers themselves, or compute copies of them. grad
+// and hv are in the master dtype; contributions in other dtypes are cast on the way in.
 struct GraphParams {
   std::vector<TensorView> value;   // the weights the forward reads
   std::vector<Slot> grad;          // ∂L/∂θ

@@ -20,7 +20,7 @@ absl::Status LinearNode::Backward(Workspace& ws, GraphParams& p, Sweep s) {
   if (x_->needs_grad)
     RETURN_IF_ERROR(ws.AccumulateMatmul(x_->Adj(s), dy, p.value[w_], false, false));  // dy·W
   RETURN_IF_ERROR(ws.AccumulateMatmul(p.Adj(w_, s), dy, x_->value, true, false));     // dyᵀ·x
-  return ws.Accumulate(p.Adj(b_, s), [&](const TensorView& db) {
+  return ws.AccumulateAs(p.Adj(b_, s), ParamDType(dy.dtype), [&](const TensorView& db) {
     OpDesc d;
     d.op = Op::kBiasGrad;
     d.dtype = dy.dtype;

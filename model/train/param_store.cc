@@ -6,26 +6,72 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
+#include "kernels/ops/param_dtype.h"
 
 namespace flashtick {
 
 absl::StatusOr<std::unique_ptr<ParamStore>> ParamStore::Create(const ModelConfig& config,
                                                                DType dtype, Backend* backend) {
+  return Create(config, dtype, dtype, backend);
+}
+
+absl::StatusOr<std::unique_ptr<ParamStore>> ParamStore::Create(const ModelConfig& config,
+                                                               DType dtype, DType compute,
+                                                               Backend* backend) {
+  if (compute == DType::kI32 || DTypeSize(compute) > DTypeSize(dtype))
+    return absl::InvalidArgumentError(absl::StrCat("compute dtype ", DTypeName(compute),
+                                                   " must be a float no wider than the ",
+                                                   DTypeName(dtype), " masters"));
   if (dtype != DType::kF32 && dtype != DType::kF64)
     return absl::InvalidArgumentError(absl::StrCat(
         "training parameters are fp32 (or fp64 on the CPU), not ", DTypeName(dtype)));
   if (dtype == DType::kF64 && backend->device() != DeviceKind::kCpu)
     return absl::InvalidArgumentError("fp64 training runs on the CPU backend only");
   ASSIGN_OR_RETURN(ParamLayout layout, ParamLayout::ForConfig(config));
-  std::unique_ptr<ParamStore> s(new ParamStore(config, std::move(layout), dtype, backend));
+  std::unique_ptr<ParamStore> s(new ParamStore(config, std::move(layout), dtype, compute, backend));
   ASSIGN_OR_RETURN(s->values_, s->AllocateFlat());
   ASSIGN_OR_RETURN(s->grads_, s->AllocateFlat());
+  ASSIGN_OR_RETURN(s->graph_.value, s->ComputeViews(s->values_, &s->compute_values_));
   const int n = static_cast<int>(s->layout_.params().size());
-  for (int i = 0; i < n; ++i) {
-    s->graph_.value.push_back(s->Tensor(s->values_, i));
-    s->graph_.grad.push_back(Slot{s->Tensor(s->grads_, i), false});
-  }
+  for (int i = 0; i < n; ++i) s->graph_.grad.push_back(Slot{s->Tensor(s->grads_, i), false});
+  RETURN_IF_ERROR(s->SyncCompute());
   return s;
+}
+
+DType ParamStore::OpDType(int i) const {
+  return layout_.params()[i].spec.shape.size() >= 2 ? compute_dtype_ : ParamDType(compute_dtype_);
+}
+
+absl::StatusOr<std::vector<TensorView>> ParamStore::ComputeViews(const TensorView& flat,
+                                                                 std::vector<bool>* is_copy) {
+  std::vector<TensorView> views;
+  is_copy->clear();
+  for (int i = 0; i < static_cast<int>(layout_.params().size()); ++i) {
+    TensorView v = Tensor(flat, i);
+    const bool copy = OpDType(i) != dtype_;
+    if (copy) {
+      v.dtype = OpDType(i);
+      ASSIGN_OR_RETURN(std::shared_ptr<void> mem, backend_->Allocate(v.bytes()));
+      v.data = mem.get();
+      owned_.push_back(std::move(mem));
+    }
+    views.push_back(v);
+    is_copy->push_back(copy);
+  }
+  return views;
+}
+
+absl::Status ParamStore::Sync(const TensorView& flat, const std::vector<bool>& is_copy,
+                              const std::vector<TensorView>& views) {
+  for (size_t i = 0; i < views.size(); ++i) {
+    if (!is_copy[i]) continue;
+    OpDesc d;
+    d.op = Op::kCast;
+    d.dtype = dtype_;
+    const std::vector<TensorView> in = {Tensor(flat, static_cast<int>(i))}, out = {views[i]};
+    RETURN_IF_ERROR(backend_->Run(d, in, out));
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<TensorView> ParamStore::AllocateFlat() {
@@ -57,11 +103,10 @@ absl::Status ParamStore::EnableHvp() {
   if (hvp_enabled()) return absl::OkStatus();
   ASSIGN_OR_RETURN(probe_, AllocateFlat());
   ASSIGN_OR_RETURN(hv_, AllocateFlat());
-  for (int i = 0; i < static_cast<int>(layout_.params().size()); ++i) {
-    graph_.probe.push_back(Tensor(probe_, i));
+  ASSIGN_OR_RETURN(graph_.probe, ComputeViews(probe_, &compute_probe_));
+  for (int i = 0; i < static_cast<int>(layout_.params().size()); ++i)
     graph_.hv.push_back(Slot{Tensor(hv_, i), false});
-  }
-  return absl::OkStatus();
+  return Sync(probe_, compute_probe_, graph_.probe);
 }
 
 void ParamStore::ResetGrads() {
@@ -99,10 +144,16 @@ absl::Status ParamStore::FromHost(const TensorView& flat, const std::vector<doub
   if (static_cast<int64_t>(host.size()) != flat.numel())
     return absl::InvalidArgumentError(absl::StrCat("parameter buffer has ", flat.numel(),
                                                    " elements, host vector ", host.size()));
-  if (dtype_ == DType::kF64)
-    return backend_->Copy(flat.data, flat.device, host.data(), DeviceKind::kCpu, flat.bytes());
-  std::vector<float> tmp(host.begin(), host.end());
-  return backend_->Copy(flat.data, flat.device, tmp.data(), DeviceKind::kCpu, flat.bytes());
+  if (dtype_ == DType::kF64) {
+    RETURN_IF_ERROR(backend_->Copy(flat.data, flat.device, host.data(), DeviceKind::kCpu, flat.bytes()));
+  } else {
+    std::vector<float> tmp(host.begin(), host.end());
+    RETURN_IF_ERROR(backend_->Copy(flat.data, flat.device, tmp.data(), DeviceKind::kCpu, flat.bytes()));
+  }
+  if (flat.data == values_.data) return SyncCompute();
+  if (probe_.data != nullptr && flat.data == probe_.data)
+    return Sync(probe_, compute_probe_, graph_.probe);
+  return absl::OkStatus();
 }
 
 absl::Status ParamStore::AddTo(Safetensors* st, const std::string& prefix,

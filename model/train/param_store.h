@@ -3,8 +3,11 @@
 // Hessian-vector products the probe v and the product ∇²L·v. Hands out per-tensor
 // views (GraphParams) to the training graph, copies flat buffers to and from the host,
 // and reads/writes them as safetensors under the model's tensor names.
-// dtype: fp32, or fp64 on the CPU (the oracle tests). Compute in bf16 on the GPU with
-// fp32 masters is not wired yet: the graph computes in the parameter dtype.
+// Mixed precision: masters, gradients, products and optimizer state are in the master
+// dtype (fp32; fp64 on the CPU). The graph computes in the compute dtype A (bf16 on
+// CUDA): each op reads matrices in A and vectors (biases, γ, β) in ParamDType(A). A
+// tensor whose master dtype differs gets a compute copy, refreshed with kCast whenever
+// the master changes (FromHost on values/probe, SyncCompute after an optimizer step).
 #pragma once
 
 #include <cstdint>
@@ -23,12 +26,16 @@ namespace flashtick {
 
 class ParamStore {
  public:
+  // dtype: masters (fp32, or fp64 on the CPU); compute_dtype: activations.
   static absl::StatusOr<std::unique_ptr<ParamStore>> Create(const ModelConfig& config, DType dtype,
                                                             Backend* backend);
+  static absl::StatusOr<std::unique_ptr<ParamStore>> Create(const ModelConfig& config, DType dtype,
+                                                            DType compute_dtype, Backend* backend);
 
   const ModelConfig& config() const { return config_; }
   const ParamLayout& layout() const { return layout_; }
   DType dtype() const { return dtype_; }
+  DType compute_dtype() const { return compute_dtype_; }
   Backend* backend() const { return backend_; }
 
   // GPT-2 initialisation from a seed: the same values as Transformer::InitRandom(seed)
@@ -56,7 +63,11 @@ class ParamStore {
   absl::Status CompleteGrads();
   absl::Status CompleteHv();
 
-  // Flat buffer ↔ host doubles (exact for fp32 and fp64).
+  // Refreshes the compute copies of the masters (after an optimizer step).
+  absl::Status SyncCompute() { return Sync(values_, compute_values_, graph_.value); }
+
+  // Flat buffer ↔ host doubles (exact for fp32 and fp64). FromHost into values() or
+  // probe() also refreshes their compute copies.
   absl::StatusOr<std::vector<double>> ToHost(const TensorView& flat) const;
   absl::Status FromHost(const TensorView& flat, const std::vector<double>& host);
 
@@ -67,14 +78,23 @@ class ParamStore {
   absl::Status ReadFrom(const Safetensors& st, const std::string& prefix, const TensorView& flat);
 
  private:
-  ParamStore(ModelConfig config, ParamLayout layout, DType dtype, Backend* backend)
-      : config_(std::move(config)), layout_(std::move(layout)), dtype_(dtype), backend_(backend) {}
+  ParamStore(ModelConfig config, ParamLayout layout, DType dtype, DType compute, Backend* backend)
+      : config_(std::move(config)), layout_(std::move(layout)), dtype_(dtype),
+        compute_dtype_(compute), backend_(backend) {}
+  // The dtype op inputs need for tensor i (A for matrices, ParamDType(A) for vectors).
+  DType OpDType(int i) const;
+  // Views for the ops: the master's tensor where the dtypes agree, else a new copy.
+  absl::StatusOr<std::vector<TensorView>> ComputeViews(const TensorView& flat,
+                                                       std::vector<bool>* is_copy);
+  absl::Status Sync(const TensorView& flat, const std::vector<bool>& is_copy,
+                    const std::vector<TensorView>& views);
   absl::Status Complete(std::vector<Slot>& slots);
 
   ModelConfig config_;
   ParamLayout layout_;
-  DType dtype_;
+  DType dtype_, compute_dtype_;
   Backend* backend_;
+  std::vector<bool> compute_values_, compute_probe_;  // which tensors have a copy
   std::vector<std::shared_ptr<void>> owned_;
   TensorView values_, grads_, probe_, hv_;
   GraphParams graph_;

@@ -56,6 +56,7 @@ absl::StatusOr<Safetensors> ReadData(const std::string& dir, const Json& entry) 
 Json OptionsToJson(const TrainerOptions& o) {
   return Json{
       {"dtype", DTypeName(o.dtype)},
+      {"compute_dtype", DTypeName(o.compute_dtype.value_or(o.dtype))},
       {"optimizer", {{"kind", OptimizerKindName(o.optimizer)}, {"beta1", o.hyper.beta1},
                      {"beta2", o.hyper.beta2}, {"eps", o.hyper.eps},
                      {"weight_decay", o.hyper.weight_decay}, {"rho", o.hyper.rho}}},
@@ -68,16 +69,16 @@ Json OptionsToJson(const TrainerOptions& o) {
       {"seed", std::to_string(o.seed)}};
 }
 
+absl::StatusOr<DType> ParseDType(const std::string& name) {
+  for (DType d : {DType::kF32, DType::kF64, DType::kBF16, DType::kF16})
+    if (name == DTypeName(d)) return d;
+  return absl::DataLossError(absl::StrCat("checkpoint manifest: unknown dtype '", name, "'"));
+}
+
 absl::StatusOr<TrainerOptions> OptionsFromJson(const Json& j) {
   TrainerOptions o;
-  const std::string dt = j.at("dtype").get<std::string>();
-  if (dt == DTypeName(DType::kF32)) {
-    o.dtype = DType::kF32;
-  } else if (dt == DTypeName(DType::kF64)) {
-    o.dtype = DType::kF64;
-  } else {
-    return absl::DataLossError(absl::StrCat("checkpoint manifest: unknown dtype '", dt, "'"));
-  }
+  ASSIGN_OR_RETURN(o.dtype, ParseDType(j.at("dtype").get<std::string>()));
+  ASSIGN_OR_RETURN(o.compute_dtype, ParseDType(j.at("compute_dtype").get<std::string>()));
   const Json& opt = j.at("optimizer");
   ASSIGN_OR_RETURN(o.optimizer, ParseOptimizerKind(opt.at("kind").get<std::string>()));
   o.hyper.beta1 = opt.at("beta1").get<double>();

@@ -30,7 +30,14 @@ absl::StatusOr<std::unique_ptr<Trainer>> Trainer::Create(const ModelConfig& conf
                                                          Backend* backend) {
   RETURN_IF_ERROR(options.Validate());
   std::unique_ptr<Trainer> t(new Trainer(options, backend));
-  ASSIGN_OR_RETURN(t->store_, ParamStore::Create(config, options.dtype, backend));
+  DType compute = options.dtype;
+  if (options.compute_dtype.has_value()) {
+    compute = *options.compute_dtype;
+  } else if (backend->device() == DeviceKind::kCuda) {
+    compute = DType::kBF16;
+  }
+  t->options_.compute_dtype = compute;
+  ASSIGN_OR_RETURN(t->store_, ParamStore::Create(config, options.dtype, compute, backend));
   RETURN_IF_ERROR(t->store_->InitRandom(options.seed));
   ASSIGN_OR_RETURN(t->optimizer_, TrainOptimizer::Create(options.optimizer, options.hyper,
                                                          t->store_.get()));
@@ -144,6 +151,7 @@ absl::StatusOr<StepStats> Trainer::TrainStep(absl::Span<const float> ticks,
     st.hessian_refreshed = true;
   }
   RETURN_IF_ERROR(optimizer_->Step(step, st.lr, scale, hhat));
+  RETURN_IF_ERROR(store_->SyncCompute());
   RETURN_IF_ERROR(backend_->Synchronize());
   step_ = step;
   st.step_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

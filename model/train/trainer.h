@@ -4,11 +4,13 @@
 // exact HVPs on the last micro-batch) → one optimizer update with the scheduled
 // learning rate. The loss is the mean cross-entropy over the labelled steps of the
 // whole batch (label −1 = ignore), so the result does not depend on the micro-batch
-// size. Everything runs on the given Backend; fp32 (or fp64 on the CPU) throughout.
+// size. Everything runs on the given Backend: fp32 masters (fp64 on the CPU for the
+// oracle tests), activations in the compute dtype (bf16 on CUDA).
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -27,7 +29,9 @@ struct TrainerOptions {
   OptimizerKind optimizer = OptimizerKind::kAdamW;
   OptimizerHyper hyper = OptimizerHyper::Defaults(OptimizerKind::kAdamW);
   LrSchedule lr;
-  DType dtype = DType::kF32;    // parameters and compute; kF64 on the CPU only
+  DType dtype = DType::kF32;    // master weights, gradients, optimizer state; kF64 on the CPU only
+  // Activations and the weight copies the ops read. Unset: bf16 on CUDA, else `dtype`.
+  std::optional<DType> compute_dtype;
   int64_t micro_batch = 0;      // sequences per micro-batch; 0 = the whole batch at once
   double max_grad_norm = 1.0;   // clip the global L2 norm to this; <= 0 disables
   int64_t hessian_interval = 10;  // Sophia-H: refresh ĥ at steps 1, k+1, 2k+1, ...

@@ -35,7 +35,7 @@ int TransformerGraph::P(const std::string& name) {
 }
 
 absl::StatusOr<Activation*> TransformerGraph::NewActivation(int64_t width, bool needs_grad) {
-  const DType dt = store_->dtype();
+  const DType dt = store_->compute_dtype();
   const int64_t M = B_ * T_;
   auto a = std::make_unique<Activation>();
   a->needs_grad = needs_grad;
@@ -53,10 +53,13 @@ absl::StatusOr<Activation*> TransformerGraph::NewActivation(int64_t width, bool 
 
 absl::Status TransformerGraph::Build() {
   const ModelConfig& c = store_->config();
-  const DType dt = store_->dtype();
+  const DType dt = store_->compute_dtype();
   const int64_t M = B_ * T_, C = c.width, D = c.head_dim();
   const int64_t H = c.heads, Hkv = c.kv_heads, R = int64_t(c.mlp_ratio) * C;
   ASSIGN_OR_RETURN(input_, NewActivation(c.features, /*needs_grad=*/false));
+  if (dt != DType::kF32 && dt != DType::kF64) {  // ticks arrive fp32 and are cast on the device
+    ASSIGN_OR_RETURN(input32_, ws_.Allocate(DType::kF32, {M, int64_t(c.features)}));
+  }
   ASSIGN_OR_RETURN(Activation * h, NewActivation(C));
   nodes_.push_back(std::make_unique<LinearNode>(input_, h, P("embed.weight"), P("embed.bias")));
   for (int l = 0; l < c.layers; ++l) {
@@ -129,10 +132,14 @@ absl::Status TransformerGraph::SetBatch(absl::Span<const float> ticks,
     host_weights_[m] = row_weight;
   }
   Backend* be = store_->backend();
-  const DType dt = store_->dtype();
+  const DType dt = store_->compute_dtype();
   if (dt == DType::kF32) {
     RETURN_IF_ERROR(be->Copy(input_->value.data, input_->value.device, ticks.data(),
                              DeviceKind::kCpu, input_->value.bytes()));
+  } else if (dt != DType::kF64) {
+    RETURN_IF_ERROR(be->Copy(input32_.data, input32_.device, ticks.data(), DeviceKind::kCpu,
+                             input32_.bytes()));
+    RETURN_IF_ERROR(ws_.Cast(input32_, input_->value));
   } else {
     std::vector<double> x(ticks.begin(), ticks.end());
     RETURN_IF_ERROR(be->Copy(input_->value.data, input_->value.device, x.data(), DeviceKind::kCpu,

@@ -4,7 +4,8 @@
 // ∇²L·v by reverse over reverse (model/train/graph_node.h). Node order:
 //   embed → L × [ln1 → qkv → attention(RoPE) → proj → +res → ln2 → fc1 → gelu → fc2 → +res]
 //   → ln_f → head → cross-entropy (ignore label −1)
-// All ops run on the ParamStore's backend in its dtype.
+// All ops run on the ParamStore's backend in its compute dtype (activations) with the
+// parameters' dtypes for gradients (model/train/param_store.h).
 #pragma once
 
 #include <cstdint>
@@ -62,7 +63,7 @@ class TransformerGraph {
   std::vector<std::unique_ptr<Node>> nodes_;  // forward order; the loss node last
   Activation *input_ = nullptr, *logits_ = nullptr;
   LossNode* loss_ = nullptr;
-  TensorView labels_, weights_, rows_;
+  TensorView labels_, weights_, rows_, input32_;
   std::vector<double> host_weights_;
   std::string missing_;
 };

@@ -92,14 +92,33 @@ absl::Status Workspace::Accumulate(Slot& slot,
   return Finish(d);
 }
 
+absl::Status Workspace::Cast(const TensorView& src, const TensorView& dst) {
+  OpDesc d;
+  d.op = Op::kCast;
+  d.dtype = src.dtype;
+  return Run(d, {src}, {dst});
+}
+
+absl::Status Workspace::AccumulateAs(Slot& slot, DType dtype,
+                                     const std::function<absl::Status(const TensorView&)>& produce) {
+  if (dtype == slot.view.dtype) return Accumulate(slot, produce);
+  ASSIGN_OR_RETURN(TensorView s, Scratch(kCastScratch, dtype, {slot.view.numel()}));
+  const TensorView tmp = MakeView(s.data, dtype, slot.view.device, slot.view.shape.data(),
+                                  slot.view.rank);
+  RETURN_IF_ERROR(produce(tmp));
+  return Accumulate(slot, [&](const TensorView& dst) { return Cast(tmp, dst); });
+}
+
 absl::Status Workspace::AccumulateMatmul(Slot& slot, const TensorView& a, const TensorView& b,
-                                         bool trans_a, bool trans_b, float alpha) {
+                                         bool trans_a, bool trans_b) {
   OpDesc d;
   d.op = Op::kMatmul;
-  d.dtype = slot.view.dtype;
+  d.dtype = a.dtype;
   d.matmul.trans_a = trans_a;
   d.matmul.trans_b = trans_b;
-  d.matmul.alpha = alpha;
+  if (a.dtype != slot.view.dtype) {
+    return AccumulateAs(slot, a.dtype, [&](const TensorView& c) { return Run(d, {a, b}, {c}); });
+  }
   d.matmul.beta = slot.written ? 1.0f : 0.0f;
   RETURN_IF_ERROR(Run(d, {a, b}, {slot.view}));
   slot.written = true;
@@ -107,6 +126,8 @@ absl::Status Workspace::AccumulateMatmul(Slot& slot, const TensorView& a, const 
 }
 
 absl::Status Workspace::AccumulateCopy(Slot& slot, const TensorView& src) {
+  if (src.dtype != slot.view.dtype)
+    return Accumulate(slot, [&](const TensorView& dst) { return Cast(src, dst); });
   if (!slot.written) {
     RETURN_IF_ERROR(CopyTensor(slot.view, src));
     slot.written = true;

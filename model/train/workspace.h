@@ -29,7 +29,10 @@ struct Slot {
 
 class Workspace {
  public:
-  static constexpr int kScratchSlots = 4;  // 0: accumulation; 1..3: node-local temporaries
+  // 0: accumulation; 1..3: node-local temporaries; 4: a contribution produced in another
+  // dtype than its slot (mixed precision: bf16 matmul → fp32 gradient), cast on the way in.
+  static constexpr int kScratchSlots = 5;
+  static constexpr int kCastScratch = 4;
 
   explicit Workspace(Backend* backend) : backend_(backend) {}
 
@@ -61,11 +64,18 @@ class Workspace {
   // The accumulation rule above. `produce` writes one contribution into the view it is
   // given (the slot itself, or scratch 0 shaped like it).
   absl::Status Accumulate(Slot& slot, const std::function<absl::Status(const TensorView&)>& produce);
-  // slot (+)= alpha·op(A)·op(B), accumulating through beta.
+  // The same for a contribution `produce` writes in `dtype`; when that is not the slot's
+  // dtype it goes to the cast scratch and is converted with kCast.
+  absl::Status AccumulateAs(Slot& slot, DType dtype,
+                            const std::function<absl::Status(const TensorView&)>& produce);
+  // slot (+)= op(A)·op(B), accumulating through beta when A, B and the slot share a dtype
+  // (else computed in A's dtype and cast).
   absl::Status AccumulateMatmul(Slot& slot, const TensorView& a, const TensorView& b, bool trans_a,
-                                bool trans_b, float alpha = 1.0f);
-  // slot (+)= src (same shape and dtype).
+                                bool trans_b);
+  // slot (+)= src (same shape; cast when the dtypes differ).
   absl::Status AccumulateCopy(Slot& slot, const TensorView& src);
+  // dst = src converted to dst's dtype (same shape).
+  absl::Status Cast(const TensorView& src, const TensorView& dst);
   // The slot's tensor for reading; zero-filled (and marked written) if nothing wrote it.
   absl::StatusOr<TensorView> Read(Slot& slot);
 
