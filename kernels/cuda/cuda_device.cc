@@ -101,6 +101,12 @@ std::string CudaDevice::PoolReport() const {
 absl::StatusOr<std::shared_ptr<void>> CudaDevice::Allocate(const std::shared_ptr<CudaDevice>& self,
                                                            size_t bytes) {
   RETURN_IF_ERROR(self->Activate());
+  // More than the whole GPU can never succeed; say so without asking the driver (which
+  // may call a size beyond the device an invalid value rather than out of memory).
+  if (static_cast<int64_t>(bytes) > self->total_bytes_ || static_cast<int64_t>(bytes) < 0)
+    return absl::ResourceExhaustedError(absl::StrCat("GPU out of memory: asked for ", bytes,
+                                                     " bytes, more than the GPU has; ",
+                                                     self->PoolReport()));
   // A zero-byte request still gets a distinct, freeable pointer.
   const size_t request = bytes == 0 ? 1 : bytes;
   void* p = nullptr;
