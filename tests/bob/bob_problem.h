@@ -47,7 +47,12 @@ BobOutputs RunNaive(const BobProblem& p);
 absl::StatusOr<BobOutputs> RunCpuOp(Backend& backend, const BobProblem& p, DType dtype,
                                     bool strided);
 
-// ‖got − want‖₂ / ‖want‖₂ (0 when both are 0).
+// Slack added to the FlashAttention bound (error ≤ 2 × naive error + slack): fp32
+// accumulation noise, 2^-18 relative; absolute where the exact output is 0 (T = 1 has
+// ∂Q = ∂K = 0, which a 16-bit naive reference reproduces exactly).
+inline constexpr double kBoundFloor = 0x1p-18;
+
+// ‖got − want‖₂ / ‖want‖₂ (‖got‖₂ when want is 0).
 double RelL2(const std::vector<double>& got, const std::vector<double>& want);
 // Largest RelL2 over the four outputs, and which one.
 double WorstRelL2(const BobOutputs& got, const BobOutputs& want, std::string* which);

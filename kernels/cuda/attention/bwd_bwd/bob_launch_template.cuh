@@ -4,7 +4,9 @@
 // Instantiated for {bf16, fp16} × D ∈ {64, 128} in bob_inst_*.cu.
 #pragma once
 
+#ifndef FLASHTICK_CUDA_EMULATION
 #include <cuda_runtime.h>
+#endif
 
 #include "kernels/cuda/attention/bwd_bwd/bob_pass1.cuh"
 #include "kernels/cuda/attention/bwd_bwd/bob_pass2.cuh"
@@ -34,6 +36,7 @@ static_assert(Pass1Smem<Pass1Traits<128>>::kBytes <= 163 * 1024, "pass 1 fits an
 static_assert(Pass2Smem<Pass2Traits<128>>::kBytes <= 163 * 1024, "pass 2 fits an A100 block");
 static_assert(Pass1Smem<Pass1Traits<64>>::kBytes <= 163 * 1024, "pass 1 fits an A100 block");
 
+#ifndef FLASHTICK_CUDA_EMULATION
 template <typename Kernel>
 cudaError_t LaunchOne(Kernel kernel, dim3 grid, int threads, size_t smem, const BobParams& p,
                       cudaStream_t stream) {
@@ -43,8 +46,11 @@ cudaError_t LaunchOne(Kernel kernel, dim3 grid, int threads, size_t smem, const 
   kernel<<<grid, threads, smem, stream>>>(p);
   return cudaGetLastError();
 }
+#endif  // FLASHTICK_CUDA_EMULATION
 
 }  // namespace bob
+
+#ifndef FLASHTICK_CUDA_EMULATION
 
 template <DType kDType, int kHeadDim>
 cudaError_t LaunchBobPasses(const BobParams& p, cudaStream_t stream) {
@@ -59,5 +65,6 @@ cudaError_t LaunchBobPasses(const BobParams& p, cudaStream_t stream) {
   return bob::LaunchOne(bob::bob_pass2_kernel<Element, T2>, grid2, T2::kThreads,
                         bob::Pass2Smem<T2>::kBytes, p, stream);
 }
+#endif  // FLASHTICK_CUDA_EMULATION
 
 }  // namespace flashtick::cuda

@@ -1,7 +1,9 @@
-// Device helpers for the FlashBoB kernels: Ampere/Hopper warp-level tensor-core MMA
-// (mma.sync m16n8k16, fp32 accumulate), ldmatrix fragment loads, cp.async copies and
-// the XOR swizzle of shared-memory tiles. Written here because the shared attention
-// helpers (kernels/cuda/attention/*.cuh) had not landed when these kernels were written.
+// Device helpers for the FlashBoB kernels, on top of the Flash kernels' shared
+// warp-level primitives (kernels/cuda/attention/flash_mma.cuh: mma.sync m16n8k16 with
+// fp32 accumulate, ldmatrix, cp.async, 16-bit packing), so the same code also runs on
+// the CPU emulator of tests/cuda_emu (FLASHTICK_CUDA_EMULATION). Adds the 4-byte
+// cp.async for row statistics, the XOR swizzle and the fragment loaders in the exact
+// operand patterns the two passes use (checked against numpy in tests/bob/emu).
 //
 // Fragment layouts (PTX ISA, mma.m16n8k16 with 16-bit A/B): g = lane / 4, t = lane % 4.
 //   A 16×16 (4 regs): a0 (g, 2t..2t+1), a1 (g+8, 2t..), a2 (g, 2t+8..), a3 (g+8, 2t+8..)
@@ -9,88 +11,41 @@
 //   C 16×8  (4 f32):  c0 c1 (g, 2t..2t+1), c2 c3 (g+8, 2t..2t+1)
 #pragma once
 
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
-
 #include <cstdint>
+
+#include "kernels/cuda/attention/flash_mma.cuh"
 
 namespace flashtick::cuda::bob {
 
-// The 16-bit element type and its MMA instruction.
+using flash::CpAsync16;
+using flash::CpAsyncCommit;
+using flash::CpAsyncWait;
+using flash::LdMatrixX4;
+using flash::LdMatrixX4Trans;
+
+// The 16-bit element type's MMA and packing.
 template <typename Element>
-struct ElementTraits;
-
-template <>
-struct ElementTraits<__nv_bfloat16> {
-  __device__ static uint32_t Pack(float lo, float hi) {
-    __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
-    return *reinterpret_cast<uint32_t*>(&v);
-  }
-  __device__ static float2 Unpack(uint32_t x) {
-    return __bfloat1622float2(*reinterpret_cast<__nv_bfloat162*>(&x));
-  }
+struct ElementTraits {
+  __device__ static uint32_t Pack(float lo, float hi) { return flash::PackFloat2<Element>(lo, hi); }
+  __device__ static float2 Unpack(uint32_t x) { return flash::UnpackFloat2<Element>(x); }
   __device__ static void Mma(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
-        "{%8,%9}, {%0,%1,%2,%3};\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+    const uint32_t b[2] = {b0, b1};
+    flash::Mma16816<Element>(d, a, b);
   }
 };
 
-template <>
-struct ElementTraits<__half> {
-  __device__ static uint32_t Pack(float lo, float hi) {
-    __half2 v = __floats2half2_rn(lo, hi);
-    return *reinterpret_cast<uint32_t*>(&v);
-  }
-  __device__ static float2 Unpack(uint32_t x) {
-    return __half22float2(*reinterpret_cast<__half2*>(&x));
-  }
-  __device__ static void Mma(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
-        "{%8,%9}, {%0,%1,%2,%3};\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-  }
-};
-
-__device__ inline uint32_t SmemAddr(const void* p) {
-  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+// 4-byte global→shared copy for row statistics; !valid zero-fills (src-size 0) and
+// `src` must still be a mapped address.
+#ifdef FLASHTICK_CUDA_EMULATION
+inline void CpAsync4(void* dst, const void* src, bool valid) {
+  *static_cast<float*>(dst) = valid ? *static_cast<const float*>(src) : 0.0f;
 }
-
-__device__ inline void LdMatrixX4(uint32_t (&r)[4], uint32_t addr) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(addr));
+#else
+__device__ inline void CpAsync4(void* dst, const void* src, bool valid) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(flash::SmemAddr(dst)),
+               "l"(src), "r"(valid ? 4 : 0));
 }
-
-__device__ inline void LdMatrixX4Trans(uint32_t (&r)[4], uint32_t addr) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(addr));
-}
-
-// 16-byte global→shared copy; when !valid the destination is zero-filled (src-size 0)
-// and `src` must still be a mapped address (pass the tensor's base pointer).
-__device__ inline void CpAsync16(uint32_t dst, const void* src, bool valid) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src),
-               "r"(valid ? 16 : 0));
-}
-
-// 4-byte variant for row statistics (rows past T read 0).
-__device__ inline void CpAsync4(uint32_t dst, const void* src, bool valid) {
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(dst), "l"(src),
-               "r"(valid ? 4 : 0));
-}
-
-__device__ inline void CpAsyncCommit() { asm volatile("cp.async.commit_group;\n" ::); }
-
-template <int kPending>
-__device__ inline void CpAsyncWait() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending));
-}
+#endif
 
 // Shared tiles are [rows][kCols] 16-bit elements with the 16-byte chunks of each row
 // XOR-swizzled by row % 8, so the 8 row addresses of an ldmatrix (and the 8 rows of a
@@ -105,7 +60,7 @@ __device__ inline int Swizzle(int row, int col) {
 template <int kCols, typename Element>
 __device__ inline void LoadA(uint32_t (&a)[4], const Element* tile, int m0, int k0, int lane) {
   const int row = m0 + (lane & 15), col = k0 + 8 * (lane >> 4);
-  LdMatrixX4(a, SmemAddr(tile + Swizzle<kCols>(row, col)));
+  LdMatrixX4(a, tile + Swizzle<kCols>(row, col));
 }
 
 // B fragments of two n8 blocks (n0, n0 + 8) at k-block k0, from a tile stored [n][k]
@@ -114,7 +69,7 @@ template <int kCols, typename Element>
 __device__ inline void LoadBFromNK(uint32_t (&b)[4], const Element* tile, int n0, int k0,
                                    int lane) {
   const int row = n0 + (lane & 7) + 8 * (lane >> 4), col = k0 + 8 * ((lane >> 3) & 1);
-  LdMatrixX4(b, SmemAddr(tile + Swizzle<kCols>(row, col)));
+  LdMatrixX4(b, tile + Swizzle<kCols>(row, col));
 }
 
 // The same two B fragments from a tile stored [k][n] (e.g. V for O = P V), via .trans.
@@ -122,7 +77,13 @@ template <int kCols, typename Element>
 __device__ inline void LoadBFromKN(uint32_t (&b)[4], const Element* tile, int k0, int n0,
                                    int lane) {
   const int row = k0 + (lane & 7) + 8 * ((lane >> 3) & 1), col = n0 + 8 * (lane >> 4);
-  LdMatrixX4Trans(b, SmemAddr(tile + Swizzle<kCols>(row, col)));
+  LdMatrixX4Trans(b, tile + Swizzle<kCols>(row, col));
+}
+
+// Stores a packed pair of 16-bit values at (row, col..col+1) of a swizzled tile.
+template <int kCols, typename Element>
+__device__ inline void StorePacked(Element* tile, int row, int col, uint32_t packed) {
+  *reinterpret_cast<uint32_t*>(tile + Swizzle<kCols>(row, col)) = packed;
 }
 
 // Stores the fp32 pair (x0, x1) at (row, col..col+1) of a swizzled tile, rounded.

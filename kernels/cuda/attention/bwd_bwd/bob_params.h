@@ -6,9 +6,11 @@
 // D]; L (natural-log log-sum-exp), Dvec, c, e: fp32 [B, H, T] contiguous.
 #pragma once
 
-#include <cuda_runtime.h>
-
 #include <cstdint>
+
+#ifndef FLASHTICK_CUDA_EMULATION  // the CPU emulator (tests/cuda_emu) has no runtime API
+#include <cuda_runtime.h>
+#endif
 
 #include "kernels/tensor.h"
 
@@ -38,7 +40,9 @@ struct BobParams {
 
 // Runs pass 1 then pass 2 on `stream` for dtype ∈ {kBF16, kF16} and kHeadDim ∈ {64, 128}
 // (explicit instantiations in bob_inst_*.cu). Returns the launch error, if any.
+#ifndef FLASHTICK_CUDA_EMULATION
 template <DType kDType, int kHeadDim>
 cudaError_t LaunchBobPasses(const BobParams& params, cudaStream_t stream);
+#endif
 
 }  // namespace flashtick::cuda

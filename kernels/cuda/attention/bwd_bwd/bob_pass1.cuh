@@ -4,9 +4,13 @@
 //            P = exp2(S·s·log2e − L·log2e), dS = P∘(dP − D), X = dS∘G + P∘B (6),
 //            c += Σ_j P∘G (3), a += Σ_j X (7); P, dS, P∘G, X → shared (16-bit)
 //   phase B  Y_dO += P gV + (P∘G) V (9);  Y_Q += dS gK + X K;  Z1 += dS K;  Z2 += P K (13′)
-// End of row: e = a − c·D (8);  ∂dO = Y_dO − c·O (9);  ∂Q = s(Y_Q − c·Z1 − a·Z2) (13′);
-// writes ∂dO, ∂Q and the row states c, e. Causal: key tiles past the diagonal are
-// never visited; row tiles run last-first so the longest CTAs start first.
+// End of row: e = a − c·D (8);  ∂dO = Y_dO − c̃·O (9);  ∂Q = s(Y_Q − c·Z1 − ã·Z2) (13′);
+// writes ∂dO, ∂Q and the row states c, e. The corrections use sums of the 16-bit values
+// the products actually consumed (c̃ = Σ r(P∘G); ã makes Σ_j r(X) − c·r(dS) − ã·r(P) = 0,
+// as Σ_j ∂S_ij = 0 exactly), so rounding errors enter as Σ_j δ_j (V_j − O_i) and
+// Σ_j ε_j (K_j − K̄) and cancel where the exact output does (T = 1: ∂Q = 0, ∂dO = gV).
+// Causal: key tiles past the diagonal are never visited; row tiles run last-first so the
+// longest CTAs start first.
 // Legend: i query row, j key row, g = lane/4, t = lane%4 (fragment coordinates).
 #pragma once
 
@@ -20,8 +24,20 @@ struct Pass1Smem {
   static constexpr int kPerStage = 4 * Traits::kColTileElems;  // K, V, gK, gV
   static constexpr int kScores = 4 * Traits::kScoreTileElems;  // P, dS, P∘G, X
   static constexpr int kElems = kResident + Traits::kStages * kPerStage + kScores;
-  static constexpr int kRowFloats = 2 * Traits::kWarpsN * Traits::kBlockM;  // c, a partials
+  static constexpr int kRowSums = 6;  // see RowSum below
+  static constexpr int kRowFloats = kRowSums * Traits::kWarpsN * Traits::kBlockM;
   static constexpr size_t kBytes = size_t{kElems} * 2 + size_t{kRowFloats} * 4;
+};
+
+// Per-row partial sums of pass 1 (each thread: its columns of rows g and g + 8).
+enum RowSum : int {
+  kSumC = 0,  // c = Σ P∘G (3), fp32 values: the state pass 2 uses
+  kSumA,      // a = Σ X (7), fp32 values: gives e (8)
+  kSumPGR,    // Σ r(P∘G): the 16-bit P∘G that (P∘G) V consumed
+  kSumXR,     // Σ r(X)
+  kSumDSR,    // Σ r(dS)
+  kSumPR,     // Σ r(P)
+  kNumRowSums
 };
 
 template <typename Element, typename Traits>
@@ -29,7 +45,7 @@ __global__ void __launch_bounds__(Traits::kThreads, 1) bob_pass1_kernel(const Bo
   using Mma = ElementTraits<Element>;
   constexpr int D = Traits::kHeadDim, kM = Traits::kBlockM, kN = Traits::kBlockN;
   using Smem = Pass1Smem<Traits>;
-  extern __shared__ __align__(128) unsigned char smem_raw[];
+  FLASH_DYNAMIC_SMEM(smem_raw);
   Element* sQ = reinterpret_cast<Element*>(smem_raw);
   Element* sdO = sQ + Traits::kRowTileElems;
   Element* sgQ = sdO + Traits::kRowTileElems;
@@ -38,7 +54,8 @@ __global__ void __launch_bounds__(Traits::kThreads, 1) bob_pass1_kernel(const Bo
   Element* sdS = sP + Traits::kScoreTileElems;
   Element* sPG = sdS + Traits::kScoreTileElems;
   Element* sX = sPG + Traits::kScoreTileElems;
-  float* sRow = reinterpret_cast<float*>(sQ + Smem::kElems);  // [2][kWarpsN][kM]
+  float* sRow = reinterpret_cast<float*>(sQ + Smem::kElems);  // [kNumRowSums][kWarpsN][kM]
+  static_assert(Smem::kRowSums == kNumRowSums, "shared row-sum slots");
 
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int wm = warp % Traits::kWarpsM, wn = warp / Traits::kWarpsM;
@@ -85,7 +102,7 @@ __global__ void __launch_bounds__(Traits::kThreads, 1) bob_pass1_kernel(const Bo
 
   float y_do[Traits::kAccBlocks][4] = {}, y_q[Traits::kAccBlocks][4] = {};
   float z1[Traits::kAccBlocks][4] = {}, z2[Traits::kAccBlocks][4] = {};
-  float c_part[2] = {0.0f, 0.0f}, a_part[2] = {0.0f, 0.0f};
+  float part[kNumRowSums][2] = {};
 
   if constexpr (Traits::kStages == 2) load_keys(0, 0);
   for (int n = 0; n < n_end; ++n) {
@@ -107,60 +124,69 @@ __global__ void __launch_bounds__(Traits::kThreads, 1) bob_pass1_kernel(const Bo
     const Element* sgV = sgK + Traits::kColTileElems;
     const int j0 = n * kN;
 
-    // ---- phase A: the warp's 16 × 32 slice of S, G, dP, B (fp32 accumulators) ----
-    float s_acc[Traits::kScoreBlocks][4] = {}, g_acc[Traits::kScoreBlocks][4] = {};
-    float dp_acc[Traits::kScoreBlocks][4] = {}, b_acc[Traits::kScoreBlocks][4] = {};
+    // ---- phase A: the warp's 16 × 32 slice of S, G, dP, B, 16 columns at a time ----
+    // (two n8 blocks per round: 32 fp32 score registers live instead of 64, which is
+    // what keeps the D = 128 variant, with 128 accumulator registers, from spilling).
 #pragma unroll
-    for (int kk = 0; kk < Traits::kScoreKSteps; ++kk) {
-      uint32_t aq[4], ado[4], agq[4];
-      LoadA<D>(aq, sQ, wm * Traits::kMmaM, kk * Traits::kMmaK, lane);
-      LoadA<D>(ado, sdO, wm * Traits::kMmaM, kk * Traits::kMmaK, lane);
-      LoadA<D>(agq, sgQ, wm * Traits::kMmaM, kk * Traits::kMmaK, lane);
+    for (int np = 0; np < Traits::kScoreBlocks / 2; ++np) {
+      const int n0 = wn * Traits::kWarpScoreCols + np * 2 * Traits::kMmaN;
+      float s_acc[2][4] = {}, g_acc[2][4] = {}, dp_acc[2][4] = {}, b_acc[2][4] = {};
 #pragma unroll
-      for (int np = 0; np < Traits::kScoreBlocks / 2; ++np) {
-        const int n0 = wn * Traits::kWarpScoreCols + np * 2 * Traits::kMmaN;
-        uint32_t bk[4], bv[4], bgk[4], bgv[4];
+      for (int kk = 0; kk < Traits::kScoreKSteps; ++kk) {
+        uint32_t aq[4], ado[4], agq[4], bk[4], bv[4], bgk[4], bgv[4];
+        LoadA<D>(aq, sQ, wm * Traits::kMmaM, kk * Traits::kMmaK, lane);
+        LoadA<D>(ado, sdO, wm * Traits::kMmaM, kk * Traits::kMmaK, lane);
+        LoadA<D>(agq, sgQ, wm * Traits::kMmaM, kk * Traits::kMmaK, lane);
         LoadBFromNK<D>(bk, sK, n0, kk * Traits::kMmaK, lane);
         LoadBFromNK<D>(bv, sV, n0, kk * Traits::kMmaK, lane);
         LoadBFromNK<D>(bgk, sgK, n0, kk * Traits::kMmaK, lane);
         LoadBFromNK<D>(bgv, sgV, n0, kk * Traits::kMmaK, lane);
 #pragma unroll
         for (int x = 0; x < 2; ++x) {
-          const int nb = 2 * np + x;
-          Mma::Mma(s_acc[nb], aq, bk[2 * x], bk[2 * x + 1]);     // S = Q Kᵀ
-          Mma::Mma(g_acc[nb], agq, bk[2 * x], bk[2 * x + 1]);    // (1): gQ Kᵀ
-          Mma::Mma(g_acc[nb], aq, bgk[2 * x], bgk[2 * x + 1]);   // (1): + Q gKᵀ
-          Mma::Mma(dp_acc[nb], ado, bv[2 * x], bv[2 * x + 1]);   // dP = dO Vᵀ
-          Mma::Mma(b_acc[nb], ado, bgv[2 * x], bgv[2 * x + 1]);  // (2): B = dO gVᵀ
+          Mma::Mma(s_acc[x], aq, bk[2 * x], bk[2 * x + 1]);     // S = Q Kᵀ
+          Mma::Mma(g_acc[x], agq, bk[2 * x], bk[2 * x + 1]);    // (1): gQ Kᵀ
+          Mma::Mma(g_acc[x], aq, bgk[2 * x], bgk[2 * x + 1]);   // (1): + Q gKᵀ
+          Mma::Mma(dp_acc[x], ado, bv[2 * x], bv[2 * x + 1]);   // dP = dO Vᵀ
+          Mma::Mma(b_acc[x], ado, bgv[2 * x], bgv[2 * x + 1]);  // (2): B = dO gVᵀ
         }
       }
-    }
-    // Element-wise: P from L, then dS, X, P∘G; row partials of c and a; 16-bit tiles.
+      // Element-wise: P from L, then dS, X, P∘G; row partial sums; 16-bit tiles.
 #pragma unroll
-    for (int nb = 0; nb < Traits::kScoreBlocks; ++nb) {
+      for (int x = 0; x < 2; ++x) {
 #pragma unroll
-      for (int half = 0; half < 2; ++half) {
-        const int r = wm * Traits::kMmaM + FragRow(lane, 2 * half);
-        const int col = wn * Traits::kWarpScoreCols + nb * Traits::kMmaN + FragCol(lane, 0);
-        const int i = i0 + r;
-        float pv[2], dsv[2], pgv[2], xv[2];
+        for (int half = 0; half < 2; ++half) {
+          const int r = wm * Traits::kMmaM + FragRow(lane, 2 * half);
+          const int col = n0 + x * Traits::kMmaN + FragCol(lane, 0);
+          const int i = i0 + r;
+          float pv[2], dsv[2], pgv[2], xv[2];
 #pragma unroll
-        for (int e = 0; e < 2; ++e) {
-          const int idx = 2 * half + e, j = j0 + col + e;
-          const bool visible = i < T && j < T && (!p.causal || j <= i);
-          // Masked entries are set to 0 here, never computed from exp of a garbage L.
-          const float P = visible ? exp2f(s_acc[nb][idx] * p.scale_log2 - lse_log2[half]) : 0.0f;
-          const float G = g_acc[nb][idx] * p.scale;
-          const float dS = P * (dp_acc[nb][idx] - dvec[half]);
-          const float X = dS * G + P * b_acc[nb][idx];  // (6)
-          c_part[half] += P * G;                        // (3)
-          a_part[half] += X;                            // (7)
-          pv[e] = P, dsv[e] = dS, pgv[e] = P * G, xv[e] = X;
+          for (int e = 0; e < 2; ++e) {
+            const int idx = 2 * half + e, j = j0 + col + e;
+            const bool visible = i < T && j < T && (!p.causal || j <= i);
+            // Masked entries are set to 0 here, never computed from exp of a garbage L.
+            const float P =
+                visible ? exp2f(s_acc[x][idx] * p.scale_log2 - lse_log2[half]) : 0.0f;
+            const float G = g_acc[x][idx] * p.scale;
+            const float dS = P * (dp_acc[x][idx] - dvec[half]);
+            const float X = dS * G + P * b_acc[x][idx];  // (6)
+            part[kSumC][half] += P * G;                  // (3)
+            part[kSumA][half] += X;                      // (7)
+            pv[e] = P, dsv[e] = dS, pgv[e] = P * G, xv[e] = X;
+          }
+          // Round once; the tiles and the correction sums see the same 16-bit values.
+          const uint32_t rp = Mma::Pack(pv[0], pv[1]), rds = Mma::Pack(dsv[0], dsv[1]);
+          const uint32_t rpg = Mma::Pack(pgv[0], pgv[1]), rx = Mma::Pack(xv[0], xv[1]);
+          StorePacked<kN>(sP, r, col, rp);
+          StorePacked<kN>(sdS, r, col, rds);
+          StorePacked<kN>(sPG, r, col, rpg);
+          StorePacked<kN>(sX, r, col, rx);
+          const float2 fp = Mma::Unpack(rp), fds = Mma::Unpack(rds);
+          const float2 fpg = Mma::Unpack(rpg), fx = Mma::Unpack(rx);
+          part[kSumPR][half] += fp.x + fp.y;
+          part[kSumDSR][half] += fds.x + fds.y;
+          part[kSumPGR][half] += fpg.x + fpg.y;
+          part[kSumXR][half] += fx.x + fx.y;
         }
-        StorePair<kN>(sP, r, col, pv[0], pv[1]);
-        StorePair<kN>(sdS, r, col, dsv[0], dsv[1]);
-        StorePair<kN>(sPG, r, col, pgv[0], pgv[1]);
-        StorePair<kN>(sX, r, col, xv[0], xv[1]);
       }
     }
     __syncthreads();
@@ -196,36 +222,35 @@ __global__ void __launch_bounds__(Traits::kThreads, 1) bob_pass1_kernel(const Bo
     __syncthreads();  // the next step overwrites this stage and the score tiles
   }
 
-  // ---- end of row: complete c and a, then the corrections (8), (9), (13′) ----
+  // ---- end of row: complete the row sums, then the corrections (8), (9), (13′) ----
 #pragma unroll
-  for (int half = 0; half < 2; ++half) {
-    // The four lanes of a quad hold one row's columns: reduce over t.
-    c_part[half] += __shfl_xor_sync(0xffffffffu, c_part[half], 1);
-    c_part[half] += __shfl_xor_sync(0xffffffffu, c_part[half], 2);
-    a_part[half] += __shfl_xor_sync(0xffffffffu, a_part[half], 1);
-    a_part[half] += __shfl_xor_sync(0xffffffffu, a_part[half], 2);
-    if ((lane & 3) == 0) {
+  for (int sum = 0; sum < kNumRowSums; ++sum) {
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      // The four lanes of a quad hold one row's columns: reduce over t.
+      float v = part[sum][half];
+      v += __shfl_xor_sync(0xffffffffu, v, 1);
+      v += __shfl_xor_sync(0xffffffffu, v, 2);
       const int r = wm * Traits::kMmaM + FragRow(lane, 2 * half);
-      sRow[wn * kM + r] = c_part[half];
-      sRow[(Traits::kWarpsN + wn) * kM + r] = a_part[half];
+      if ((lane & 3) == 0) sRow[(sum * Traits::kWarpsN + wn) * kM + r] = v;
     }
   }
   __syncthreads();
-  float c_row[2], a_row[2];
+  float row[kNumRowSums][2];
 #pragma unroll
   for (int half = 0; half < 2; ++half) {
     const int r = wm * Traits::kMmaM + FragRow(lane, 2 * half);
-    c_row[half] = 0.0f;
-    a_row[half] = 0.0f;
 #pragma unroll
-    for (int w = 0; w < Traits::kWarpsN; ++w) {  // the two column halves of the row
-      c_row[half] += sRow[w * kM + r];
-      a_row[half] += sRow[(Traits::kWarpsN + w) * kM + r];
+    for (int sum = 0; sum < kNumRowSums; ++sum) {
+      row[sum][half] = 0.0f;
+#pragma unroll
+      for (int w = 0; w < Traits::kWarpsN; ++w)  // the column halves of the row
+        row[sum][half] += sRow[(sum * Traits::kWarpsN + w) * kM + r];
     }
     const int i = i0 + r;
     if (wn == 0 && (lane & 3) == 0 && i < T) {
-      p.c[stat0 + i] = c_row[half];
-      p.e[stat0 + i] = a_row[half] - c_row[half] * dvec[half];  // (8)
+      p.c[stat0 + i] = row[kSumC][half];
+      p.e[stat0 + i] = row[kSumA][half] - row[kSumC][half] * dvec[half];  // (8)
     }
   }
   const Element* o = HeadBase<Element>(p.o, b, h);
@@ -240,13 +265,16 @@ __global__ void __launch_bounds__(Traits::kThreads, 1) bob_pass1_kernel(const Bo
       if (i >= T) continue;
       const float2 oi =
           Mma::Unpack(*reinterpret_cast<const uint32_t*>(o + static_cast<int64_t>(i) * p.o.st + d));
-      const float c = c_row[half], a = a_row[half];
+      const float c = row[kSumC][half], c_r = row[kSumPGR][half];
+      // ã: Σ_j [r(X) − c·r(dS) − ã·r(P)]_ij = 0 (rows past T have Σ r(P) = 0; not stored).
+      const float p_r = row[kSumPR][half];
+      const float a_r = p_r > 0.0f ? (row[kSumXR][half] - c * row[kSumDSR][half]) / p_r : 0.0f;
       float ddo[2], dq[2];
 #pragma unroll
       for (int e = 0; e < 2; ++e) {
         const int idx = 2 * half + e;
-        ddo[e] = y_do[nb][idx] - c * (e == 0 ? oi.x : oi.y);                   // (9)
-        dq[e] = p.scale * (y_q[nb][idx] - c * z1[nb][idx] - a * z2[nb][idx]);  // (13′)
+        ddo[e] = y_do[nb][idx] - c_r * (e == 0 ? oi.x : oi.y);                   // (9)
+        dq[e] = p.scale * (y_q[nb][idx] - c * z1[nb][idx] - a_r * z2[nb][idx]);  // (13′)
       }
       *reinterpret_cast<uint32_t*>(dddo + static_cast<int64_t>(i) * p.dddo.st + d) =
           Mma::Pack(ddo[0], ddo[1]);

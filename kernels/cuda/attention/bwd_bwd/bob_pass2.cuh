@@ -30,7 +30,7 @@ __global__ void __launch_bounds__(Traits::kThreads, 1) bob_pass2_kernel(const Bo
   using Mma = ElementTraits<Element>;
   constexpr int D = Traits::kHeadDim, kM = Traits::kBlockM, kN = Traits::kBlockN;
   using Smem = Pass2Smem<Traits>;
-  extern __shared__ __align__(128) unsigned char smem_raw[];
+  FLASH_DYNAMIC_SMEM(smem_raw);
   Element* sK = reinterpret_cast<Element*>(smem_raw);
   Element* sV = sK + Traits::kRowTileElems;
   Element* sgK = sV + Traits::kRowTileElems;
@@ -70,7 +70,7 @@ __global__ void __launch_bounds__(Traits::kThreads, 1) bob_pass2_kernel(const Bo
     const float* stat = which == 0 ? p.lse : which == 1 ? p.dvec : which == 2 ? p.c : p.e;
     const int64_t at = (static_cast<int64_t>(b) * p.H + h) * T + i;
     float* dst = sStats + stage * Smem::kStatFloats + which * kN + r;
-    CpAsync4(SmemAddr(dst), i < T ? stat + at : stat, i < T);
+    CpAsync4(dst, i < T ? stat + at : stat, i < T);
     CpAsyncCommit();
   };
 

@@ -18,7 +18,7 @@
 
 namespace flashtick::cuda::bob {
 
-constexpr float kLog2e = 1.4426950408889634f;
+using flash::kLog2e;  // exp(x) = exp2(x·log2 e)
 
 template <int kHeadDim_, int kStages_>
 struct BobTraits {
@@ -77,7 +77,7 @@ __device__ inline void LoadRowsAsync(Element* tile, const Element* head_base, in
     const Element* src =
         valid ? head_base + static_cast<int64_t>(row0 + r) * row_stride + ch * Traits::kChunk
               : head_base;
-    CpAsync16(SmemAddr(tile + Swizzle<Traits::kHeadDim>(r, ch * Traits::kChunk)), src, valid);
+    CpAsync16(tile + Swizzle<Traits::kHeadDim>(r, ch * Traits::kChunk), src, valid);
   }
 }
 
