@@ -68,7 +68,7 @@ TEST(Learning, AdamWAndSophiaHLearnTheSyntheticTask) {
   const Curve sophia = Train(OptimizerKind::kSophiaH, 5e-3, 200);
   for (const Curve& c : {adam, sophia}) {
     EXPECT_NEAR(c.initial, std::log(3.0), 0.1);
-    EXPECT_LT(c.final, 0.3 * chance);  // measured: AdamW 0.093, Sophia-H 0.114
+    EXPECT_LT(c.final, 0.3 * chance);  // measured: AdamW 0.093, Sophia-H 0.094
   }
 }
 
