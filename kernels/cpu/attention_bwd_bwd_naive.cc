@@ -108,7 +108,8 @@ void BobNaiveBackward(const BobNaiveConfig& cfg, const double* q, const double* 
 
 void BobNaiveBwdBwd(const BobNaiveConfig& cfg, const double* q, const double* k, const double* v,
                     const double* dout, const double* gq, const double* gk, const double* gv,
-                    double* ddq, double* ddk, double* ddv, double* dddo, double (*round)(double)) {
+                    double* ddq, double* ddk, double* ddv, double* dddo, double (*round)(double),
+                    const double* dvec_in) {
   auto rd = [round](double x) { return round ? round(x) : x; };
   const AttentionShape& s = cfg.shape;
   const Idx ix{s};
@@ -136,7 +137,7 @@ void BobNaiveBwdBwd(const BobNaiveConfig& cfg, const double* q, const double* k,
           Bm[j] = Dot(doi, gv + ix.kv(b, j, g), s.D);                              // (2)
           c += p[j] * G[j];                                                        // (3)
         }
-        di = Dot(doi, o.data(), s.D);  // (0)
+        di = dvec_in ? dvec_in[ix.stat(b, h, i)] : Dot(doi, o.data(), s.D);  // (0)
         for (int64_t j = 0; j < jend; ++j)
           e += p[j] * ((dp[j] - di) * G[j] - c * dp[j] + Bm[j]);  // (4), (5)
         for (int64_t j = 0; j < jend; ++j) {

@@ -31,10 +31,12 @@ void BobNaiveBackward(const BobNaiveConfig& cfg, const double* q, const double* 
 // `round`, when given, emulates a straightforward low-precision implementation for the
 // FlashAttention test bound (STYLE rule 4): it is applied to the score-sized operands
 // of the output products (P, dS, ∂S, P∘(G − c), as a flash kernel stores them in 16 bits)
-// and to the outputs; everything else stays fp64.
+// and to the outputs; everything else stays fp64. `dvec_in`, when given ([B, H, T]), is
+// used for D instead of dO·O recomputed here: the op's own input, e.g. as a first
+// backward wrote it from a 16-bit O, so this reference answers for the same inputs.
 void BobNaiveBwdBwd(const BobNaiveConfig& cfg, const double* q, const double* k, const double* v,
                     const double* dout, const double* gq, const double* gk, const double* gv,
                     double* ddq, double* ddk, double* ddv, double* dddo,
-                    double (*round)(double) = nullptr);
+                    double (*round)(double) = nullptr, const double* dvec_in = nullptr);
 
 }  // namespace flashtick::cpu

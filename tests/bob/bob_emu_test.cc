@@ -46,7 +46,8 @@ struct Host16 {
       for (int64_t t = 0; t < c.T; ++t)
         for (int64_t h = 0; h < heads; ++h)
           for (int64_t d = 0; d < c.D; ++d) {
-            const float f = x.empty() ? 0.0f : static_cast<float>(x[((b * c.T + t) * heads + h) * c.D + d]);
+            const float f =
+                x.empty() ? 0.0f : static_cast<float>(x[((b * c.T + t) * heads + h) * c.D + d]);
             bits[b * sb + t * st + h * sh + d] =
                 kDType<Elem> == DType::kBF16 ? FloatToBf16Bits(f) : FloatToHalfBits(f);
           }
@@ -124,7 +125,7 @@ void CheckCase(BobCase c, bool strided, uint64_t seed) {
   for (int i = 0; i < 4; ++i) {
     const double ek = RelL2(*g[i], *r[i]), en = RelL2(*n[i], *r[i]);
     EXPECT_LE(ek, 2.0 * en + kBoundFloor) << c.Name() << " " << names[i] << ": kernel " << ek
-                                   << " vs same-precision reference " << en;
+                                          << " vs same-precision reference " << en;
     line += std::string(" ") + names[i] + "=" + std::to_string(ek) + " (naive " +
             std::to_string(en) + ")";
   }

@@ -164,8 +164,7 @@ __global__ void __launch_bounds__(Traits::kThreads, 1) bob_pass1_kernel(const Bo
             const int idx = 2 * half + e, j = j0 + col + e;
             const bool visible = i < T && j < T && (!p.causal || j <= i);
             // Masked entries are set to 0 here, never computed from exp of a garbage L.
-            const float P =
-                visible ? exp2f(s_acc[x][idx] * p.scale_log2 - lse_log2[half]) : 0.0f;
+            const float P = visible ? exp2f(s_acc[x][idx] * p.scale_log2 - lse_log2[half]) : 0.0f;
             const float G = g_acc[x][idx] * p.scale;
             const float dS = P * (dp_acc[x][idx] - dvec[half]);
             const float X = dS * G + P * b_acc[x][idx];  // (6)
