@@ -1,0 +1,225 @@
+// ArmRunner (see arm_runner.h). The loop keeps one invariant that makes resume
+// exact: a fold's test days are scored only after its last training step is in a
+// checkpoint, and the next fold trains only after those scores are in state.json,
+// so at any crash the checkpoint's step lies within the first unscored fold.
+#include "train/sweep/arm_runner.h"
+
+#include <chrono>
+#include <filesystem>
+#include <memory>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
+#include "model/file_io.h"
+#include "model/train/train_checkpoint.h"
+#include "model/train/trainer.h"
+#include "train/features.h"
+#include "train/sweep/fold_evaluator.h"
+#include "train/sweep/window_sampler.h"
+
+namespace flashtick {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr int64_t kLossCurvePoints = 1000;  // loss curve kept at most this fine
+
+std::string CkptDir(const std::string& dir, int trainer_fold) {
+  return absl::StrCat(dir, "/ckpt-f", trainer_fold);
+}
+
+absl::Status SaveState(const std::string& dir, const ArmResult& r) {
+  return WriteFileAtomic(dir + "/state.json", ArmResultToJson(r).dump(1));
+}
+
+double Seconds(std::chrono::steady_clock::time_point since) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
+}
+
+// One arm's loop state, so the steps below read as the algorithm.
+class Arm {
+ public:
+  Arm(const ArmInputs& in, const ArmHooks& hooks) : in_(in), hooks_(hooks), plan_(*in.plan) {}
+
+  absl::StatusOr<ArmResult> Run();
+
+ private:
+  absl::Status Prepare();
+  absl::Status EnsureTrainer(int fold);
+  absl::Status TrainFold(int fold, const FoldLabels& labels, bool* cancelled);
+  absl::Status Checkpoint(int trainer_fold);
+  void Report(const char* phase, int fold, double step_seconds);
+  int64_t GlobalStep() const { return plan_.folds[trainer_fold_].first_step + trainer_->step(); }
+
+  const ArmInputs& in_;
+  const ArmHooks& hooks_;
+  const ArmPlan& plan_;
+  ArmResult r_;
+  std::vector<float> features_;
+  std::unique_ptr<Trainer> trainer_;
+  int trainer_fold_ = -1;
+  int64_t bucket_ = 1, bucket_count_ = 0;
+  double bucket_sum_ = 0;
+};
+
+absl::Status Arm::Prepare() {
+  RETURN_IF_ERROR(MakeDirs(in_.dir));
+  auto saved = ArmRunner::LoadState(in_.dir);
+  if (saved.ok()) {
+    r_ = *std::move(saved);
+  } else if (!absl::IsNotFound(saved.status())) {
+    return saved.status();
+  }
+  r_.arm_id = in_.arm_id;
+  r_.context = plan_.context;
+  r_.seed = in_.seed;
+  r_.folds = static_cast<int>(plan_.folds.size());
+  r_.total_steps = plan_.total_steps;
+  r_.batch = plan_.batch;
+  r_.backend = in_.backend->name();
+  r_.train_samples = plan_.folds.back().fold.train_samples();
+  r_.error.clear();
+  if (r_.state == ArmState::kDone) return absl::OkStatus();
+  r_.state = ArmState::kRunning;
+  bucket_ = std::max<int64_t>(1, (plan_.total_steps + kLossCurvePoints - 1) / kLossCurvePoints);
+  ASSIGN_OR_RETURN(features_, ArmFeatures(*in_.dataset, plan_));
+  return SaveState(in_.dir, r_);
+}
+
+absl::Status Arm::EnsureTrainer(int fold) {
+  const int want = in_.config->warm_start ? 0 : fold;
+  if (trainer_ != nullptr && trainer_fold_ == want) return absl::OkStatus();
+  trainer_.reset();
+  const std::string ckpt = CkptDir(in_.dir, want);
+  if (fs::exists(ckpt + "/manifest.json")) {
+    ASSIGN_OR_RETURN(trainer_, TrainCheckpoint::Load(ckpt, in_.backend));
+  } else {
+    // With warm start one schedule spans the arm: warmup and cosine over the first
+    // fold, then the floor rate while later folds fine-tune.
+    const TrainerOptions options =
+        in_.config->TrainerFor(in_.seed, plan_.folds[want].steps);
+    ASSIGN_OR_RETURN(trainer_, Trainer::Create(in_.config->ModelFor(), options, in_.backend));
+  }
+  if (trainer_fold_ >= 0 && trainer_fold_ != want) {
+    std::error_code ec;
+    fs::remove_all(CkptDir(in_.dir, trainer_fold_), ec);  // a finished fold's trainer
+  }
+  trainer_fold_ = want;
+  return absl::OkStatus();
+}
+
+absl::Status Arm::Checkpoint(int trainer_fold) {
+  RETURN_IF_ERROR(TrainCheckpoint::Save(*trainer_, CkptDir(in_.dir, trainer_fold)));
+  r_.step = GlobalStep();
+  return SaveState(in_.dir, r_);
+}
+
+void Arm::Report(const char* phase, int fold, double step_seconds) {
+  if (!hooks_.on_progress) return;
+  ArmProgress p;
+  p.arm_index = in_.arm_index;
+  p.arm_id = r_.arm_id;
+  p.context = r_.context;
+  p.seed = r_.seed;
+  p.phase = phase;
+  p.fold = fold;
+  p.folds = r_.folds;
+  p.epoch = r_.epochs();
+  p.step = r_.step;
+  p.total_steps = r_.total_steps;
+  p.loss = r_.loss;
+  p.step_seconds = step_seconds;
+  p.peak_memory_bytes = r_.peak_memory_bytes;
+  hooks_.on_progress(p);
+}
+
+absl::Status Arm::TrainFold(int fold, const FoldLabels& labels, bool* cancelled) {
+  const FoldPlan& fp = plan_.folds[fold];
+  std::vector<int64_t> offsets;
+  for (int d = 0; d < in_.dataset->num_days(); ++d) {
+    offsets.push_back(in_.dataset->context().day_offset(d));
+  }
+  WindowSampler sampler(&features_, kNumFeatures, offsets, fp.fold, labels.classes,
+                        plan_.context);
+  std::vector<float> ticks;
+  std::vector<int32_t> y;
+  const int64_t end = fp.first_step + fp.steps;
+  const int64_t every = in_.config->training.checkpoint_every_steps;
+  while (GlobalStep() < end) {
+    if (hooks_.cancel != nullptr && hooks_.cancel->load()) {
+      *cancelled = true;
+      return Checkpoint(trainer_fold_);
+    }
+    const int64_t fold_step = GlobalStep() - fp.first_step;
+    sampler.Batch(in_.seed, fold, fold_step, plan_.batch, &ticks, &y);
+    ASSIGN_OR_RETURN(StepStats s, trainer_->TrainStep(ticks, y, plan_.batch, plan_.context));
+    r_.step = GlobalStep();
+    r_.loss = s.loss;
+    r_.train_seconds += s.step_seconds;
+    r_.tokens += s.tokens;
+    r_.peak_memory_bytes = std::max(r_.peak_memory_bytes, s.peak_memory_bytes);
+    bucket_sum_ += s.loss;
+    if (++bucket_count_ == bucket_ || r_.step == end) {
+      r_.loss_curve.push_back({r_.step, bucket_sum_ / bucket_count_});
+      bucket_sum_ = 0;
+      bucket_count_ = 0;
+    }
+    Report("train", fold, s.step_seconds);
+    if (r_.step % every == 0 && r_.step < end) RETURN_IF_ERROR(Checkpoint(trainer_fold_));
+  }
+  return Checkpoint(trainer_fold_);  // the fold's model, before its test days are scored
+}
+
+absl::StatusOr<ArmResult> Arm::Run() {
+  RETURN_IF_ERROR(Prepare());
+  if (r_.state == ArmState::kDone) return r_;
+  for (int fold = r_.evaluated_folds; fold < r_.folds; ++fold) {
+    ASSIGN_OR_RETURN(FoldLabels labels, in_.dataset->LabelFold(plan_.folds[fold].fold));
+    RETURN_IF_ERROR(EnsureTrainer(fold));
+    bool cancelled = false;
+    RETURN_IF_ERROR(TrainFold(fold, labels, &cancelled));
+    if (cancelled) {
+      r_.state = ArmState::kCancelled;
+      RETURN_IF_ERROR(SaveState(in_.dir, r_));
+      return r_;
+    }
+    Report("test", fold, 0);
+    const auto t0 = std::chrono::steady_clock::now();
+    const std::string model_dir = in_.dir + "/model";
+    RETURN_IF_ERROR(trainer_->ExportModel(model_dir));
+    RETURN_IF_ERROR(EvaluateFold(*in_.dataset, *in_.data, plan_, fold, labels, features_,
+                                 model_dir, in_.backend, in_.config->cost_bps, &r_));
+    r_.eval_seconds += Seconds(t0);
+    r_.evaluated_folds = fold + 1;
+    RETURN_IF_ERROR(SaveState(in_.dir, r_));
+  }
+  r_.state = ArmState::kDone;
+  RETURN_IF_ERROR(SaveState(in_.dir, r_));
+  Report("done", r_.folds - 1, 0);
+  return r_;
+}
+
+}  // namespace
+
+absl::StatusOr<ArmResult> ArmRunner::LoadState(const std::string& dir) {
+  const std::string path = dir + "/state.json";
+  if (!fs::exists(path)) return absl::NotFoundError(absl::StrCat(path, " does not exist"));
+  ASSIGN_OR_RETURN(std::string text, ReadFileToString(path));
+  const nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return absl::DataLossError(absl::StrCat(path, " is not JSON"));
+  auto r = ArmResultFromJson(j);
+  if (!r.ok()) return absl::DataLossError(absl::StrCat(path, ": ", r.status().message()));
+  return r;
+}
+
+absl::StatusOr<ArmResult> ArmRunner::Run(const ArmInputs& in, const ArmHooks& hooks) {
+  if (in.config == nullptr || in.dataset == nullptr || in.data == nullptr || in.plan == nullptr ||
+      in.backend == nullptr) {
+    return absl::InvalidArgumentError("arm runner: missing inputs");
+  }
+  Arm arm(in, hooks);
+  return arm.Run();
+}
+
+}  // namespace flashtick

@@ -1,0 +1,144 @@
+// SweepConfig: everything one N-sweep needs (RESEARCH.md "Cost and benefit per
+// arm"): the context lengths N (one arm per N and seed; the same architecture and
+// optimizer in every arm), the data (a synthetic generator or CSV files), the label
+// horizon k, the purged walk-forward, the training budget, the cost per trade and
+// the gates. ParseSweepConfig is a pure function (JSON text in, StatusOr out, no
+// I/O) so a fuzz target can drive it; every bad field is named in one
+// INVALID_ARGUMENT. ToJson writes every field, so an experiment stores the exact
+// configuration it ran and ParseSweepConfig(ToJson(c)) == c.
+// The JSON schema is the struct below, nested as {"model": {...}, "optimizer":
+// {...}, "training": {...}, "data": {"synthetic": {...}} | {"csv": {...}},
+// "labels": {"horizon": k}, "walk_forward": {...}, "gates": {...}, ...}.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "model/config.h"
+#include "model/train/trainer.h"
+#include "train/data/resample.h"
+#include "train/split/walk_forward.h"
+#include "train/stats/gate.h"
+
+namespace flashtick {
+
+struct SyntheticDataConfig {
+  // planted_cue | planted_cue_null | regime_switching | long_memory | hawkes
+  std::string generator = "planted_cue";
+  uint64_t seed = 1;
+  int days = 24;
+  int64_t steps_per_day = kSessionSeconds;
+  double spread_bps = 1.0;
+  // planted_cue (train/synthetic/planted_cue.h)
+  std::vector<int64_t> lags = {300, 3000, 15000};
+  int events_per_lag_per_day = 6;
+  double sigma_bps = 0.5;
+  double drift_bps = 0.2;
+  double motif_amplitude = 50.0;
+  double flow_noise = 2.0;
+  bool cross_day = false;
+  // regime_switching (train/synthetic/regime.h); sigma_bps is its σ as well
+  double flip_prob = 1.0 / 4000.0;
+  double mu_over_sigma = 0.02;
+  // long_memory: returns σ·fGn(H) (train/synthetic/fgn.h)
+  double hurst = 0.65;
+  // hawkes (train/synthetic/hawkes.h)
+  double hawkes_mu = 0.5, hawkes_alpha = 0.6, hawkes_beta = 1.0, impact_bps = 0.2;
+
+  bool planted() const { return generator == "planted_cue" || generator == "planted_cue_null"; }
+};
+
+struct CsvDataConfig {
+  std::vector<std::string> paths;  // read in order, concatenated before cleaning
+  std::string format = "quotes";   // quotes | bars (train/data/quotes.h, bars.h)
+  std::string instrument = "CSV";
+  SessionSpec session;             // the grid (open, step, steps, clock shift, ...)
+  int first_day = 0;               // sessions [first_day, first_day + max_days) are used
+  int max_days = 0;                // 0: every session from first_day on
+};
+
+struct SweepDataConfig {
+  bool csv = false;  // which of the two below is in force
+  SyntheticDataConfig synthetic;
+  CsvDataConfig csv_data;
+};
+
+struct SweepModelConfig {
+  int width = 64, layers = 2, heads = 4, kv_heads = 4, mlp_ratio = 4;
+  double rope_theta = 10000.0;
+};
+
+struct SweepOptimizerConfig {
+  OptimizerKind kind = OptimizerKind::kAdamW;
+  OptimizerHyper hyper = OptimizerHyper::Defaults(OptimizerKind::kAdamW);
+  double learning_rate = 1e-3;
+  int64_t warmup_steps = 20;
+  double min_lr_ratio = 0.1;
+  double grad_clip_norm = 1.0;  // 0: no clipping
+  int64_t hessian_interval = 10;
+  // Tokens (sequences × N) per optimizer step, the same in every arm, so every arm
+  // takes the same number of steps over the same samples: B = max(1, tokens / N).
+  int64_t tokens_per_step = 8192;
+  int64_t micro_batch = 0;  // sequences per micro-batch (0: the whole batch)
+};
+
+struct SweepTrainingConfig {
+  // Epoch = as many labelled tokens as the fold's new training samples. The first
+  // fold trains first_fold_epochs over all its samples; each later fold continues
+  // the previous model (warm start) for epochs_per_fold over the samples that are
+  // new to it, drawing windows from all its training days.
+  double first_fold_epochs = 2.0;
+  double epochs_per_fold = 1.0;
+  int64_t min_steps_per_fold = 1;
+  int64_t max_steps_per_fold = 0;  // 0: no cap
+  int64_t checkpoint_every_steps = 50;
+  // Test-day windows of N steps advance by eval_stride; only their last
+  // eval_stride positions are scored, so every scored step sees between
+  // N − eval_stride + 1 and N steps of context. 0: N / 8.
+  int64_t eval_stride = 0;
+};
+
+struct PrecisionCheckConfig {
+  bool enabled = true;
+  int max_windows = 8;  // windows of the sample day compared (each N steps)
+};
+
+struct SweepConfig {
+  std::string name = "sweep";
+  std::vector<int64_t> contexts = {512, 4096, 32768};  // the Ns, distinct
+  std::vector<uint64_t> seeds = {1};                   // one arm per (N, seed)
+  SweepModelConfig model;
+  SweepOptimizerConfig optimizer;
+  SweepTrainingConfig training;
+  SweepDataConfig data;
+  int64_t horizon = 100;  // label horizon k
+  SplitConfig walk_forward;  // context and horizon are set per arm
+  bool warm_start = true;
+  double cost_bps = 0.5;  // round-trip cost per trade, basis points
+  GateConfig gates;
+  PrecisionCheckConfig precision_check;
+  std::string device = "auto";  // cpu | cuda | auto (the server's device)
+  int max_parallel_arms = 1;
+  int cpu_threads = 0;  // CPU backend threads per arm; 0: the server's setting
+
+  // The model every arm trains (max_context = the longest N).
+  ModelConfig ModelFor() const;
+  // Trainer options of one arm (same in every arm but the seed).
+  TrainerOptions TrainerFor(uint64_t seed, int64_t total_steps) const;
+  // Sequences per step for context n.
+  int64_t BatchFor(int64_t n) const;
+  int64_t EvalStrideFor(int64_t n) const;
+  SplitConfig SplitFor(int64_t n) const;
+};
+
+// Parses and validates (types, ranges and the cross-field rules: distinct Ns,
+// heads dividing width, lags that fit the days, enough days for the walk-forward).
+absl::StatusOr<SweepConfig> ParseSweepConfig(const std::string& json_text);
+std::string SweepConfigToJson(const SweepConfig& config, int indent = 2);
+
+// "sharpe" | "accuracy" | "macro_f1" | "log_loss"
+const char* BestByName(BestBy by);
+
+}  // namespace flashtick

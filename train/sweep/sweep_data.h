@@ -1,0 +1,34 @@
+// SweepData: the sessions a sweep trains and tests on, built from its
+// configuration: one of the synthetic generators of RESEARCH.md (deterministic
+// from the seed) or CSV files read, cleaned (with counts of what was dropped) and
+// resampled onto the session grid. For the planted-cue generators the planted
+// events come along, so the report can score each lag family's events per arm
+// (RESEARCH.md: accuracy per lag family should approach (1, ½, ½), (1, 1, ½),
+// (1, 1, 1) for arms that see one, two, three families).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "train/data/cleaning.h"
+#include "train/features.h"
+#include "train/sweep/sweep_config.h"
+#include "train/synthetic/planted_cue.h"
+
+namespace flashtick {
+
+struct SweepData {
+  std::vector<SessionGrid> days;
+  std::vector<PlantedEvent> events;  // planted_cue(_null) only, sorted by call step
+  std::vector<int64_t> lags;         // the lag of each family (planted only)
+  std::string description;           // one line for the report
+  CleaningReport cleaning;           // CSV only
+  int64_t sessions_skipped = 0;      // CSV: dates with too few rows in the window
+};
+
+// Reads files (CSV) or generates (synthetic). Errors name the file or the
+// generator parameter at fault.
+absl::StatusOr<SweepData> LoadSweepData(const SweepConfig& config);
+
+}  // namespace flashtick

@@ -1,0 +1,247 @@
+// SweepEngine (see sweep_engine.h).
+#include "train/sweep/sweep_engine.h"
+
+#include <chrono>
+#include <mutex>
+#include <thread>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
+#include "model/file_io.h"
+#include "train/report/sweep_report.h"
+#include "train/split/research_dataset.h"
+#include "train/sweep/arm_plan.h"
+#include "train/sweep/day_predictor.h"
+#include "train/sweep/sweep_data.h"
+
+namespace flashtick {
+namespace {
+
+struct ArmSlot {
+  int64_t context = 0;
+  uint64_t seed = 0;
+  std::string id;
+  ArmPlan plan;
+};
+
+// Remaining time from the measured seconds per step of the arms that ran; arms
+// not started yet are assumed to step as fast as the last measured one (they
+// take the same tokens per step, so this underestimates longer N when attention
+// dominates).
+class EtaClock {
+ public:
+  explicit EtaClock(const std::vector<ArmSlot>& arms) {
+    for (const ArmSlot& a : arms) {
+      total_.push_back(a.plan.total_steps);
+      done_.push_back(0);
+      rate_.push_back(0);
+    }
+  }
+  double Update(int arm, int64_t step, double step_seconds) {
+    std::lock_guard<std::mutex> lock(mu_);
+    done_[arm] = step;
+    if (step_seconds > 0) {
+      rate_[arm] = rate_[arm] > 0 ? 0.9 * rate_[arm] + 0.1 * step_seconds : step_seconds;
+      last_rate_ = rate_[arm];
+    }
+    if (last_rate_ <= 0) return -1;
+    double eta = 0;
+    for (size_t i = 0; i < total_.size(); ++i) {
+      eta += (total_[i] - std::min(done_[i], total_[i])) * (rate_[i] > 0 ? rate_[i] : last_rate_);
+    }
+    return eta;
+  }
+
+ private:
+  std::mutex mu_;
+  std::vector<int64_t> total_, done_;
+  std::vector<double> rate_;
+  double last_rate_ = 0;
+};
+
+// Per-N outcomes for the gate: one seed → the arm itself; several → the
+// equal-weight average of the seeds' daily returns and their pooled metrics.
+absl::StatusOr<std::vector<ArmOutcome>> Outcomes(const SweepConfig& c,
+                                                 const std::vector<ArmResult>& arms,
+                                                 std::vector<double>* seed_sharpes) {
+  std::vector<ArmOutcome> out;
+  const size_t per_n = c.seeds.size();
+  for (size_t i = 0; i < c.contexts.size(); ++i) {
+    ArmOutcome o;
+    o.context = c.contexts[i];
+    o.name = absl::StrCat("N=", o.context);
+    std::vector<ClassificationMetrics> days;
+    for (size_t s = 0; s < per_n; ++s) {
+      const ArmResult& a = arms[i * per_n + s];
+      const std::vector<double> r = a.daily_returns();
+      if (o.daily_returns.empty()) o.daily_returns.assign(r.size(), 0.0);
+      if (r.size() != o.daily_returns.size()) {
+        return absl::InternalError(absl::StrCat("arm ", a.arm_id, " has a different test-day count"));
+      }
+      for (size_t t = 0; t < r.size(); ++t) o.daily_returns[t] += r[t] / per_n;
+      for (const DayResult& d : a.days) days.push_back(d.metrics);
+      if (per_n > 1) seed_sharpes->push_back(a.Sharpe());
+    }
+    ASSIGN_OR_RETURN(o.metrics, PoolMetrics(days));
+    out.push_back(std::move(o));
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string ArmId(int64_t context, uint64_t seed, bool several_seeds) {
+  return several_seeds ? absl::StrCat("n", context, "-s", seed) : absl::StrCat("n", context);
+}
+
+absl::StatusOr<SweepOutcome> SweepEngine::Run(const SweepConfig& config,
+                                              const SweepEngineOptions& options,
+                                              const SweepHooks& hooks) {
+  const auto start = std::chrono::steady_clock::now();
+  RETURN_IF_ERROR(MakeDirs(options.dir + "/arms"));
+  RETURN_IF_ERROR(WriteFileAtomic(options.dir + "/config.json", SweepConfigToJson(config)));
+  ASSIGN_OR_RETURN(SweepData data, LoadSweepData(config));
+  ASSIGN_OR_RETURN(ResearchDataset dataset, ResearchDataset::Build(data.days, config.horizon));
+
+  SweepOutcome out;
+  out.config = config;
+  out.data_description = data.description;
+  out.days = dataset.num_days();
+  out.steps_per_day = dataset.context().day_steps(0);
+  if (config.data.csv) out.cleaning = data.cleaning.ToString();
+  std::vector<ArmSlot> slots;
+  for (int64_t n : config.contexts) {
+    for (uint64_t seed : config.seeds) {
+      ArmSlot s{n, seed, ArmId(n, seed, config.seeds.size() > 1), {}};
+      ASSIGN_OR_RETURN(s.plan, PlanArm(config, dataset.day_steps(), n));
+      if (!slots.empty() && s.plan.test_days != slots.front().plan.test_days) {
+        return absl::InternalError(absl::StrCat("arm ", s.id, " tests other days than ",
+                                                slots.front().id));
+      }
+      slots.push_back(std::move(s));
+    }
+  }
+  for (int d : slots.front().plan.test_days) out.test_dates.push_back(dataset.context().date(d));
+
+  const std::string device = config.device == "auto" ? options.device : config.device;
+  const int threads = config.cpu_threads > 0 ? config.cpu_threads : options.cpu_threads;
+  const int parallel = std::min<int>(config.max_parallel_arms, static_cast<int>(slots.size()));
+  out.arms.resize(slots.size());
+  std::vector<absl::Status> errors(slots.size());
+  std::atomic<bool> stop{false};
+  std::atomic<int> next{0};
+  EtaClock eta(slots);
+  std::mutex hook_mu;  // hooks see one event at a time
+  std::string backend_name;
+
+  auto worker = [&]() {
+    BackendOptions bo;
+    bo.threads = threads > 0 ? std::max(1, threads / parallel) : 0;
+    auto backend = CreateBackend(device, bo);
+    for (int i = next++; i < static_cast<int>(slots.size()); i = next++) {
+      if (!backend.ok()) {
+        errors[i] = backend.status();
+        stop = true;
+        continue;
+      }
+      {
+        std::lock_guard<std::mutex> lock(hook_mu);
+        backend_name = (*backend)->name();
+      }
+      ArmInputs in{&config, &dataset, &data, &slots[i].plan, i,
+                   slots[i].id, slots[i].seed, options.dir + "/arms/" + slots[i].id,
+                   backend->get()};
+      ArmHooks ah;
+      ah.cancel = &stop;
+      ah.on_progress = [&](const ArmProgress& p) {
+        if (hooks.cancel != nullptr && hooks.cancel->load()) stop = true;
+        SweepEvent e{p, eta.Update(p.arm_index, p.step, p.step_seconds)};
+        std::lock_guard<std::mutex> lock(hook_mu);
+        if (hooks.on_progress) hooks.on_progress(e);
+      };
+      if (stop) break;
+      auto r = ArmRunner::Run(in, ah);
+      if (!r.ok()) {
+        errors[i] = r.status();
+        stop = true;
+        break;
+      }
+      out.arms[i] = *std::move(r);
+      std::lock_guard<std::mutex> lock(hook_mu);
+      if (hooks.on_arm) hooks.on_arm(out.arms[i]);
+    }
+  };
+  std::vector<std::thread> pool;
+  for (int w = 0; w < parallel; ++w) pool.emplace_back(worker);
+  for (std::thread& t : pool) t.join();
+  for (size_t i = 0; i < slots.size(); ++i) {
+    if (!errors[i].ok()) {
+      return absl::Status(errors[i].code(),
+                          absl::StrCat("arm ", slots[i].id, ": ", errors[i].message()));
+    }
+  }
+  out.backend = backend_name;
+  out.device = device;
+  // Arms that never started (cancelled before their turn) keep what is on disk.
+  for (size_t i = 0; i < slots.size(); ++i) {
+    if (out.arms[i].arm_id.empty()) {
+      auto saved = ArmRunner::LoadState(options.dir + "/arms/" + slots[i].id);
+      if (saved.ok()) {
+        out.arms[i] = *std::move(saved);
+      } else {
+        out.arms[i].arm_id = slots[i].id;
+        out.arms[i].context = slots[i].context;
+        out.arms[i].seed = slots[i].seed;
+        out.arms[i].total_steps = slots[i].plan.total_steps;
+        out.arms[i].folds = static_cast<int>(slots[i].plan.folds.size());
+      }
+    }
+  }
+  bool all_done = true;
+  for (const ArmResult& a : out.arms) all_done &= a.state == ArmState::kDone;
+  out.cancelled = !all_done;
+
+  if (all_done && slots.size() >= 2 && config.contexts.size() >= 2) {
+    std::vector<double> seed_sharpes;
+    ASSIGN_OR_RETURN(std::vector<ArmOutcome> outcomes, Outcomes(config, out.arms, &seed_sharpes));
+    GateConfig gate = config.gates;
+    gate.other_trial_sharpes = seed_sharpes;
+    auto verdict = EvaluateGate(outcomes, gate);
+    if (verdict.ok()) {
+      out.verdict = *verdict;
+      const int n_index = verdict->best_arm >= 0 ? verdict->best_arm : verdict->longest_arm;
+      out.chosen_arm = n_index * static_cast<int>(config.seeds.size());
+    } else {
+      out.verdict_error = std::string(verdict.status().message());
+    }
+  } else if (!all_done) {
+    out.verdict_error = "the sweep was cancelled before every arm finished; no verdict";
+  } else {
+    out.verdict_error = "a verdict needs at least two context lengths";
+  }
+
+  if (out.chosen_arm >= 0 && config.precision_check.enabled) {
+    const ArmSlot& s = slots[out.chosen_arm];
+    const int day = s.plan.test_days.back();
+    ASSIGN_OR_RETURN(FoldLabels labels, dataset.LabelFold(s.plan.folds.back().fold));
+    ASSIGN_OR_RETURN(std::vector<float> features, ArmFeatures(dataset, s.plan));
+    BackendOptions bo;
+    bo.threads = threads;
+    ASSIGN_OR_RETURN(std::unique_ptr<Backend> backend, CreateBackend(device, bo));
+    std::vector<EvalWindow> windows = PlanDayWindows(dataset.context().day_offset(day),
+                                                     labels.classes[day], s.context,
+                                                     s.plan.eval_stride);
+    ASSIGN_OR_RETURN(out.precision,
+                     RunPrecisionCheck(options.dir + "/arms/" + s.id + "/model", backend.get(),
+                                       features, std::move(windows), s.context, s.plan.batch,
+                                       config.precision_check.max_windows));
+    out.precision.arm_id = s.id;
+    out.precision.date = dataset.context().date(day);
+  }
+  out.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  RETURN_IF_ERROR(WriteSweepReport(options.dir, options.python, options.plot_script, &out));
+  return out;
+}
+
+}  // namespace flashtick
