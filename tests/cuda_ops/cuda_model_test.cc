@@ -56,7 +56,9 @@ TEST_F(CudaModelTest, ForwardMatchesCpuFp64) {
       opt.compute_dtype = dt;
       auto m = Transformer::InitRandom(c, 42, &gpu(), opt);
       ASSERT_TRUE(m.ok()) << m.status();
+      // The path names the Flash variant that runs (needs the desc's head_dim).
       EXPECT_TRUE(absl::StartsWith((*m)->kernel_path(), "flash_cuda")) << (*m)->kernel_path();
+      EXPECT_FALSE(absl::StrContains((*m)->kernel_path(), "unsupported")) << (*m)->kernel_path();
       gpu().ResetPeakMemory();
       auto got = (*m)->Predict(ticks, r.B, r.T, r.last_only);
       ASSERT_TRUE(got.ok()) << DTypeName(dt) << ": " << got.status();
