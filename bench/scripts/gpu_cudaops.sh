@@ -5,11 +5,13 @@
 #                   bitwise AdamW/Sophia-H/Cast vs the CPU, in-place, determinism
 #   parity_test     every non-attention op case on cuda bf16/fp16/fp32 vs cpu fp64
 #   cuda_model_test the transformer forward on the GPU (bf16, fp16) vs the CPU in fp64
+#   cuda_ops_bench  each op at training-step shapes (B·T = 8 × 23,400, C = 768): ms, GB/s, TFLOP/s
 # and, with CUDAOPS_SANITIZE=1, compute-sanitizer memcheck over the fp32 parity cases.
 # Everything lands in $OUT:
 #   cudaops_summary.txt      pass/fail counts and every FAIL line (read this first)
 #   cudaops_backend.log      cuda_ops_test output;  cudaops_parity.log  one line per case
 #   cudaops_model.log        cuda_model_test output (errors per dtype and shape)
+#   cuda_ops-<gpu>-<date>.jsonl  benchmark lines (bf16 and fp32), cudaops_bench.log its stderr
 #   cudaops_build.log, cudaops_cmake.log, cudaops_ptxas.txt (spills), cudaops_memcheck.log
 # Usage (repository root):  OUT=/some/dir bench/scripts/gpu_cudaops.sh
 # Env: FLASHTICK_DEPS_PREFIX (carried Abseil/gtest/json, appended to CMAKE_PREFIX_PATH),
@@ -24,10 +26,10 @@ prefix=${CMAKE_PREFIX_PATH:-}
 if [ -n "${FLASHTICK_DEPS_PREFIX:-}" ]; then prefix="${prefix:+$prefix;}$FLASHTICK_DEPS_PREFIX"; fi
 
 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DFLASHTICK_WITH_CUDA=ON \
-  -DFLASHTICK_WITH_SERVER=OFF -DCMAKE_CUDA_ARCHITECTURES="$arch" -DFLASHTICK_BUILD_BENCH=OFF \
+  -DFLASHTICK_WITH_SERVER=OFF -DCMAKE_CUDA_ARCHITECTURES="$arch" -DFLASHTICK_BUILD_BENCH=ON \
   -DCMAKE_PREFIX_PATH="$prefix" > "$out/cudaops_cmake.log" 2>&1 \
   || { tail -40 "$out/cudaops_cmake.log"; exit 1; }
-ninja -C "$build" -j16 cuda_ops_test cuda_model_test parity_test > "$out/cudaops_build.log" 2>&1 \
+ninja -C "$build" -j16 cuda_ops_test cuda_model_test parity_test cuda_ops_bench > "$out/cudaops_build.log" 2>&1 \
   || { grep -B2 -A12 -m5 "error" "$out/cudaops_build.log"; exit 1; }
 grep -E "spill" "$out/cudaops_build.log" > "$out/cudaops_ptxas.txt" || true
 nvidia-smi > "$out/cudaops_nvidia_smi.txt" 2>&1 || true
@@ -41,6 +43,14 @@ backend_rc=$?
 parity_rc=$?
 "$build/tests/cuda_ops/cuda_model_test" > "$out/cudaops_model.log" 2>&1
 model_rc=$?
+
+gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1 | tr ' ' '_' | tr -cd '[:alnum:]_-')
+commit=$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)
+jsonl="$out/cuda_ops-${gpu}-$(date +%F).jsonl"
+for dt in bf16 fp32; do
+  "$build/bench/cuda_ops/cuda_ops_bench" --dtype "$dt" --commit "$commit" >> "$jsonl" \
+    2>> "$out/cudaops_bench.log" || echo "cuda_ops_bench $dt FAILED (see cudaops_bench.log)"
+done
 
 if [ "${CUDAOPS_SANITIZE:-0}" = 1 ]; then
   sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
@@ -61,6 +71,7 @@ fi
   grep -E '^model forward|^\[  (PASSED|FAILED|SKIPPED) ' "$out/cudaops_model.log"
   grep -E ': FAIL' "$out/cudaops_parity.log"
   grep -E '^\[  FAILED  \]|Failure|error:' "$out/cudaops_backend.log" | head -40
+  echo "bench lines: $(wc -l < "$jsonl") in $jsonl"
   [ -f "$out/cudaops_memcheck.log" ] && grep -E "ERROR SUMMARY|memcheck exit" "$out/cudaops_memcheck.log"
 } > "$out/cudaops_summary.txt"
 cat "$out/cudaops_summary.txt"
