@@ -85,5 +85,6 @@ inline void CpAsyncCommit() {}
 template <int kPending>
 inline void CpAsyncWait() {}
 inline float FastExp2(float x) { return std::exp2(x); }
+inline int FlashXor(int a, int b) { return a ^ b; }
 
 }  // namespace flashtick::cuda::flash

@@ -144,24 +144,23 @@ __global__ void __launch_bounds__(Traits::kNThreads, Traits::kMinBlocksPerSm)
       CpAsyncCommit();
     }
 
-    // S = Q Kᵀ and dP = dO Vᵀ, in the same warp layout so dS is elementwise.
-    float acc_s[Tr::kSdPMT][Tr::kSdPNT][4], acc_dp[Tr::kSdPMT][Tr::kSdPNT][4];
+    // S = Q Kᵀ and dP = dO Vᵀ, in the same warp layout so dS is elementwise. P is packed
+    // to Elem and stored as soon as it exists, so only its 16-bit copy stays live
+    // through the dP GEMM (the fp32 S and dP together pushed the kernel into spills).
+    float acc_s[Tr::kSdPMT][Tr::kSdPNT][4];
     ZeroAcc(acc_s);
-    ZeroAcc(acc_dp);
     WarpGemm<Elem, Tr::kSdPMT, Tr::kSdPNT, Tr::kSdPKSteps>(
         acc_s,
         [&](uint32_t(&a)[4], int mt, int ks) { LoadA<TileQ>(a, sQb, s_row0 + mt * 16, ks * 16, lane); },
         [&](uint32_t(&b4)[4], int np, int ks) { LoadBnk<TileKV>(b4, sK, s_col0 + np * 16, ks * 16, lane); });
-    WarpGemm<Elem, Tr::kSdPMT, Tr::kSdPNT, Tr::kSdPKSteps>(
-        acc_dp,
-        [&](uint32_t(&a)[4], int mt, int ks) { LoadA<TileQ>(a, sdOb, s_row0 + mt * 16, ks * 16, lane); },
-        [&](uint32_t(&b4)[4], int np, int ks) { LoadBnk<TileKV>(b4, sV, s_col0 + np * 16, ks * 16, lane); });
 
-    // P = exp2(scale_log2·S − L·log2 e) (exp2 with log2 e folded into the scale);
-    // dS = P∘(dP − D). Masked entries get P = 0, hence dS = 0.
+    // P = exp2(scale_log2·S − L·log2 e) (exp2 with log2 e folded into the scale), 0 where
+    // masked, rounded to Elem: the P of dV = Pᵀ dO and of dS below (as a bf16 kernel
+    // that stores P would use it).
     const float* lse = p.lse + (static_cast<int64_t>(b) * p.H + h) * T;
     const float* dvec = p.dvec + (static_cast<int64_t>(b) * p.H + h) * T;
     const bool need_mask = n0 + kBlockN > T || (kCausal && n0 + kBlockN - 1 > m0);
+    uint32_t p_pack[Tr::kSdPMT][Tr::kSdPNT][2];
 #pragma unroll
     for (int mt = 0; mt < Tr::kSdPMT; ++mt)
 #pragma unroll
@@ -169,28 +168,51 @@ __global__ void __launch_bounds__(Traits::kNThreads, Traits::kMinBlocksPerSm)
         const int row = m0 + s_row0 + AccRow(mt, 2 * half, lane);
         // Padding rows (≥ T) get L = +inf so P = exp2(−inf) = 0. A row with no visible
         // key has L = −inf by contract; it too must give P = 0, not exp2(+inf).
-        float lse_log2 = INFINITY, d_i = 0.0f;
+        float lse_log2 = INFINITY;
         if (row < T) {
           const float l = lse[row];
           lse_log2 = l == -INFINITY ? INFINITY : l * kLog2e;
-          d_i = dvec[row];
         }
 #pragma unroll
-        for (int nt = 0; nt < Tr::kSdPNT; ++nt)
+        for (int nt = 0; nt < Tr::kSdPNT; ++nt) {
+          float pij[2];
 #pragma unroll
           for (int j = 0; j < 2; ++j) {
             const int e = 2 * half + j;
-            float pij = FastExp2(acc_s[mt][nt][e] * p.scale_log2 - lse_log2);
+            pij[j] = FastExp2(acc_s[mt][nt][e] * p.scale_log2 - lse_log2);
             if (need_mask) {
               const int col = n0 + s_col0 + AccCol(nt, e, lane);
-              if (col >= T || (kCausal && col > row)) pij = 0.0f;
+              if (col >= T || (kCausal && col > row)) pij[j] = 0.0f;
             }
-            acc_s[mt][nt][e] = pij;
-            acc_dp[mt][nt][e] = pij * (acc_dp[mt][nt][e] - d_i);
           }
+          p_pack[mt][nt][half] = PackFloat2<Elem>(pij[0], pij[1]);
+        }
       }
-    StoreAccToSmem<TileP, Elem>(sP, acc_s, s_row0, s_col0, lane);
-    StoreAccToSmem<TileP, Elem>(sdS, acc_dp, s_row0, s_col0, lane);
+    StorePackedToSmem<TileP, Elem>(sP, p_pack, s_row0, s_col0, lane);
+
+    float acc_dp[Tr::kSdPMT][Tr::kSdPNT][4];
+    ZeroAcc(acc_dp);
+    WarpGemm<Elem, Tr::kSdPMT, Tr::kSdPNT, Tr::kSdPKSteps>(
+        acc_dp,
+        [&](uint32_t(&a)[4], int mt, int ks) { LoadA<TileQ>(a, sdOb, s_row0 + mt * 16, ks * 16, lane); },
+        [&](uint32_t(&b4)[4], int np, int ks) { LoadBnk<TileKV>(b4, sV, s_col0 + np * 16, ks * 16, lane); });
+
+    // dS = P∘(dP − D), packed in place of dP's first registers and stored. Masked
+    // entries have P = 0, hence dS = 0.
+#pragma unroll
+    for (int mt = 0; mt < Tr::kSdPMT; ++mt)
+#pragma unroll
+      for (int half = 0; half < 2; ++half) {
+        const int row = m0 + s_row0 + AccRow(mt, 2 * half, lane);
+        const float d_i = row < T ? dvec[row] : 0.0f;  // D of padding rows is unused (P = 0)
+#pragma unroll
+        for (int nt = 0; nt < Tr::kSdPNT; ++nt) {
+          const float2 pv = UnpackFloat2<Elem>(p_pack[mt][nt][half]);
+          p_pack[mt][nt][half] = PackFloat2<Elem>(pv.x * (acc_dp[mt][nt][2 * half] - d_i),
+                                                  pv.y * (acc_dp[mt][nt][2 * half + 1] - d_i));
+        }
+      }
+    StorePackedToSmem<TileP, Elem>(sdS, p_pack, s_row0, s_col0, lane);
     __syncthreads();  // P and dS complete for every warp
 
     // dV += Pᵀ dO and dK += dSᵀ Q  ([kBlockN × D], contraction over the query rows).

@@ -94,6 +94,14 @@ __device__ __forceinline__ void CpAsyncWait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending));
 }
 
+// a ^ b, opaque to the optimiser (asm volatile is not hoisted out of loops): used for
+// swizzled shared-memory offsets, which are cheaper to recompute than to keep live.
+__device__ __forceinline__ int FlashXor(int a, int b) {
+  int x;
+  asm volatile("xor.b32 %0, %1, %2;\n" : "=r"(x) : "r"(a), "r"(b));
+  return x;
+}
+
 // 2^x with the SFU (max rel. error 2^-22); ex2(−inf) = +0, which the -inf masks rely on.
 __device__ __forceinline__ float FastExp2(float x) {
   float y;
