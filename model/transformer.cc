@@ -155,6 +155,7 @@ std::string Transformer::kernel_path() const {
   d.op = Op::kAttentionFwd;
   d.dtype = impl_->act;
   d.attention.causal = true;
+  d.attention.head_dim = config_.head_dim();  // the backend names the variant by D
   return backend_->KernelPath(d);
 }
 
