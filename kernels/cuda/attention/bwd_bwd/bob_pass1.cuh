@@ -124,39 +124,47 @@ __global__ void __launch_bounds__(Traits::kThreads, 1) bob_pass1_kernel(const Bo
     const Element* sgV = sgK + Traits::kColTileElems;
     const int j0 = n * kN;
 
-    // ---- phase A: the warp's 16 × 32 slice of S, G, dP, B, 16 columns at a time ----
-    // (two n8 blocks per round: 32 fp32 score registers live instead of 64, which is
-    // what keeps the D = 128 variant, with 128 accumulator registers, from spilling).
+    // ---- phase A: the warp's 16 × 32 slice of S, G, dP, B, in rounds of kPass1RoundBlocks
+    // n8 blocks (all 4 at D = 64: the Q, dO, gQ fragments are loaded once per k step;
+    // 2 at D = 128: 32 fp32 score registers live instead of 64 beside 128 accumulators).
+    constexpr int kRound = Traits::kPass1RoundBlocks;
 #pragma unroll
-    for (int np = 0; np < Traits::kScoreBlocks / 2; ++np) {
-      const int n0 = wn * Traits::kWarpScoreCols + np * 2 * Traits::kMmaN;
-      float s_acc[2][4] = {}, g_acc[2][4] = {}, dp_acc[2][4] = {}, b_acc[2][4] = {};
+    for (int round = 0; round < Traits::kScoreBlocks / kRound; ++round) {
+      const int n_round = wn * Traits::kWarpScoreCols + round * kRound * Traits::kMmaN;
+      float s_acc[kRound][4] = {}, g_acc[kRound][4] = {}, dp_acc[kRound][4] = {};
+      float b_acc[kRound][4] = {};
 #pragma unroll
       for (int kk = 0; kk < Traits::kScoreKSteps; ++kk) {
-        uint32_t aq[4], ado[4], agq[4], bk[4], bv[4], bgk[4], bgv[4];
+        uint32_t aq[4], ado[4], agq[4];
         LoadA<D>(aq, sQ, wm * Traits::kMmaM, kk * Traits::kMmaK, lane);
         LoadA<D>(ado, sdO, wm * Traits::kMmaM, kk * Traits::kMmaK, lane);
         LoadA<D>(agq, sgQ, wm * Traits::kMmaM, kk * Traits::kMmaK, lane);
-        LoadBFromNK<D>(bk, sK, n0, kk * Traits::kMmaK, lane);
-        LoadBFromNK<D>(bv, sV, n0, kk * Traits::kMmaK, lane);
-        LoadBFromNK<D>(bgk, sgK, n0, kk * Traits::kMmaK, lane);
-        LoadBFromNK<D>(bgv, sgV, n0, kk * Traits::kMmaK, lane);
 #pragma unroll
-        for (int x = 0; x < 2; ++x) {
-          Mma::Mma(s_acc[x], aq, bk[2 * x], bk[2 * x + 1]);     // S = Q Kᵀ
-          Mma::Mma(g_acc[x], agq, bk[2 * x], bk[2 * x + 1]);    // (1): gQ Kᵀ
-          Mma::Mma(g_acc[x], aq, bgk[2 * x], bgk[2 * x + 1]);   // (1): + Q gKᵀ
-          Mma::Mma(dp_acc[x], ado, bv[2 * x], bv[2 * x + 1]);   // dP = dO Vᵀ
-          Mma::Mma(b_acc[x], ado, bgv[2 * x], bgv[2 * x + 1]);  // (2): B = dO gVᵀ
+        for (int np = 0; np < kRound / 2; ++np) {
+          const int n0 = n_round + np * 2 * Traits::kMmaN;
+          uint32_t bk[4], bv[4], bgk[4], bgv[4];
+          LoadBFromNK<D>(bk, sK, n0, kk * Traits::kMmaK, lane);
+          LoadBFromNK<D>(bv, sV, n0, kk * Traits::kMmaK, lane);
+          LoadBFromNK<D>(bgk, sgK, n0, kk * Traits::kMmaK, lane);
+          LoadBFromNK<D>(bgv, sgV, n0, kk * Traits::kMmaK, lane);
+#pragma unroll
+          for (int y = 0; y < 2; ++y) {
+            const int x = 2 * np + y;
+            Mma::Mma(s_acc[x], aq, bk[2 * y], bk[2 * y + 1]);     // S = Q Kᵀ
+            Mma::Mma(g_acc[x], agq, bk[2 * y], bk[2 * y + 1]);    // (1): gQ Kᵀ
+            Mma::Mma(g_acc[x], aq, bgk[2 * y], bgk[2 * y + 1]);   // (1): + Q gKᵀ
+            Mma::Mma(dp_acc[x], ado, bv[2 * y], bv[2 * y + 1]);   // dP = dO Vᵀ
+            Mma::Mma(b_acc[x], ado, bgv[2 * y], bgv[2 * y + 1]);  // (2): B = dO gVᵀ
+          }
         }
       }
       // Element-wise: P from L, then dS, X, P∘G; row partial sums; 16-bit tiles.
 #pragma unroll
-      for (int x = 0; x < 2; ++x) {
+      for (int x = 0; x < kRound; ++x) {
 #pragma unroll
         for (int half = 0; half < 2; ++half) {
           const int r = wm * Traits::kMmaM + FragRow(lane, 2 * half);
-          const int col = n0 + x * Traits::kMmaN + FragCol(lane, 0);
+          const int col = n_round + x * Traits::kMmaN + FragCol(lane, 0);
           const int i = i0 + r;
           float pv[2], dsv[2], pgv[2], xv[2];
 #pragma unroll
