@@ -19,6 +19,10 @@
 #include <type_traits>
 
 #define __launch_bounds__(...)
+// Static __shared__ arrays would become per-thread stack arrays here; kernels use
+// FLASH_DYNAMIC_SMEM instead, and this makes any other use a compile error.
+#undef __shared__
+#define __shared__ FLASHTICK_EMULATION_SUPPORTS_ONLY_FLASH_DYNAMIC_SMEM
 #define FLASH_DYNAMIC_SMEM(name) unsigned char* name = ::flashtick::emu::DynamicSmem()
 
 namespace flashtick::emu {

@@ -1,10 +1,50 @@
-// Placeholder: the CUDA AttentionDecode has not landed yet (returns UnimplementedError).
+// Host launcher of the CUDA attention decode (Op::kAttentionDecode): validates
+// q [B,1,H,D] and Kcache, Vcache [B,Tk,Hkv,D] (bf16/fp16, D ∈ {64, 128}), takes the
+// per-chunk fp32 partials from the context's scratch (O(B·H·Tk/256·D)), and enqueues
+// the split and combine kernels (flash_decode_kernel.cuh). Out: o [B,1,H,D].
+#include "common/status_macros.h"
+#include "kernels/common/dispatch.h"
+#include "kernels/cuda/attention/flash_host.h"
+#include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/cuda_ops.h"
 
 namespace flashtick::cuda {
 
-absl::Status AttentionDecode(const OpDesc& desc, In, Out, CudaContext&) {
-  return absl::UnimplementedError("flash_cuda: AttentionDecode not implemented yet");
+absl::Status AttentionDecode(const OpDesc& desc, In in, Out out, CudaContext& ctx) {
+  RETURN_IF_ERROR(CheckAttentionArity(Op::kAttentionDecode, in.size(), out.size()));
+  AttentionShape s;
+  RETURN_IF_ERROR(CheckAttentionDecodeArgs(in[0], in[1], in[2], &s));
+  const DType dt = in[0].dtype;
+  RETURN_IF_ERROR(flash::CheckFlashVariant("attention_decode", s, dt));
+  RETURN_IF_ERROR(CheckAttentionTensor("o", out[0], s.B, 1, s.H, s.D, dt));
+  const char* names[] = {"q", "Kcache", "Vcache"};
+  for (int i = 0; i < 3; ++i) RETURN_IF_ERROR(flash::CheckFlashLayout(names[i], in[i]));
+  RETURN_IF_ERROR(flash::CheckFlashLayout("o", out[0]));
+  if (!ctx.scratch)
+    return absl::FailedPreconditionError("flash_cuda: attention_decode needs the context's scratch allocator");
+
+  flash::AttentionDecodeParams p;
+  p.q = flash::ToArg(in[0]);
+  p.k = flash::ToArg(in[1]);
+  p.v = flash::ToArg(in[2]);
+  p.o = flash::ToArg(out[0]);
+  p.B = static_cast<int>(s.B), p.Tk = static_cast<int>(s.T), p.H = static_cast<int>(s.H);
+  p.Hkv = static_cast<int>(s.Hkv), p.D = static_cast<int>(s.D), p.group = p.H / p.Hkv;
+  p.n_chunks = (p.Tk + flash::kFlashDecodeChunk - 1) / flash::kFlashDecodeChunk;
+  float scale = 0.0f;
+  RETURN_IF_ERROR(flash::FlashScale(desc.attention, s.D, &scale, &p.scale_log2));
+  p.dtype = dt;
+  // Partials: m, l and o of every (b, h, chunk), one allocation.
+  const int64_t parts = s.B * s.H * p.n_chunks;
+  ASSIGN_OR_RETURN(std::shared_ptr<void> scratch,
+                   ctx.scratch(static_cast<size_t>(parts * (2 + s.D)) * sizeof(float)));
+  p.part_m = static_cast<float*>(scratch.get());
+  p.part_l = p.part_m + parts;
+  p.part_o = p.part_l + parts;
+  const cudaError_t err =
+      HEADDIM_SWITCH(s.D, kHeadDim, [&] { return flash::LaunchFlashDecode<kHeadDim>(p, ctx.stream); });
+  RETURN_IF_CUDA_ERROR(err);
+  return absl::OkStatus();
 }
 
 }  // namespace flashtick::cuda

@@ -46,11 +46,29 @@ struct AttentionBwdParams {
   DType dtype = DType::kBF16;
 };
 
-// Head dim 64 and 128 variants (attention_{fwd,bwd}_d{64,128}.cu).
+// Decode: q, o [B, 1, H, D] against Kcache, Vcache [B, Tk, Hkv, D]; per-chunk partials
+// (fp32 scratch) merged by a second kernel (flash_decode_kernel.cuh).
+struct AttentionDecodeParams {
+  BthdArg q, k, v, o;
+  float* part_m = nullptr;  // [B, H, n_chunks] chunk max (exp2 domain)
+  float* part_l = nullptr;  // [B, H, n_chunks] chunk sum
+  float* part_o = nullptr;  // [B, H, n_chunks, D] chunk's unnormalised output
+  int B = 0, Tk = 0, H = 0, Hkv = 0, D = 0;
+  int group = 1;
+  int n_chunks = 0;          // ceil(Tk / kDecodeChunk)
+  float scale_log2 = 0.0f;
+  DType dtype = DType::kBF16;
+};
+
+// Head dim 64 and 128 variants (attention_{fwd,bwd}_d{64,128}.cu, attention_decode.cu).
 template <int kHeadDim>
 cudaError_t LaunchFlashFwd(const AttentionFwdParams& p, cudaStream_t stream);
 template <int kHeadDim>
 cudaError_t LaunchFlashBwd(const AttentionBwdParams& p, cudaStream_t stream);
+template <int kHeadDim>
+cudaError_t LaunchFlashDecode(const AttentionDecodeParams& p, cudaStream_t stream);
+// Keys per decode split (the launcher sizes the partials with it).
+inline constexpr int kFlashDecodeChunk = 256;
 
 // The variant the launchers run for a head dim, named from its traits (tile sizes and
 // warps), for Backend::KernelPath: e.g. "fwd_d64_m128n128w4".

@@ -22,7 +22,7 @@ std::string AttentionKernelPath(const OpDesc& desc, int head_dim, const CudaCont
     case Op::kAttentionBwdBwd:
       return absl::StrCat("flash_cuda_bwd_bwd_d", head_dim, sm);
     case Op::kAttentionDecode:
-      return "flash_cuda_unsupported_decode";
+      return absl::StrCat("flash_cuda_decode_d", head_dim, "_split", flash::kFlashDecodeChunk, sm);
     default:
       return absl::StrCat("flash_cuda_unsupported_", OpName(desc.op));
   }
