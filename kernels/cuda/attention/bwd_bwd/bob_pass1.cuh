@@ -124,10 +124,10 @@ __global__ void __launch_bounds__(Traits::kThreads, 1) bob_pass1_kernel(const Bo
     const Element* sgV = sgK + Traits::kColTileElems;
     const int j0 = n * kN;
 
-    // ---- phase A: the warp's 16 × 32 slice of S, G, dP, B, in rounds of kPass1RoundBlocks
+    // ---- phase A: the warp's 16 × 32 slice of S, G, dP, B, in rounds of kRoundBlocks
     // n8 blocks (all 4 at D = 64: the Q, dO, gQ fragments are loaded once per k step;
     // 2 at D = 128: 32 fp32 score registers live instead of 64 beside 128 accumulators).
-    constexpr int kRound = Traits::kPass1RoundBlocks;
+    constexpr int kRound = Traits::kRoundBlocks;
 #pragma unroll
     for (int round = 0; round < Traits::kScoreBlocks / kRound; ++round) {
       const int n_round = wn * Traits::kWarpScoreCols + round * kRound * Traits::kMmaN;

@@ -100,59 +100,66 @@ __global__ void __launch_bounds__(Traits::kThreads, 1) bob_pass2_kernel(const Bo
     const float* sE = sC + kN;
     const int i0 = (m_begin + step % per_head) * kN;
 
-    // ---- phase A: the warp's 16 (keys) × 32 (queries) slice of Sᵀ, Gᵀ, dPᵀ, Bᵀ ----
-    float s_acc[Traits::kScoreBlocks][4] = {}, g_acc[Traits::kScoreBlocks][4] = {};
-    float dp_acc[Traits::kScoreBlocks][4] = {}, b_acc[Traits::kScoreBlocks][4] = {};
+    // ---- phase A: the warp's 16 (keys) × 32 (queries) slice of Sᵀ, Gᵀ, dPᵀ, Bᵀ, in
+    // rounds of kRoundBlocks n8 blocks (see BobTraits) ----
+    constexpr int kRound = Traits::kRoundBlocks;
 #pragma unroll
-    for (int kk = 0; kk < Traits::kScoreKSteps; ++kk) {
-      uint32_t ak[4], av[4], agk[4], agv[4];
-      LoadA<D>(ak, sK, wm * Traits::kMmaM, kk * Traits::kMmaK, lane);
-      LoadA<D>(av, sV, wm * Traits::kMmaM, kk * Traits::kMmaK, lane);
-      LoadA<D>(agk, sgK, wm * Traits::kMmaM, kk * Traits::kMmaK, lane);
-      LoadA<D>(agv, sgV, wm * Traits::kMmaM, kk * Traits::kMmaK, lane);
+    for (int round = 0; round < Traits::kScoreBlocks / kRound; ++round) {
+      const int n_round = wn * Traits::kWarpScoreCols + round * kRound * Traits::kMmaN;
+      float s_acc[kRound][4] = {}, g_acc[kRound][4] = {}, dp_acc[kRound][4] = {};
+      float b_acc[kRound][4] = {};
 #pragma unroll
-      for (int np = 0; np < Traits::kScoreBlocks / 2; ++np) {
-        const int n0 = wn * Traits::kWarpScoreCols + np * 2 * Traits::kMmaN;
-        uint32_t bq[4], bdo[4], bgq[4];
-        LoadBFromNK<D>(bq, sQ, n0, kk * Traits::kMmaK, lane);
-        LoadBFromNK<D>(bdo, sdO, n0, kk * Traits::kMmaK, lane);
-        LoadBFromNK<D>(bgq, sgQ, n0, kk * Traits::kMmaK, lane);
+      for (int kk = 0; kk < Traits::kScoreKSteps; ++kk) {
+        uint32_t ak[4], av[4], agk[4], agv[4];
+        LoadA<D>(ak, sK, wm * Traits::kMmaM, kk * Traits::kMmaK, lane);
+        LoadA<D>(av, sV, wm * Traits::kMmaM, kk * Traits::kMmaK, lane);
+        LoadA<D>(agk, sgK, wm * Traits::kMmaM, kk * Traits::kMmaK, lane);
+        LoadA<D>(agv, sgV, wm * Traits::kMmaM, kk * Traits::kMmaK, lane);
 #pragma unroll
-        for (int x = 0; x < 2; ++x) {
-          const int nb = 2 * np + x;
-          Mma::Mma(s_acc[nb], ak, bq[2 * x], bq[2 * x + 1]);     // Sᵀ = K Qᵀ
-          Mma::Mma(g_acc[nb], ak, bgq[2 * x], bgq[2 * x + 1]);   // (1)ᵀ: K gQᵀ
-          Mma::Mma(g_acc[nb], agk, bq[2 * x], bq[2 * x + 1]);    // (1)ᵀ: + gK Qᵀ
-          Mma::Mma(dp_acc[nb], av, bdo[2 * x], bdo[2 * x + 1]);  // dPᵀ = V dOᵀ
-          Mma::Mma(b_acc[nb], agv, bdo[2 * x], bdo[2 * x + 1]);  // (2)ᵀ: Bᵀ = gV dOᵀ
+        for (int np = 0; np < kRound / 2; ++np) {
+          const int n0 = n_round + np * 2 * Traits::kMmaN;
+          uint32_t bq[4], bdo[4], bgq[4];
+          LoadBFromNK<D>(bq, sQ, n0, kk * Traits::kMmaK, lane);
+          LoadBFromNK<D>(bdo, sdO, n0, kk * Traits::kMmaK, lane);
+          LoadBFromNK<D>(bgq, sgQ, n0, kk * Traits::kMmaK, lane);
+#pragma unroll
+          for (int y = 0; y < 2; ++y) {
+            const int x = 2 * np + y;
+            Mma::Mma(s_acc[x], ak, bq[2 * y], bq[2 * y + 1]);     // Sᵀ = K Qᵀ
+            Mma::Mma(g_acc[x], ak, bgq[2 * y], bgq[2 * y + 1]);   // (1)ᵀ: K gQᵀ
+            Mma::Mma(g_acc[x], agk, bq[2 * y], bq[2 * y + 1]);    // (1)ᵀ: + gK Qᵀ
+            Mma::Mma(dp_acc[x], av, bdo[2 * y], bdo[2 * y + 1]);  // dPᵀ = V dOᵀ
+            Mma::Mma(b_acc[x], agv, bdo[2 * y], bdo[2 * y + 1]);  // (2)ᵀ: Bᵀ = gV dOᵀ
+          }
         }
       }
-    }
-    // Element-wise with the query column's L, D, c, e.
+      // Element-wise with the query column's L, D, c, e.
 #pragma unroll
-    for (int nb = 0; nb < Traits::kScoreBlocks; ++nb) {
+      for (int x = 0; x < kRound; ++x) {
 #pragma unroll
-      for (int half = 0; half < 2; ++half) {
-        const int r = wm * Traits::kMmaM + FragRow(lane, 2 * half);
-        const int col = wn * Traits::kWarpScoreCols + nb * Traits::kMmaN + FragCol(lane, 0);
-        const int j = j0 + r;
-        float pgc[2], dsv[2], ds2[2];
+        for (int half = 0; half < 2; ++half) {
+          const int r = wm * Traits::kMmaM + FragRow(lane, 2 * half);
+          const int col = n_round + x * Traits::kMmaN + FragCol(lane, 0);
+          const int j = j0 + r;
+          float pgc[2], dsv[2], ds2[2];
 #pragma unroll
-        for (int e = 0; e < 2; ++e) {
-          const int idx = 2 * half + e, ci = col + e, i = i0 + ci;
-          const bool visible = i < T && j < T && (!p.causal || j <= i);
-          // Masked entries are 0 by selection; rows past T read L = 0 and are masked.
-          const float P = visible ? exp2f(s_acc[nb][idx] * p.scale_log2 - sL[ci] * kLog2e) : 0.0f;
-          const float G = g_acc[nb][idx] * p.scale;
-          const float dp_minus_d = dp_acc[nb][idx] - sD[ci];
-          const float H = dp_minus_d * G - sC[ci] * dp_acc[nb][idx] + b_acc[nb][idx];  // (4)
-          dsv[e] = P * dp_minus_d;
-          ds2[e] = P * (H - sE[ci]);  // (11)
-          pgc[e] = P * (G - sC[ci]);  // (10)
+          for (int e = 0; e < 2; ++e) {
+            const int idx = 2 * half + e, ci = col + e, i = i0 + ci;
+            const bool visible = i < T && j < T && (!p.causal || j <= i);
+            // Masked entries are 0 by selection; rows past T read L = 0 and are masked.
+            const float P =
+                visible ? exp2f(s_acc[x][idx] * p.scale_log2 - sL[ci] * kLog2e) : 0.0f;
+            const float G = g_acc[x][idx] * p.scale;
+            const float dp_minus_d = dp_acc[x][idx] - sD[ci];
+            const float H = dp_minus_d * G - sC[ci] * dp_acc[x][idx] + b_acc[x][idx];  // (4)
+            dsv[e] = P * dp_minus_d;
+            ds2[e] = P * (H - sE[ci]);  // (11)
+            pgc[e] = P * (G - sC[ci]);  // (10)
+          }
+          StorePair<kN>(sPGC, r, col, pgc[0], pgc[1]);
+          StorePair<kN>(sdS, r, col, dsv[0], dsv[1]);
+          StorePair<kN>(sdS2, r, col, ds2[0], ds2[1]);
         }
-        StorePair<kN>(sPGC, r, col, pgc[0], pgc[1]);
-        StorePair<kN>(sdS, r, col, dsv[0], dsv[1]);
-        StorePair<kN>(sdS2, r, col, ds2[0], ds2[1]);
       }
     }
     __syncthreads();

@@ -38,9 +38,10 @@ struct BobTraits {
   static constexpr int kWarpScoreCols = kBlockN / kWarpsN;     // 32
   static constexpr int kScoreBlocks = kWarpScoreCols / kMmaN;  // n8 blocks: 4
   static constexpr int kScoreKSteps = kHeadDim / kMmaK;        // over D
-  // Pass 1 computes its score slice in rounds of this many n8 blocks: all at D = 64
-  // (fewer fragment reloads), half at D = 128 (ptxas: 340 → 156 spilled bytes).
-  static constexpr int kPass1RoundBlocks = kHeadDim <= 64 ? kScoreBlocks : kScoreBlocks / 2;
+  // Phase A computes the score slice in rounds of this many n8 blocks: all at D = 64
+  // (fragments of the resident tiles loaded once per k step), half at D = 128 (ptxas,
+  // sm_90, pass 1: 340 → 156 spilled bytes).
+  static constexpr int kRoundBlocks = kHeadDim <= 64 ? kScoreBlocks : kScoreBlocks / 2;
   // Phase B: a warp's slice of an accumulator.
   static constexpr int kWarpAccCols = kHeadDim / kWarpsN;  // 32 or 64
   static constexpr int kAccBlocks = kWarpAccCols / kMmaN;  // 4 or 8
@@ -57,7 +58,7 @@ struct BobTraits {
   static_assert(kBlockM == kBlockN, "causal tile ranges below assume square tiles");
   static_assert((kBlockM * kHeadDim / kChunk) % kThreads == 0, "whole tiles per cp.async sweep");
   static_assert(kStages == 1 || kStages == 2, "single or double buffering");
-  static_assert(kScoreBlocks % kPass1RoundBlocks == 0 && kPass1RoundBlocks % 2 == 0,
+  static_assert(kScoreBlocks % kRoundBlocks == 0 && kRoundBlocks % 2 == 0,
                 "whole rounds of n8-block pairs");
 };
 
