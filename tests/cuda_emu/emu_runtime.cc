@@ -143,6 +143,20 @@ bool TryCollective(Thread* lanes) {
   return true;
 }
 
+// A fresh coroutine for thread `i` of CTA (x, y, z). Out of line: getcontext "returns
+// twice" as far as the compiler knows, and the caller's loop variables must not share
+// its frame (-Wclobbered).
+[[gnu::noinline]] void InitThread(Thread& t, int i, Dim3 block, Dim3 grid) {
+  t.state = ThreadState{{static_cast<unsigned>(i), 0, 0}, block, grid};
+  t.wait = Wait::kRunnable;
+  t.coll = Coll::kNone;
+  getcontext(&t.ctx);
+  t.ctx.uc_stack.ss_sp = t.stack.data();
+  t.ctx.uc_stack.ss_size = t.stack.size();
+  t.ctx.uc_link = nullptr;
+  makecontext(&t.ctx, Trampoline, 0);
+}
+
 void RunCta(Cta& cta) {
   const int n = static_cast<int>(cta.threads.size());
   for (;;) {
@@ -215,17 +229,7 @@ void Launch(Dim3 grid, int block_threads, size_t smem_bytes, const std::function
     for (unsigned y = 0; y < grid.y; ++y)
       for (unsigned x = 0; x < grid.x; ++x) {
         cta.smem.assign(smem_bytes, 0);
-        for (int i = 0; i < block_threads; ++i) {
-          Thread& t = cta.threads[i];
-          t.state = ThreadState{{static_cast<unsigned>(i), 0, 0}, {x, y, z}, grid};
-          t.wait = Wait::kRunnable;
-          t.coll = Coll::kNone;
-          getcontext(&t.ctx);
-          t.ctx.uc_stack.ss_sp = t.stack.data();
-          t.ctx.uc_stack.ss_size = t.stack.size();
-          t.ctx.uc_link = nullptr;
-          makecontext(&t.ctx, Trampoline, 0);
-        }
+        for (int i = 0; i < block_threads; ++i) InitThread(cta.threads[i], i, {x, y, z}, grid);
         RunCta(cta);
       }
   g_cta = nullptr;

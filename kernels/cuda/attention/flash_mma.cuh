@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 
 #ifdef FLASHTICK_CUDA_EMULATION
 #include "tests/cuda_emu/emu_intrinsics.h"
@@ -111,20 +112,28 @@ __device__ __forceinline__ float FastExp2(float x) {
 
 #endif  // FLASHTICK_CUDA_EMULATION
 
+// Bit copy between same-size types (memcpy: no strict-aliasing hazard on the host
+// emulator; a register move on the device).
+template <typename To, typename From>
+__device__ __forceinline__ To BitCast(const From& from) {
+  static_assert(sizeof(To) == sizeof(From), "BitCast keeps the size");
+  To to;
+  memcpy(&to, &from, sizeof(To));
+  return to;
+}
+
 // Two fp32 -> one register of two 16-bit values (lo in the low half), rounded to nearest.
 template <typename Elem>
 __device__ __forceinline__ uint32_t PackFloat2(float lo, float hi);
 
 template <>
 __device__ __forceinline__ uint32_t PackFloat2<__nv_bfloat16>(float lo, float hi) {
-  __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
-  return *reinterpret_cast<uint32_t*>(&v);
+  return BitCast<uint32_t>(__floats2bfloat162_rn(lo, hi));
 }
 
 template <>
 __device__ __forceinline__ uint32_t PackFloat2<__half>(float lo, float hi) {
-  __half2 v = __floats2half2_rn(lo, hi);
-  return *reinterpret_cast<uint32_t*>(&v);
+  return BitCast<uint32_t>(__floats2half2_rn(lo, hi));
 }
 
 // One register of two 16-bit values -> two fp32.
@@ -133,12 +142,12 @@ __device__ __forceinline__ float2 UnpackFloat2(uint32_t v);
 
 template <>
 __device__ __forceinline__ float2 UnpackFloat2<__nv_bfloat16>(uint32_t v) {
-  return __bfloat1622float2(*reinterpret_cast<__nv_bfloat162*>(&v));
+  return __bfloat1622float2(BitCast<__nv_bfloat162>(v));
 }
 
 template <>
 __device__ __forceinline__ float2 UnpackFloat2<__half>(uint32_t v) {
-  return __half22float2(*reinterpret_cast<__half2*>(&v));
+  return __half22float2(BitCast<__half2>(v));
 }
 
 // Reductions over the 4 lanes of a quad (the lanes sharing one accumulator row).
