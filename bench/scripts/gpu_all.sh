@@ -42,4 +42,5 @@ OUT=$r TS_BUILD=$PWD/build/gpu-kernels TS_N=${TS_N:-512,4096,23400} TS_STEPS=${T
   > "$r/train_step_run.log" 2>&1; echo "train_step exit $?"
 cat "$r/train_step_summary.txt" 2>/dev/null | head -40
 
-tar czf "$out/gpu_all.tgz" -C "$r" .
+# The training-curve dumps are large; the plot and JSON lines stay.
+tar czf "$out/gpu_all.tgz" --exclude=train_step_curve_data -C "$r" .
