@@ -57,31 +57,54 @@ absl::StatusOr<Args> Parse(int argc, char** argv) {
       if (!absl::SimpleAtoi(v, out)) return absl::InvalidArgumentError(absl::StrCat(flag, ": ", v));
       return absl::OkStatus();
     };
-    if (flag == "--device") a.device = v;
-    else if (flag == "--n") RETURN_IF_ERROR(ParseList(flag, v, &a.ns));
+    if (flag == "--device")
+      a.device = v;
+    else if (flag == "--n")
+      RETURN_IF_ERROR(ParseList(flag, v, &a.ns));
     else if (flag == "--optimizers") {
       a.optimizers.clear();
-      for (absl::string_view p : absl::StrSplit(v, ','))
-        { ASSIGN_OR_RETURN(OptimizerKind kind, ParseOptimizerKind(std::string(p))); a.optimizers.push_back(kind); }
-    }
-    else if (flag == "--b") RETURN_IF_ERROR(num(&a.B));
-    else if (flag == "--width") { RETURN_IF_ERROR(num(&n)); a.model.width = static_cast<int>(n); }
-    else if (flag == "--heads") { RETURN_IF_ERROR(num(&n)); a.model.heads = a.model.kv_heads = static_cast<int>(n); }
-    else if (flag == "--kv-heads") { RETURN_IF_ERROR(num(&n)); a.model.kv_heads = static_cast<int>(n); }
-    else if (flag == "--layers") { RETURN_IF_ERROR(num(&n)); a.model.layers = static_cast<int>(n); }
-    else if (flag == "--warmup") RETURN_IF_ERROR(num(&a.warmup));
-    else if (flag == "--steps") RETURN_IF_ERROR(num(&a.steps));
-    else if (flag == "--hessian-interval") RETURN_IF_ERROR(num(&a.k));
-    else if (flag == "--curve-n") RETURN_IF_ERROR(num(&a.curve_n));
-    else if (flag == "--curve-steps") RETURN_IF_ERROR(num(&a.curve_steps));
-    else if (flag == "--curve-batches") RETURN_IF_ERROR(num(&a.curve_batches));
-    else if (flag == "--json") a.json_path = v;
-    else if (flag == "--dump-dir") a.dump_dir = v;
-    else if (flag == "--commit") a.commit = v;
-    else if (flag == "--gpu") a.gpu = v;
+      for (absl::string_view p : absl::StrSplit(v, ',')) {
+        ASSIGN_OR_RETURN(OptimizerKind kind, ParseOptimizerKind(std::string(p)));
+        a.optimizers.push_back(kind);
+      }
+    } else if (flag == "--b")
+      RETURN_IF_ERROR(num(&a.B));
+    else if (flag == "--width") {
+      RETURN_IF_ERROR(num(&n));
+      a.model.width = static_cast<int>(n);
+    } else if (flag == "--heads") {
+      RETURN_IF_ERROR(num(&n));
+      a.model.heads = a.model.kv_heads = static_cast<int>(n);
+    } else if (flag == "--kv-heads") {
+      RETURN_IF_ERROR(num(&n));
+      a.model.kv_heads = static_cast<int>(n);
+    } else if (flag == "--layers") {
+      RETURN_IF_ERROR(num(&n));
+      a.model.layers = static_cast<int>(n);
+    } else if (flag == "--warmup")
+      RETURN_IF_ERROR(num(&a.warmup));
+    else if (flag == "--steps")
+      RETURN_IF_ERROR(num(&a.steps));
+    else if (flag == "--hessian-interval")
+      RETURN_IF_ERROR(num(&a.k));
+    else if (flag == "--curve-n")
+      RETURN_IF_ERROR(num(&a.curve_n));
+    else if (flag == "--curve-steps")
+      RETURN_IF_ERROR(num(&a.curve_steps));
+    else if (flag == "--curve-batches")
+      RETURN_IF_ERROR(num(&a.curve_batches));
+    else if (flag == "--json")
+      a.json_path = v;
+    else if (flag == "--dump-dir")
+      a.dump_dir = v;
+    else if (flag == "--commit")
+      a.commit = v;
+    else if (flag == "--gpu")
+      a.gpu = v;
     else
       return absl::InvalidArgumentError(absl::StrCat(
-          "unknown flag ", flag, "; flags: --device cuda|cpu --n 512,4096 --optimizers adamw,sophia_h "
+          "unknown flag ", flag,
+          "; flags: --device cuda|cpu --n 512,4096 --optimizers adamw,sophia_h "
           "--b --width --heads --kv-heads --layers --warmup --steps --hessian-interval --curve-n "
           "--curve-steps --curve-batches --json PATH --dump-dir DIR --commit SHA --gpu NAME"));
   }
@@ -113,11 +136,21 @@ absl::Status Main(int argc, char** argv) {
   const std::string impl = "flashtick_" + be->name();
   for (OptimizerKind kind : a.optimizers) {
     for (int64_t n : a.ns) {
-      RunSpec spec{m, OptionsFor(kind, a), a.B, n, static_cast<int>(a.warmup), static_cast<int>(a.steps), 1};
-      nlohmann::json j = {{"bench", "train_step"}, {"op", OptimizerKindName(kind)}, {"impl", impl},
-                          {"B", a.B}, {"H", m.heads}, {"N", n}, {"d", m.head_dim()}, {"causal", true},
-                          {"dtype", a.device == "cpu" ? "fp32" : "bf16"}, {"layers", m.layers},
-                          {"width", m.width}, {"hessian_interval", a.k}, {"gpu", a.gpu},
+      RunSpec spec{
+          m, OptionsFor(kind, a), a.B, n, static_cast<int>(a.warmup), static_cast<int>(a.steps), 1};
+      nlohmann::json j = {{"bench", "train_step"},
+                          {"op", OptimizerKindName(kind)},
+                          {"impl", impl},
+                          {"B", a.B},
+                          {"H", m.heads},
+                          {"N", n},
+                          {"d", m.head_dim()},
+                          {"causal", true},
+                          {"dtype", a.device == "cpu" ? "fp32" : "bf16"},
+                          {"layers", m.layers},
+                          {"width", m.width},
+                          {"hessian_interval", a.k},
+                          {"gpu", a.gpu},
                           {"commit", a.commit}};
       absl::StatusOr<StepTiming> r = RunTrainSteps(spec, be.get());
       if (!r.ok() && absl::IsResourceExhausted(r.status())) {
@@ -143,15 +176,25 @@ absl::Status Main(int argc, char** argv) {
   if (a.curve_n > 0 && a.curve_steps > 0) {
     for (OptimizerKind kind : a.optimizers) {
       RunSpec spec{m, OptionsFor(kind, a), a.B, a.curve_n, 0, 0, 1000};
-      if (!a.dump_dir.empty()) RETURN_IF_ERROR(DumpData(spec, a.curve_batches, a.dump_dir, be.get()));
+      if (!a.dump_dir.empty())
+        RETURN_IF_ERROR(DumpData(spec, a.curve_batches, a.dump_dir, be.get()));
       ASSIGN_OR_RETURN(std::unique_ptr<Trainer> t, Trainer::Create(m, spec.options, be.get()));
       for (int64_t s = 0; s < a.curve_steps; ++s) {
         const TrainBatch b = SyntheticBatch(a.B, a.curve_n, m.features, 1000 + s % a.curve_batches);
         ASSIGN_OR_RETURN(StepStats st, t->TrainStep(b.ticks, b.labels, a.B, a.curve_n));
-        emit({{"bench", "train_step"}, {"op", "loss_curve"}, {"optimizer", OptimizerKindName(kind)},
-              {"impl", impl}, {"B", a.B}, {"N", a.curve_n}, {"step", st.step}, {"loss", st.loss},
-              {"grad_norm", st.grad_norm}, {"ms", st.step_seconds * 1e3},
-              {"hessian_refreshed", st.hessian_refreshed}, {"gpu", a.gpu}, {"commit", a.commit}});
+        emit({{"bench", "train_step"},
+              {"op", "loss_curve"},
+              {"optimizer", OptimizerKindName(kind)},
+              {"impl", impl},
+              {"B", a.B},
+              {"N", a.curve_n},
+              {"step", st.step},
+              {"loss", st.loss},
+              {"grad_norm", st.grad_norm},
+              {"ms", st.step_seconds * 1e3},
+              {"hessian_refreshed", st.hessian_refreshed},
+              {"gpu", a.gpu},
+              {"commit", a.commit}});
       }
     }
   }

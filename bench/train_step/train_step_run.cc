@@ -67,7 +67,8 @@ absl::Status DumpData(const RunSpec& spec, int batches, const std::string& dir, 
     const TrainBatch b = SyntheticBatch(spec.B, spec.N, spec.model.features, spec.data_seed + i);
     RETURN_IF_ERROR(st.Add(absl::StrCat("ticks.", i), DType::kF32,
                            {spec.B, spec.N, spec.model.features}, b.ticks.data()));
-    RETURN_IF_ERROR(st.Add(absl::StrCat("labels.", i), DType::kI32, {spec.B, spec.N}, b.labels.data()));
+    RETURN_IF_ERROR(
+        st.Add(absl::StrCat("labels.", i), DType::kI32, {spec.B, spec.N}, b.labels.data()));
   }
   return st.WriteFile(dir + "/data.safetensors");
 }
@@ -75,7 +76,8 @@ absl::Status DumpData(const RunSpec& spec, int batches, const std::string& dir, 
 double TrainStepFlops(const ModelConfig& c, int64_t B, int64_t N) {
   const double C = c.width, R = c.mlp_ratio * C, D = c.head_dim();
   const double qkv = (c.heads + 2.0 * c.kv_heads) * D;
-  const double dense_params = c.layers * (C * qkv + C * C + 2 * C * R) + c.features * C + c.classes * C;
+  const double dense_params =
+      c.layers * (C * qkv + C * C + 2 * C * R) + c.features * C + c.classes * C;
   const double tokens = static_cast<double>(B) * N;
   const double attn_fwd = 4.0 * B * c.heads * static_cast<double>(N) * N * D / 2;  // causal
   return 6.0 * dense_params * tokens + c.layers * 3.5 * attn_fwd;

@@ -26,12 +26,12 @@ struct TrainBatch {
 TrainBatch SyntheticBatch(int64_t B, int64_t T, int F, uint64_t seed);
 
 struct StepTiming {
-  double ms = 0;              // amortised: (refresh + (k − 1)·plain)/k; AdamW: median
-  double ms_plain = 0;        // median of steps without a Hessian refresh
-  double ms_refresh = 0;      // median of Sophia-H refresh steps (0 for AdamW)
-  int64_t peak_bytes = 0;     // backend allocator high-water mark over the timed steps
-  int64_t model_bytes = 0;    // allocated before the first step (weights, state)
-  std::vector<double> losses; // one per step, warm-up included
+  double ms = 0;               // amortised: (refresh + (k − 1)·plain)/k; AdamW: median
+  double ms_plain = 0;         // median of steps without a Hessian refresh
+  double ms_refresh = 0;       // median of Sophia-H refresh steps (0 for AdamW)
+  int64_t peak_bytes = 0;      // backend allocator high-water mark over the timed steps
+  int64_t model_bytes = 0;     // allocated before the first step (weights, state)
+  std::vector<double> losses;  // one per step, warm-up included
   int timed_steps = 0;
 };
 

@@ -17,7 +17,10 @@ class BlockSums {
  public:
   // `sums` column sums of width C each (e.g. dγ and dβ: sums = 2).
   BlockSums(int64_t rows, int64_t block, int64_t cols, int sums)
-      : rows_(rows), block_(block), cols_(cols), sums_(sums),
+      : rows_(rows),
+        block_(block),
+        cols_(cols),
+        sums_(sums),
         blocks_((rows + block - 1) / block),
         partial_(static_cast<size_t>(blocks_ * cols * sums), 0.0) {}
 

@@ -33,16 +33,15 @@ absl::Status CheckLabels(const OpDesc& desc, const int32_t* labels, int64_t M, i
   for (int64_t m = 0; m < M; ++m) {
     const int32_t y = labels[m];
     if (y != ignore && (y < 0 || y >= K))
-      return absl::InvalidArgumentError(absl::StrCat(
-          OpName(desc.op), ": label ", y, " at row ", m, " is outside [0, ", K,
-          ") and is not the ignore label ", ignore));
+      return absl::InvalidArgumentError(absl::StrCat(OpName(desc.op), ": label ", y, " at row ", m,
+                                                     " is outside [0, ", K,
+                                                     ") and is not the ignore label ", ignore));
   }
   return absl::OkStatus();
 }
 
 template <typename T>
-absl::Status Run(const OpDesc& desc, In in, Out out, CpuContext& ctx,
-                 const CrossEntropyLayout& l) {
+absl::Status Run(const OpDesc& desc, In in, Out out, CpuContext& ctx, const CrossEntropyLayout& l) {
   const int32_t* labels = in[1].as<int32_t>();
   RETURN_IF_ERROR(CheckLabels(desc, labels, l.M, l.K));
   const int32_t ignore = desc.cross_entropy.ignore_label;

@@ -3,12 +3,13 @@
 //   y'  = ½(1 + t) + ½·x·s·u'                    dX  = dY∘y'
 //   y'' = s·u' + ½·x·s·(u'' − 2·t·u'²)          ∂X  = gdX∘dY∘y'',  ∂dY = gdX∘y'
 // Elementwise in f64, rows in parallel.
-#include "common/status_macros.h"
-#include "kernels/cpu/cpu_ops.h"
-#include "kernels/cpu/cpu_util.h"
 #include "kernels/ops/gelu_bwd.h"
 
 #include <cmath>
+
+#include "common/status_macros.h"
+#include "kernels/cpu/cpu_ops.h"
+#include "kernels/cpu/cpu_util.h"
 
 namespace flashtick::cpu {
 namespace {
@@ -20,7 +21,7 @@ struct GeluDerivs {
 GeluDerivs Derivs(double x) {
   const double u = kGeluK0 * (x + kGeluK1 * x * x * x);
   const double t = std::tanh(u);
-  const double s = 1.0 - t * t;                       // sech²(u)
+  const double s = 1.0 - t * t;  // sech²(u)
   const double du = kGeluK0 * (1.0 + 3.0 * kGeluK1 * x * x);
   const double ddu = 6.0 * kGeluK0 * kGeluK1 * x;
   return {0.5 * (1.0 + t) + 0.5 * x * s * du, s * du + 0.5 * x * s * (ddu - 2.0 * t * du * du)};

@@ -51,10 +51,10 @@ absl::Status LayerNormBwdBwd(const OpDesc& desc, In in, Out out, CpuContext& ctx
         row.Means(g.data(), &m_g, &gx);
         row.Means(ga_vec.data(), &m_a, &ax);
         for (int64_t c = 0; c < C; ++c) {
-          dx[c] = r * (g[c] - m_g - row.xhat[c] * gx);          // J g
-          at[c] = r * (ga_vec[c] - m_a - row.xhat[c] * ax);     // ã = J gX
+          dx[c] = r * (g[c] - m_g - row.xhat[c] * gx);       // J g
+          at[c] = r * (ga_vec[c] - m_a - row.xhat[c] * ax);  // ã = J gX
         }
-        row.ApplyJ(bd.data(), bd.data());                        // J(gγ∘dY)
+        row.ApplyJ(bd.data(), bd.data());  // J(gγ∘dY)
         const double k = r * r * (gx * ax - ga + m_g * m_a);
         T* dxo = d_x + m * l.dx2.row_stride;
         T* ddyo = d_dy + m * l.ddy.row_stride;

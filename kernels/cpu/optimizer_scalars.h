@@ -22,9 +22,12 @@ struct OptimizerScalars {
         lr(static_cast<T>(a.lr)),
         eps(static_cast<T>(a.eps)),
         rho(static_cast<T>(a.rho)),
-        decay(static_cast<T>(1.0 - static_cast<double>(a.lr) * static_cast<double>(a.weight_decay))),
-        bc1(static_cast<T>(1.0 - std::pow(static_cast<double>(a.beta1), static_cast<double>(a.step)))),
-        bc2(static_cast<T>(1.0 - std::pow(static_cast<double>(a.beta2), static_cast<double>(a.step)))) {}
+        decay(
+            static_cast<T>(1.0 - static_cast<double>(a.lr) * static_cast<double>(a.weight_decay))),
+        bc1(static_cast<T>(1.0 -
+                           std::pow(static_cast<double>(a.beta1), static_cast<double>(a.step)))),
+        bc2(static_cast<T>(1.0 -
+                           std::pow(static_cast<double>(a.beta2), static_cast<double>(a.step)))) {}
 };
 
 }  // namespace flashtick::cpu

@@ -13,10 +13,9 @@ namespace {
 absl::Status RowVector(const char* op, const char* name, const TensorView& t, int64_t M,
                        DType dtype) {
   if (t.numel() != M || !t.contiguous() || t.dtype != dtype)
-    return absl::InvalidArgumentError(absl::StrCat(op, ": ", name, " must be a contiguous ",
-                                                   DTypeName(dtype), " tensor of ", M,
-                                                   " elements (one per row); got ",
-                                                   t.DebugString()));
+    return absl::InvalidArgumentError(
+        absl::StrCat(op, ": ", name, " must be a contiguous ", DTypeName(dtype), " tensor of ", M,
+                     " elements (one per row); got ", t.DebugString()));
   if (M > 0 && t.data == nullptr)
     return absl::InvalidArgumentError(absl::StrCat(op, ": ", name, " has no data"));
   return absl::OkStatus();
@@ -37,9 +36,15 @@ absl::Status CheckSoftmaxCrossEntropyArgs(const OpDesc& desc, absl::Span<const T
   const char* op = OpName(desc.op);
   size_t want_in = 0, want_out = 0;
   switch (desc.op) {
-    case Op::kSoftmaxCrossEntropy: want_in = 2, want_out = 1; break;
-    case Op::kSoftmaxCrossEntropyBwd: want_in = 3, want_out = 1; break;
-    case Op::kSoftmaxCrossEntropyBwdBwd: want_in = 4, want_out = 2; break;
+    case Op::kSoftmaxCrossEntropy:
+      want_in = 2, want_out = 1;
+      break;
+    case Op::kSoftmaxCrossEntropyBwd:
+      want_in = 3, want_out = 1;
+      break;
+    case Op::kSoftmaxCrossEntropyBwdBwd:
+      want_in = 4, want_out = 2;
+      break;
     default:
       return absl::InvalidArgumentError(absl::StrCat(op, " is not a cross-entropy op"));
   }

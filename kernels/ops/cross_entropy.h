@@ -37,9 +37,9 @@ namespace flashtick {
 
 struct CrossEntropyLayout {
   int64_t M = 0, K = 0;
-  RowLayout logits;   // logits
-  RowLayout rows2;    // dlogits (Bwd) or g (BwdBwd)
-  RowLayout rows3;    // ∂logits (BwdBwd)
+  RowLayout logits;  // logits
+  RowLayout rows2;   // dlogits (Bwd) or g (BwdBwd)
+  RowLayout rows3;   // ∂logits (BwdBwd)
 };
 
 absl::Status CheckSoftmaxCrossEntropyArgs(const OpDesc& desc, absl::Span<const TensorView> in,

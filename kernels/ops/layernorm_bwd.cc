@@ -42,7 +42,8 @@ absl::Status NoOverlap(const char* op, absl::Span<const TensorView> in,
             absl::StrCat(op, ": output ", i, " overlaps an input; outputs must be separate"));
     for (size_t j = 0; j < i; ++j)
       if (MayOverlap(out[i], out[j]))
-        return absl::InvalidArgumentError(absl::StrCat(op, ": outputs ", j, " and ", i, " overlap"));
+        return absl::InvalidArgumentError(
+            absl::StrCat(op, ": outputs ", j, " and ", i, " overlap"));
   }
   return absl::OkStatus();
 }
@@ -65,7 +66,8 @@ absl::Status CheckLayerNormBwdArgs(const OpDesc& desc, absl::Span<const TensorVi
   RETURN_IF_ERROR(ParamTensor(kOp, "dbeta", out[2], l.C, pdt));
   RETURN_IF_ERROR(NoOverlap(kOp, in, out));
   if (!(desc.layernorm.eps > 0.0f))
-    return absl::InvalidArgumentError(absl::StrCat(kOp, ": eps must be > 0, got ", desc.layernorm.eps));
+    return absl::InvalidArgumentError(
+        absl::StrCat(kOp, ": eps must be > 0, got ", desc.layernorm.eps));
   *layout = l;
   return absl::OkStatus();
 }
@@ -90,7 +92,8 @@ absl::Status CheckLayerNormBwdBwdArgs(const OpDesc& desc, absl::Span<const Tenso
   RETURN_IF_ERROR(ParamTensor(kOp, "∂gamma", out[1], l.C, pdt));
   RETURN_IF_ERROR(NoOverlap(kOp, in, out));
   if (!(desc.layernorm.eps > 0.0f))
-    return absl::InvalidArgumentError(absl::StrCat(kOp, ": eps must be > 0, got ", desc.layernorm.eps));
+    return absl::InvalidArgumentError(
+        absl::StrCat(kOp, ": eps must be > 0, got ", desc.layernorm.eps));
   *layout = l;
   return absl::OkStatus();
 }

@@ -43,14 +43,13 @@ inline constexpr int64_t kLayerNormRowBlock = 64;
 // The row layouts of the row tensors, in contract order (inputs then outputs).
 struct LayerNormBwdLayout {
   int64_t M = 0, C = 0;
-  RowLayout x, dy, dx;              // kLayerNormBwd: X, dY, dX
-  RowLayout gx, dx2, ddy;           // kLayerNormBwdBwd adds gX, ∂X, ∂dY (dx unused)
+  RowLayout x, dy, dx;     // kLayerNormBwd: X, dY, dX
+  RowLayout gx, dx2, ddy;  // kLayerNormBwdBwd adds gX, ∂X, ∂dY (dx unused)
 };
 
 absl::Status CheckLayerNormBwdArgs(const OpDesc& desc, absl::Span<const TensorView> in,
                                    absl::Span<const TensorView> out, LayerNormBwdLayout* layout);
 absl::Status CheckLayerNormBwdBwdArgs(const OpDesc& desc, absl::Span<const TensorView> in,
-                                      absl::Span<const TensorView> out,
-                                      LayerNormBwdLayout* layout);
+                                      absl::Span<const TensorView> out, LayerNormBwdLayout* layout);
 
 }  // namespace flashtick

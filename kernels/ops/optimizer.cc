@@ -43,9 +43,9 @@ absl::Status CheckOptimizerArgs(const OpDesc& desc, absl::Span<const TensorView>
   const size_t want_in = desc.op == Op::kAdamW ? 1 : 2;
   RETURN_IF_ERROR(CheckArity(op, in.size(), want_in, out.size(), 3));
   if (desc.dtype != DType::kF32 && desc.dtype != DType::kF64)
-    return absl::InvalidArgumentError(absl::StrCat(
-        op, ": master weights and optimizer state are fp32 (or fp64 on the CPU); got ",
-        DTypeName(desc.dtype)));
+    return absl::InvalidArgumentError(
+        absl::StrCat(op, ": master weights and optimizer state are fp32 (or fp64 on the CPU); got ",
+                     DTypeName(desc.dtype)));
   const TensorView& param = out[0];
   static const char* const kOutNames[2][3] = {{"param", "m", "v"}, {"param", "m", "h"}};
   const char* const* names = kOutNames[desc.op == Op::kAdamW ? 0 : 1];

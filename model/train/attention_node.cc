@@ -40,10 +40,10 @@ OpDesc AttentionNode::AttnDesc(Op op) const {
 absl::Status AttentionNode::Forward(Workspace& ws, GraphParams&) {
   RETURN_IF_ERROR(RotateQK(ws, qkv_->value, rot_, /*inverse=*/false));
   const int64_t vcol = (d_.H + d_.Hkv) * d_.D;
-  return ws.Run(AttnDesc(Op::kAttentionFwd),
-                {Heads(rot_, 0, d_.H), Heads(rot_, d_.H * d_.D, d_.Hkv),
-                 Heads(qkv_->value, vcol, d_.Hkv)},
-                {Heads(o_->value, 0, d_.H), lse_});
+  return ws.Run(
+      AttnDesc(Op::kAttentionFwd),
+      {Heads(rot_, 0, d_.H), Heads(rot_, d_.H * d_.D, d_.Hkv), Heads(qkv_->value, vcol, d_.Hkv)},
+      {Heads(o_->value, 0, d_.H), lse_});
 }
 
 absl::Status AttentionNode::Backward(Workspace& ws, GraphParams&, Sweep s) {
@@ -72,13 +72,12 @@ absl::Status AttentionNode::BackwardBackward(Workspace& ws, GraphParams&) {
   ASSIGN_OR_RETURN(Workspace::Dest gout, ws.Begin(o_->gcot, 3));
   const int64_t kcol = d_.H * d_.D, vcol = (d_.H + d_.Hkv) * d_.D;
   const TensorView& qkv = qkv_->value;
-  RETURN_IF_ERROR(ws.Run(
-      AttnDesc(Op::kAttentionBwdBwd),
-      {Heads(rot_, 0, d_.H), Heads(rot_, kcol, d_.Hkv), Heads(qkv, vcol, d_.Hkv),
-       Heads(o_->value, 0, d_.H), Heads(o_->cot.view, 0, d_.H), lse_, dvec_, Heads(grot, 0, d_.H),
-       Heads(grot, kcol, d_.Hkv), Heads(g, vcol, d_.Hkv)},
-      {Heads(aqkv.view, 0, d_.H), Heads(aqkv.view, kcol, d_.Hkv), Heads(aqkv.view, vcol, d_.Hkv),
-       Heads(gout.view, 0, d_.H)}));
+  RETURN_IF_ERROR(ws.Run(AttnDesc(Op::kAttentionBwdBwd),
+                         {Heads(rot_, 0, d_.H), Heads(rot_, kcol, d_.Hkv), Heads(qkv, vcol, d_.Hkv),
+                          Heads(o_->value, 0, d_.H), Heads(o_->cot.view, 0, d_.H), lse_, dvec_,
+                          Heads(grot, 0, d_.H), Heads(grot, kcol, d_.Hkv), Heads(g, vcol, d_.Hkv)},
+                         {Heads(aqkv.view, 0, d_.H), Heads(aqkv.view, kcol, d_.Hkv),
+                          Heads(aqkv.view, vcol, d_.Hkv), Heads(gout.view, 0, d_.H)}));
   RETURN_IF_ERROR(RotateQK(ws, aqkv.view, aqkv.view, /*inverse=*/true));  // âq = Rᵀ ∂Qr
   RETURN_IF_ERROR(ws.Finish(aqkv));
   return ws.Finish(gout);

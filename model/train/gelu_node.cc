@@ -20,7 +20,8 @@ absl::Status GeluNode::BackwardBackward(Workspace& ws, GraphParams&) {
   ASSIGN_OR_RETURN(TensorView gu, ws.Read(u_->gcot));
   ASSIGN_OR_RETURN(Workspace::Dest du, ws.Begin(u_->acot, 1));
   ASSIGN_OR_RETURN(Workspace::Dest ddz, ws.Begin(z_->gcot, 2));
-  RETURN_IF_ERROR(ws.Run(Desc(Op::kGeluBwdBwd), {u_->value, z_->cot.view, gu}, {du.view, ddz.view}));
+  RETURN_IF_ERROR(
+      ws.Run(Desc(Op::kGeluBwdBwd), {u_->value, z_->cot.view, gu}, {du.view, ddz.view}));
   RETURN_IF_ERROR(ws.Finish(du));
   return ws.Finish(ddz);
 }

@@ -43,10 +43,10 @@ struct Activation {
 // ParamDType of it): the master buffers themselves, or compute copies of them. grad
 // and hv are in the master dtype; contributions in other dtypes are cast on the way in.
 struct GraphParams {
-  std::vector<TensorView> value;   // the weights the forward reads
-  std::vector<Slot> grad;          // ∂L/∂θ
-  std::vector<TensorView> probe;   // v of ∇²L·v
-  std::vector<Slot> hv;            // ∇²L·v
+  std::vector<TensorView> value;  // the weights the forward reads
+  std::vector<Slot> grad;         // ∂L/∂θ
+  std::vector<TensorView> probe;  // v of ∇²L·v
+  std::vector<Slot> hv;           // ∇²L·v
   Slot& Adj(int i, Sweep s) { return s == Sweep::kGrad ? grad[i] : hv[i]; }
 };
 

@@ -11,7 +11,8 @@ namespace flashtick {
 absl::Status EstimateHessianDiagonal(TransformerGraph& graph, ParamStore& store, TrainRng& rng,
                                      int samples, double scale, const TensorView& hhat) {
   if (samples < 1)
-    return absl::InvalidArgumentError(absl::StrCat("Hutchinson samples must be >= 1, got ", samples));
+    return absl::InvalidArgumentError(
+        absl::StrCat("Hutchinson samples must be >= 1, got ", samples));
   const ParamLayout& layout = store.layout();
   std::vector<double> u(layout.total(), 0.0), sum(layout.total(), 0.0);
   for (int s = 0; s < samples; ++s) {

@@ -20,7 +20,8 @@ absl::Status LossNode::Forward(Workspace& ws, GraphParams&) {
 absl::Status LossNode::Backward(Workspace& ws, GraphParams&, Sweep s) {
   if (s == Sweep::kHvp) return absl::OkStatus();
   return ws.Accumulate(logits_->cot, [&](const TensorView& dlogits) {
-    return ws.Run(Desc(Op::kSoftmaxCrossEntropyBwd), {logits_->value, labels_, weights_}, {dlogits});
+    return ws.Run(Desc(Op::kSoftmaxCrossEntropyBwd), {logits_->value, labels_, weights_},
+                  {dlogits});
   });
 }
 

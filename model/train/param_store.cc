@@ -23,8 +23,8 @@ absl::StatusOr<std::unique_ptr<ParamStore>> ParamStore::Create(const ModelConfig
                                                    " must be a float no wider than the ",
                                                    DTypeName(dtype), " masters"));
   if (dtype != DType::kF32 && dtype != DType::kF64)
-    return absl::InvalidArgumentError(absl::StrCat(
-        "training parameters are fp32 (or fp64 on the CPU), not ", DTypeName(dtype)));
+    return absl::InvalidArgumentError(
+        absl::StrCat("training parameters are fp32 (or fp64 on the CPU), not ", DTypeName(dtype)));
   if (dtype == DType::kF64 && backend->device() != DeviceKind::kCpu)
     return absl::InvalidArgumentError("fp64 training runs on the CPU backend only");
   ASSIGN_OR_RETURN(ParamLayout layout, ParamLayout::ForConfig(config));
@@ -131,10 +131,12 @@ absl::StatusOr<std::vector<double>> ParamStore::ToHost(const TensorView& flat) c
   const int64_t n = flat.numel();
   std::vector<double> out(n);
   if (dtype_ == DType::kF64) {
-    RETURN_IF_ERROR(backend_->Copy(out.data(), DeviceKind::kCpu, flat.data, flat.device, flat.bytes()));
+    RETURN_IF_ERROR(
+        backend_->Copy(out.data(), DeviceKind::kCpu, flat.data, flat.device, flat.bytes()));
   } else {
     std::vector<float> tmp(n);
-    RETURN_IF_ERROR(backend_->Copy(tmp.data(), DeviceKind::kCpu, flat.data, flat.device, flat.bytes()));
+    RETURN_IF_ERROR(
+        backend_->Copy(tmp.data(), DeviceKind::kCpu, flat.data, flat.device, flat.bytes()));
     for (int64_t i = 0; i < n; ++i) out[i] = tmp[i];
   }
   return out;
@@ -145,10 +147,12 @@ absl::Status ParamStore::FromHost(const TensorView& flat, const std::vector<doub
     return absl::InvalidArgumentError(absl::StrCat("parameter buffer has ", flat.numel(),
                                                    " elements, host vector ", host.size()));
   if (dtype_ == DType::kF64) {
-    RETURN_IF_ERROR(backend_->Copy(flat.data, flat.device, host.data(), DeviceKind::kCpu, flat.bytes()));
+    RETURN_IF_ERROR(
+        backend_->Copy(flat.data, flat.device, host.data(), DeviceKind::kCpu, flat.bytes()));
   } else {
     std::vector<float> tmp(host.begin(), host.end());
-    RETURN_IF_ERROR(backend_->Copy(flat.data, flat.device, tmp.data(), DeviceKind::kCpu, flat.bytes()));
+    RETURN_IF_ERROR(
+        backend_->Copy(flat.data, flat.device, tmp.data(), DeviceKind::kCpu, flat.bytes()));
   }
   if (flat.data == values_.data) return SyncCompute();
   if (probe_.data != nullptr && flat.data == probe_.data)
@@ -161,7 +165,8 @@ absl::Status ParamStore::AddTo(Safetensors* st, const std::string& prefix,
   ASSIGN_OR_RETURN(std::vector<double> host, ToHost(flat));
   for (const FlatParam& p : layout_.params()) {
     if (dtype_ == DType::kF64) {
-      RETURN_IF_ERROR(st->Add(prefix + p.spec.name, DType::kF64, p.spec.shape, host.data() + p.offset));
+      RETURN_IF_ERROR(
+          st->Add(prefix + p.spec.name, DType::kF64, p.spec.shape, host.data() + p.offset));
     } else {
       std::vector<float> f(host.begin() + p.offset, host.begin() + p.offset + p.numel);
       RETURN_IF_ERROR(st->Add(prefix + p.spec.name, DType::kF32, p.spec.shape, f.data()));

@@ -79,8 +79,11 @@ class ParamStore {
 
  private:
   ParamStore(ModelConfig config, ParamLayout layout, DType dtype, DType compute, Backend* backend)
-      : config_(std::move(config)), layout_(std::move(layout)), dtype_(dtype),
-        compute_dtype_(compute), backend_(backend) {}
+      : config_(std::move(config)),
+        layout_(std::move(layout)),
+        dtype_(dtype),
+        compute_dtype_(compute),
+        backend_(backend) {}
   // The dtype op inputs need for tensor i (A for matrices, ParamDType(A) for vectors).
   DType OpDType(int i) const;
   // Views for the ops: the master's tensor where the dtypes agree, else a new copy.

@@ -4,9 +4,8 @@
 #include <cinttypes>
 #include <cstdio>
 #include <filesystem>
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -24,7 +23,8 @@ constexpr char kManifest[] = "manifest.json";
 std::string Hex32(uint32_t v) { return absl::StrFormat("%08x", v); }
 
 // Writes one data file and returns its manifest entry.
-absl::StatusOr<Json> WriteData(const std::string& dir, const std::string& name, const Safetensors& st) {
+absl::StatusOr<Json> WriteData(const std::string& dir, const std::string& name,
+                               const Safetensors& st) {
   ASSIGN_OR_RETURN(std::string bytes, st.Serialize());
   RETURN_IF_ERROR(WriteFileAtomic(dir + "/" + name, bytes));
   return Json{{"name", name}, {"bytes", bytes.size()}, {"crc32", Hex32(Crc32(bytes))}};
@@ -40,13 +40,13 @@ absl::StatusOr<Safetensors> ReadData(const std::string& dir, const Json& entry) 
   const uint64_t want_bytes = entry.at("bytes").get<uint64_t>();
   const std::string want_crc = entry.at("crc32").get<std::string>();
   if (bytes.size() != want_bytes)
-    return absl::DataLossError(absl::StrCat("checkpoint file ", path, " is corrupted: ", bytes.size(),
+    return absl::DataLossError(absl::StrCat("checkpoint file ", path,
+                                            " is corrupted: ", bytes.size(),
                                             " bytes, the manifest says ", want_bytes));
   const std::string got_crc = Hex32(Crc32(bytes));
   if (got_crc != want_crc)
-    return absl::DataLossError(absl::StrCat("checkpoint file ", path,
-                                            " is corrupted: CRC-32 ", got_crc,
-                                            ", the manifest says ", want_crc));
+    return absl::DataLossError(absl::StrCat("checkpoint file ", path, " is corrupted: CRC-32 ",
+                                            got_crc, ", the manifest says ", want_crc));
   absl::StatusOr<Safetensors> st = Safetensors::Parse(bytes);
   if (!st.ok())
     return absl::DataLossError(absl::StrCat("checkpoint file ", path, ": ", st.status().message()));
@@ -54,19 +54,25 @@ absl::StatusOr<Safetensors> ReadData(const std::string& dir, const Json& entry) 
 }
 
 Json OptionsToJson(const TrainerOptions& o) {
-  return Json{
-      {"dtype", DTypeName(o.dtype)},
-      {"compute_dtype", DTypeName(o.compute_dtype.value_or(o.dtype))},
-      {"optimizer", {{"kind", OptimizerKindName(o.optimizer)}, {"beta1", o.hyper.beta1},
-                     {"beta2", o.hyper.beta2}, {"eps", o.hyper.eps},
-                     {"weight_decay", o.hyper.weight_decay}, {"rho", o.hyper.rho}}},
-      {"lr", {{"peak", o.lr.peak}, {"warmup_steps", o.lr.warmup_steps},
-              {"total_steps", o.lr.total_steps}, {"min_ratio", o.lr.min_ratio}}},
-      {"micro_batch", o.micro_batch},
-      {"max_grad_norm", o.max_grad_norm},
-      {"hessian_interval", o.hessian_interval},
-      {"hutchinson_samples", o.hutchinson_samples},
-      {"seed", std::to_string(o.seed)}};
+  return Json{{"dtype", DTypeName(o.dtype)},
+              {"compute_dtype", DTypeName(o.compute_dtype.value_or(o.dtype))},
+              {"optimizer",
+               {{"kind", OptimizerKindName(o.optimizer)},
+                {"beta1", o.hyper.beta1},
+                {"beta2", o.hyper.beta2},
+                {"eps", o.hyper.eps},
+                {"weight_decay", o.hyper.weight_decay},
+                {"rho", o.hyper.rho}}},
+              {"lr",
+               {{"peak", o.lr.peak},
+                {"warmup_steps", o.lr.warmup_steps},
+                {"total_steps", o.lr.total_steps},
+                {"min_ratio", o.lr.min_ratio}}},
+              {"micro_batch", o.micro_batch},
+              {"max_grad_norm", o.max_grad_norm},
+              {"hessian_interval", o.hessian_interval},
+              {"hutchinson_samples", o.hutchinson_samples},
+              {"seed", std::to_string(o.seed)}};
 }
 
 absl::StatusOr<DType> ParseDType(const std::string& name) {
@@ -144,8 +150,8 @@ absl::StatusOr<std::unique_ptr<Trainer>> TrainCheckpoint::Load(const std::string
   try {
     const Json m = Json::parse(text);
     if (m.at("format").get<std::string>() != kFormat || m.at("version").get<int>() != kVersion)
-      return absl::DataLossError(absl::StrCat(path, " is not a version-", kVersion, " ", kFormat,
-                                              " manifest"));
+      return absl::DataLossError(
+          absl::StrCat(path, " is not a version-", kVersion, " ", kFormat, " manifest"));
     ASSIGN_OR_RETURN(ModelConfig config, ModelConfig::FromJson(m.at("config").dump()));
     ASSIGN_OR_RETURN(TrainerOptions options, OptionsFromJson(m.at("options")));
     ASSIGN_OR_RETURN(Safetensors params, ReadData(dir, m.at("files").at("params")));
@@ -165,7 +171,8 @@ absl::StatusOr<std::unique_ptr<Trainer>> TrainCheckpoint::Load(const std::string
     t->rng_.set_state(std::stoull(m.at("rng_state").get<std::string>()));
     return t;
   } catch (const std::exception& e) {
-    return absl::DataLossError(absl::StrCat(path, " is not a valid checkpoint manifest: ", e.what()));
+    return absl::DataLossError(
+        absl::StrCat(path, " is not a valid checkpoint manifest: ", e.what()));
   }
 }
 

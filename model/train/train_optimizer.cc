@@ -55,7 +55,8 @@ absl::StatusOr<std::unique_ptr<TrainOptimizer>> TrainOptimizer::Create(Optimizer
   return o;
 }
 
-absl::Status TrainOptimizer::Step(int64_t step, double lr, double grad_scale, const TensorView* hhat) {
+absl::Status TrainOptimizer::Step(int64_t step, double lr, double grad_scale,
+                                  const TensorView* hhat) {
   OpDesc d;
   d.op = kind_ == OptimizerKind::kAdamW ? Op::kAdamW : Op::kSophiaH;
   d.dtype = store_->dtype();
@@ -77,8 +78,8 @@ absl::Status TrainOptimizer::Step(int64_t step, double lr, double grad_scale, co
       h.data = hhat != nullptr ? store_->Tensor(*hhat, i).data : nullptr;
       in.push_back(h);
     }
-    const std::vector<TensorView> out = {store_->Tensor(store_->values(), i),
-                                         store_->Tensor(m_, i), store_->Tensor(second_, i)};
+    const std::vector<TensorView> out = {store_->Tensor(store_->values(), i), store_->Tensor(m_, i),
+                                         store_->Tensor(second_, i)};
     absl::Status s = be->Run(d, in, out);
     if (!s.ok())
       return absl::Status(s.code(), absl::StrCat(OptimizerKindName(kind_), " step on ",

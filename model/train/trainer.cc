@@ -7,8 +7,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
-#include "model/safetensors.h"
 #include "model/file_io.h"
+#include "model/safetensors.h"
 #include "model/train/hutchinson.h"
 
 namespace flashtick {
@@ -19,7 +19,8 @@ absl::Status TrainerOptions::Validate() const {
   if (dtype != DType::kF32 && dtype != DType::kF64)
     return absl::InvalidArgumentError("trainer dtype must be fp32 (or fp64 on the CPU)");
   if (micro_batch < 0) return absl::InvalidArgumentError("micro_batch must be >= 0");
-  if (!std::isfinite(max_grad_norm)) return absl::InvalidArgumentError("max_grad_norm must be finite");
+  if (!std::isfinite(max_grad_norm))
+    return absl::InvalidArgumentError("max_grad_norm must be finite");
   if (hessian_interval < 1) return absl::InvalidArgumentError("hessian_interval must be >= 1");
   if (hutchinson_samples < 1) return absl::InvalidArgumentError("hutchinson_samples must be >= 1");
   return absl::OkStatus();
@@ -39,8 +40,8 @@ absl::StatusOr<std::unique_ptr<Trainer>> Trainer::Create(const ModelConfig& conf
   t->options_.compute_dtype = compute;
   ASSIGN_OR_RETURN(t->store_, ParamStore::Create(config, options.dtype, compute, backend));
   RETURN_IF_ERROR(t->store_->InitRandom(options.seed));
-  ASSIGN_OR_RETURN(t->optimizer_, TrainOptimizer::Create(options.optimizer, options.hyper,
-                                                         t->store_.get()));
+  ASSIGN_OR_RETURN(t->optimizer_,
+                   TrainOptimizer::Create(options.optimizer, options.hyper, t->store_.get()));
   if (options.optimizer == OptimizerKind::kSophiaH) {
     ASSIGN_OR_RETURN(t->hhat_, t->store_->AllocateFlat());
   }
@@ -53,7 +54,8 @@ absl::StatusOr<std::unique_ptr<Trainer>> Trainer::Create(const ModelConfig& conf
 absl::Status Trainer::CheckBatch(absl::Span<const float> ticks, absl::Span<const int32_t> labels,
                                  int64_t B, int64_t T, int64_t* micro) const {
   const ModelConfig& c = config();
-  if (B < 1 || T < 1) return absl::InvalidArgumentError(absl::StrCat("batch B=", B, " T=", T, ": both must be >= 1"));
+  if (B < 1 || T < 1)
+    return absl::InvalidArgumentError(absl::StrCat("batch B=", B, " T=", T, ": both must be >= 1"));
   if (static_cast<int64_t>(ticks.size()) != B * T * c.features ||
       static_cast<int64_t>(labels.size()) != B * T)
     return absl::InvalidArgumentError(absl::StrCat(
@@ -61,16 +63,17 @@ absl::Status Trainer::CheckBatch(absl::Span<const float> ticks, absl::Span<const
         " values and labels [B, T] = ", B * T, "; got ", ticks.size(), " and ", labels.size()));
   *micro = options_.micro_batch == 0 ? B : options_.micro_batch;
   if (B % *micro != 0)
-    return absl::InvalidArgumentError(absl::StrCat("batch size ", B, " is not a multiple of the micro-batch ",
-                                                   *micro));
+    return absl::InvalidArgumentError(
+        absl::StrCat("batch size ", B, " is not a multiple of the micro-batch ", *micro));
   return absl::OkStatus();
 }
 
 absl::StatusOr<TransformerGraph*> Trainer::Graph(int64_t micro, int64_t T) {
   if (!graph_ || graph_->B() != micro || graph_->T() != T) {
     graph_.reset();  // free the old activations before allocating the new ones
-    ASSIGN_OR_RETURN(graph_, TransformerGraph::Create(store_.get(), micro, T,
-                                                      options_.optimizer == OptimizerKind::kSophiaH));
+    ASSIGN_OR_RETURN(graph_,
+                     TransformerGraph::Create(store_.get(), micro, T,
+                                              options_.optimizer == OptimizerKind::kSophiaH));
   }
   return graph_.get();
 }
@@ -96,7 +99,8 @@ absl::StatusOr<double> Trainer::GradNormSquared() {
 }
 
 absl::StatusOr<StepStats> Trainer::TrainStep(absl::Span<const float> ticks,
-                                             absl::Span<const int32_t> labels, int64_t B, int64_t T) {
+                                             absl::Span<const int32_t> labels, int64_t B,
+                                             int64_t T) {
   int64_t micro = 0;
   RETURN_IF_ERROR(CheckBatch(ticks, labels, B, T, &micro));
   int64_t labelled = 0, last_labelled = 0;

@@ -29,11 +29,11 @@ struct TrainerOptions {
   OptimizerKind optimizer = OptimizerKind::kAdamW;
   OptimizerHyper hyper = OptimizerHyper::Defaults(OptimizerKind::kAdamW);
   LrSchedule lr;
-  DType dtype = DType::kF32;    // master weights, gradients, optimizer state; kF64 on the CPU only
+  DType dtype = DType::kF32;  // master weights, gradients, optimizer state; kF64 on the CPU only
   // Activations and the weight copies the ops read. Unset: bf16 on CUDA, else `dtype`.
   std::optional<DType> compute_dtype;
-  int64_t micro_batch = 0;      // sequences per micro-batch; 0 = the whole batch at once
-  double max_grad_norm = 1.0;   // clip the global L2 norm to this; <= 0 disables
+  int64_t micro_batch = 0;        // sequences per micro-batch; 0 = the whole batch at once
+  double max_grad_norm = 1.0;     // clip the global L2 norm to this; <= 0 disables
   int64_t hessian_interval = 10;  // Sophia-H: refresh ĥ at steps 1, k+1, 2k+1, ...
   int hutchinson_samples = 1;     // probes per refresh
   uint64_t seed = 0;              // initial weights (Transformer::InitRandom) and probes
@@ -42,13 +42,13 @@ struct TrainerOptions {
 };
 
 struct StepStats {
-  int64_t step = 0;          // 1-based index of the update just applied
-  double loss = 0.0;         // mean CE over labelled steps, before the update
-  double grad_norm = 0.0;    // global L2 norm before clipping
+  int64_t step = 0;        // 1-based index of the update just applied
+  double loss = 0.0;       // mean CE over labelled steps, before the update
+  double grad_norm = 0.0;  // global L2 norm before clipping
   double lr = 0.0;
   double step_seconds = 0.0;
   int64_t peak_memory_bytes = 0;  // backend high-water mark during the step
-  int64_t tokens = 0;        // B·T
+  int64_t tokens = 0;             // B·T
   bool hessian_refreshed = false;
 };
 

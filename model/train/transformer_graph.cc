@@ -17,11 +17,11 @@ absl::StatusOr<std::unique_ptr<TransformerGraph>> TransformerGraph::Create(Param
                                                                            int64_t B, int64_t T,
                                                                            bool hvp) {
   if (B < 1 || T < 1)
-    return absl::InvalidArgumentError(absl::StrCat("training batch must have B, T >= 1, got B=", B,
-                                                   " T=", T));
+    return absl::InvalidArgumentError(
+        absl::StrCat("training batch must have B, T >= 1, got B=", B, " T=", T));
   if (T > store->config().max_context)
-    return absl::InvalidArgumentError(absl::StrCat("T=", T, " exceeds the model's max_context ",
-                                                   store->config().max_context));
+    return absl::InvalidArgumentError(
+        absl::StrCat("T=", T, " exceeds the model's max_context ", store->config().max_context));
   if (hvp) RETURN_IF_ERROR(store->EnableHvp());
   std::unique_ptr<TransformerGraph> g(new TransformerGraph(store, B, T, hvp));
   RETURN_IF_ERROR(g->Build());
@@ -80,26 +80,26 @@ absl::Status TransformerGraph::Build() {
     ASSIGN_OR_RETURN(TensorView dvec, ws_.Allocate(st, {B_, H, T_}));
     nodes_.push_back(std::make_unique<LayerNormNode>(h, a, P(p + "ln1.weight"), P(p + "ln1.bias"),
                                                      c.layernorm_eps));
-    nodes_.push_back(std::make_unique<LinearNode>(a, qkv, P(p + "attn.qkv.weight"),
-                                                  P(p + "attn.qkv.bias")));
+    nodes_.push_back(
+        std::make_unique<LinearNode>(a, qkv, P(p + "attn.qkv.weight"), P(p + "attn.qkv.bias")));
     nodes_.push_back(std::make_unique<AttentionNode>(
         qkv, o, AttentionDims{B_, T_, H, Hkv, D, c.rope_theta}, rot, lse, dvec));
-    nodes_.push_back(std::make_unique<LinearNode>(o, proj, P(p + "attn.proj.weight"),
-                                                  P(p + "attn.proj.bias")));
+    nodes_.push_back(
+        std::make_unique<LinearNode>(o, proj, P(p + "attn.proj.weight"), P(p + "attn.proj.bias")));
     nodes_.push_back(std::make_unique<ResidualNode>(h, proj, h1));
     nodes_.push_back(std::make_unique<LayerNormNode>(h1, b, P(p + "ln2.weight"), P(p + "ln2.bias"),
                                                      c.layernorm_eps));
-    nodes_.push_back(std::make_unique<LinearNode>(b, u, P(p + "mlp.fc1.weight"),
-                                                  P(p + "mlp.fc1.bias")));
+    nodes_.push_back(
+        std::make_unique<LinearNode>(b, u, P(p + "mlp.fc1.weight"), P(p + "mlp.fc1.bias")));
     nodes_.push_back(std::make_unique<GeluNode>(u, z));
-    nodes_.push_back(std::make_unique<LinearNode>(z, f, P(p + "mlp.fc2.weight"),
-                                                  P(p + "mlp.fc2.bias")));
+    nodes_.push_back(
+        std::make_unique<LinearNode>(z, f, P(p + "mlp.fc2.weight"), P(p + "mlp.fc2.bias")));
     nodes_.push_back(std::make_unique<ResidualNode>(h1, f, h2));
     h = h2;
   }
   ASSIGN_OR_RETURN(Activation * hf, NewActivation(C));
-  nodes_.push_back(std::make_unique<LayerNormNode>(h, hf, P("ln_f.weight"), P("ln_f.bias"),
-                                                   c.layernorm_eps));
+  nodes_.push_back(
+      std::make_unique<LayerNormNode>(h, hf, P("ln_f.weight"), P("ln_f.bias"), c.layernorm_eps));
   ASSIGN_OR_RETURN(logits_, NewActivation(c.classes));
   nodes_.push_back(std::make_unique<LinearNode>(hf, logits_, P("head.weight"), P("head.bias")));
   ASSIGN_OR_RETURN(labels_, ws_.Allocate(DType::kI32, {M}));
@@ -117,10 +117,11 @@ absl::Status TransformerGraph::SetBatch(absl::Span<const float> ticks,
                                         absl::Span<const int32_t> labels, double row_weight) {
   const ModelConfig& c = store_->config();
   const int64_t M = B_ * T_;
-  if (static_cast<int64_t>(ticks.size()) != M * c.features || static_cast<int64_t>(labels.size()) != M)
+  if (static_cast<int64_t>(ticks.size()) != M * c.features ||
+      static_cast<int64_t>(labels.size()) != M)
     return absl::InvalidArgumentError(absl::StrCat(
-        "micro-batch must be ticks [B=", B_, ", T=", T_, ", F=", c.features, "] and labels [B, T]; got ",
-        ticks.size(), " tick values and ", labels.size(), " labels"));
+        "micro-batch must be ticks [B=", B_, ", T=", T_, ", F=", c.features,
+        "] and labels [B, T]; got ", ticks.size(), " tick values and ", labels.size(), " labels"));
   host_weights_.assign(M, 0.0);
   for (int64_t m = 0; m < M; ++m) {
     const int32_t y = labels[m];
@@ -137,16 +138,16 @@ absl::Status TransformerGraph::SetBatch(absl::Span<const float> ticks,
     RETURN_IF_ERROR(be->Copy(input_->value.data, input_->value.device, ticks.data(),
                              DeviceKind::kCpu, input_->value.bytes()));
   } else if (dt != DType::kF64) {
-    RETURN_IF_ERROR(be->Copy(input32_.data, input32_.device, ticks.data(), DeviceKind::kCpu,
-                             input32_.bytes()));
+    RETURN_IF_ERROR(
+        be->Copy(input32_.data, input32_.device, ticks.data(), DeviceKind::kCpu, input32_.bytes()));
     RETURN_IF_ERROR(ws_.Cast(input32_, input_->value));
   } else {
     std::vector<double> x(ticks.begin(), ticks.end());
     RETURN_IF_ERROR(be->Copy(input_->value.data, input_->value.device, x.data(), DeviceKind::kCpu,
                              input_->value.bytes()));
   }
-  RETURN_IF_ERROR(be->Copy(labels_.data, labels_.device, labels.data(), DeviceKind::kCpu,
-                           labels_.bytes()));
+  RETURN_IF_ERROR(
+      be->Copy(labels_.data, labels_.device, labels.data(), DeviceKind::kCpu, labels_.bytes()));
   if (ParamDType(dt) == DType::kF64)
     return be->Copy(weights_.data, weights_.device, host_weights_.data(), DeviceKind::kCpu,
                     weights_.bytes());
@@ -161,7 +162,8 @@ absl::StatusOr<double> TransformerGraph::Forward() {
   std::vector<double> rows(M);
   Backend* be = store_->backend();
   if (rows_.dtype == DType::kF64) {
-    RETURN_IF_ERROR(be->Copy(rows.data(), DeviceKind::kCpu, rows_.data, rows_.device, rows_.bytes()));
+    RETURN_IF_ERROR(
+        be->Copy(rows.data(), DeviceKind::kCpu, rows_.data, rows_.device, rows_.bytes()));
   } else {
     std::vector<float> r(M);
     RETURN_IF_ERROR(be->Copy(r.data(), DeviceKind::kCpu, rows_.data, rows_.device, rows_.bytes()));
@@ -181,7 +183,8 @@ absl::Status TransformerGraph::Backward() {
 }
 
 absl::Status TransformerGraph::HessianVectorProduct() {
-  if (!hvp_) return absl::FailedPreconditionError("this training graph was built without HVP support");
+  if (!hvp_)
+    return absl::FailedPreconditionError("this training graph was built without HVP support");
   GraphParams& p = store_->graph();
   for (auto& a : acts_) a->gcot.written = a->acot.written = false;
   store_->ResetHv();

@@ -13,8 +13,8 @@ TensorView Reshape(const TensorView& t, std::initializer_list<int64_t> shape) {
 }
 
 absl::StatusOr<TensorView> Workspace::Allocate(DType dtype, std::initializer_list<int64_t> shape) {
-  TensorView v = MakeView(nullptr, dtype, backend_->device(), shape.begin(),
-                          static_cast<int>(shape.size()));
+  TensorView v =
+      MakeView(nullptr, dtype, backend_->device(), shape.begin(), static_cast<int>(shape.size()));
   ASSIGN_OR_RETURN(std::shared_ptr<void> mem, backend_->Allocate(v.bytes()));
   v.data = mem.get();
   owned_.push_back(std::move(mem));
@@ -26,8 +26,8 @@ absl::StatusOr<TensorView> Workspace::Scratch(int k, DType dtype,
                                               std::initializer_list<int64_t> shape) {
   if (k < 0 || k >= kScratchSlots)
     return absl::InternalError(absl::StrCat("workspace: scratch slot ", k, " does not exist"));
-  TensorView v = MakeView(nullptr, dtype, backend_->device(), shape.begin(),
-                          static_cast<int>(shape.size()));
+  TensorView v =
+      MakeView(nullptr, dtype, backend_->device(), shape.begin(), static_cast<int>(shape.size()));
   if (v.bytes() > scratch_bytes_[k]) {
     scratch_[k].reset();  // free first: the peak is the new size, not old + new
     ASSIGN_OR_RETURN(scratch_[k], backend_->Allocate(v.bytes()));
@@ -43,8 +43,8 @@ absl::Status Workspace::Run(const OpDesc& desc, std::initializer_list<TensorView
   std::vector<TensorView> i(in), o(out);
   absl::Status s = backend_->Run(desc, i, o);
   if (!s.ok())
-    return absl::Status(s.code(), absl::StrCat("training graph: ", desc.DebugString(), ": ",
-                                               s.message()));
+    return absl::Status(s.code(),
+                        absl::StrCat("training graph: ", desc.DebugString(), ": ", s.message()));
   return s;
 }
 
@@ -54,9 +54,10 @@ absl::Status Workspace::Zero(const TensorView& t) {
 }
 
 absl::Status Workspace::CopyTensor(const TensorView& dst, const TensorView& src) {
-  if (dst.bytes() != src.bytes() || dst.dtype != src.dtype || !dst.contiguous() || !src.contiguous())
-    return absl::InternalError(absl::StrCat("workspace: cannot copy ", src.DebugString(), " to ",
-                                            dst.DebugString()));
+  if (dst.bytes() != src.bytes() || dst.dtype != src.dtype || !dst.contiguous() ||
+      !src.contiguous())
+    return absl::InternalError(
+        absl::StrCat("workspace: cannot copy ", src.DebugString(), " to ", dst.DebugString()));
   return backend_->Copy(dst.data, dst.device, src.data, src.device, src.bytes());
 }
 
@@ -69,8 +70,8 @@ absl::StatusOr<Workspace::Dest> Workspace::Begin(Slot& slot, int k) {
     return d;
   }
   ASSIGN_OR_RETURN(TensorView s, Scratch(k, slot.view.dtype, {slot.view.numel()}));
-  d.view = MakeView(s.data, slot.view.dtype, slot.view.device, slot.view.shape.data(),
-                    slot.view.rank);
+  d.view =
+      MakeView(s.data, slot.view.dtype, slot.view.device, slot.view.shape.data(), slot.view.rank);
   return d;
 }
 
@@ -99,12 +100,12 @@ absl::Status Workspace::Cast(const TensorView& src, const TensorView& dst) {
   return Run(d, {src}, {dst});
 }
 
-absl::Status Workspace::AccumulateAs(Slot& slot, DType dtype,
-                                     const std::function<absl::Status(const TensorView&)>& produce) {
+absl::Status Workspace::AccumulateAs(
+    Slot& slot, DType dtype, const std::function<absl::Status(const TensorView&)>& produce) {
   if (dtype == slot.view.dtype) return Accumulate(slot, produce);
   ASSIGN_OR_RETURN(TensorView s, Scratch(kCastScratch, dtype, {slot.view.numel()}));
-  const TensorView tmp = MakeView(s.data, dtype, slot.view.device, slot.view.shape.data(),
-                                  slot.view.rank);
+  const TensorView tmp =
+      MakeView(s.data, dtype, slot.view.device, slot.view.shape.data(), slot.view.rank);
   RETURN_IF_ERROR(produce(tmp));
   return Accumulate(slot, [&](const TensorView& dst) { return Cast(tmp, dst); });
 }

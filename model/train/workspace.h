@@ -63,7 +63,8 @@ class Workspace {
 
   // The accumulation rule above. `produce` writes one contribution into the view it is
   // given (the slot itself, or scratch 0 shaped like it).
-  absl::Status Accumulate(Slot& slot, const std::function<absl::Status(const TensorView&)>& produce);
+  absl::Status Accumulate(Slot& slot,
+                          const std::function<absl::Status(const TensorView&)>& produce);
   // The same for a contribution `produce` writes in `dtype`; when that is not the slot's
   // dtype it goes to the cast scratch and is converted with kCast.
   absl::Status AccumulateAs(Slot& slot, DType dtype,

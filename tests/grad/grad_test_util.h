@@ -33,10 +33,20 @@ inline std::vector<double> Randn(size_t n, uint64_t seed, double scale = 1.0) {
   return v;
 }
 
-template <typename T> constexpr DType DTypeOf();
-template <> constexpr DType DTypeOf<float>() { return DType::kF32; }
-template <> constexpr DType DTypeOf<double>() { return DType::kF64; }
-template <> constexpr DType DTypeOf<int32_t>() { return DType::kI32; }
+template <typename T>
+constexpr DType DTypeOf();
+template <>
+constexpr DType DTypeOf<float>() {
+  return DType::kF32;
+}
+template <>
+constexpr DType DTypeOf<double>() {
+  return DType::kF64;
+}
+template <>
+constexpr DType DTypeOf<int32_t>() {
+  return DType::kI32;
+}
 
 template <typename T>
 TensorView V(std::vector<T>& v, std::initializer_list<int64_t> shape) {
@@ -56,7 +66,7 @@ inline OpDesc Desc(Op op, DType dtype = DType::kF64) {
 }
 
 inline absl::Status RunOp(Backend& be, const OpDesc& d, std::initializer_list<TensorView> in,
-                        std::initializer_list<TensorView> out) {
+                          std::initializer_list<TensorView> out) {
   std::vector<TensorView> i(in), o(out);
   return be.Run(d, i, o);
 }

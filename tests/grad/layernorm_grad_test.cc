@@ -38,7 +38,7 @@ Bwd RunBwd(Backend& be, std::vector<double>& x, std::vector<double>& g, std::vec
   OpDesc d = Desc(Op::kLayerNormBwd);
   d.layernorm.eps = kEps;
   absl::Status s = RunOp(be, d, {V(x, {M, C}), V(g, {C}), V(dy, {M, C})},
-                       {V(o.dx, {M, C}), V(o.dg, {C}), V(o.db, {C})});
+                         {V(o.dx, {M, C}), V(o.dg, {C}), V(o.db, {C})});
   EXPECT_TRUE(s.ok()) << s;
   return o;
 }
@@ -71,10 +71,9 @@ TEST_P(LayerNormGrad, BwdBwdMatchesFiniteDifferencesOfBwd) {
   std::vector<double> ox(M * C), og(C), ody(M * C);
   OpDesc d = Desc(Op::kLayerNormBwdBwd);
   d.layernorm.eps = kEps;
-  absl::Status s = RunOp(*be, d,
-                       {V(x, {M, C}), V(g, {C}), V(dy, {M, C}), V(gx, {M, C}), V(gg, {C}),
-                        V(gb, {C})},
-                       {V(ox, {M, C}), V(og, {C}), V(ody, {M, C})});
+  absl::Status s =
+      RunOp(*be, d, {V(x, {M, C}), V(g, {C}), V(dy, {M, C}), V(gx, {M, C}), V(gg, {C}), V(gb, {C})},
+            {V(ox, {M, C}), V(og, {C}), V(ody, {M, C})});
   ASSERT_TRUE(s.ok()) << s;
   // Φ(X, γ, dY) = ⟨gX, dX⟩ + ⟨gγ, dγ⟩ + ⟨gβ, dβ⟩ through the CPU backward op.
   auto phi = [&] {
@@ -84,8 +83,8 @@ TEST_P(LayerNormGrad, BwdBwdMatchesFiniteDifferencesOfBwd) {
   const double ex = MaxRelErr(ox, NumericGrad(&x, phi));
   const double eg = MaxRelErr(og, NumericGrad(&g, phi));
   const double ed = MaxRelErr(ody, NumericGrad(&dy, phi));
-  std::printf("layernorm_bwd_bwd_vs_fd(M=%ld,C=%ld): ∂X %.1e ∂γ %.1e ∂dY %.1e\n", long(M),
-              long(C), ex, eg, ed);
+  std::printf("layernorm_bwd_bwd_vs_fd(M=%ld,C=%ld): ∂X %.1e ∂γ %.1e ∂dY %.1e\n", long(M), long(C),
+              ex, eg, ed);
   EXPECT_LT(ex, 1e-6);
   EXPECT_LT(eg, 1e-7);
   EXPECT_LT(ed, 1e-7);
@@ -107,8 +106,9 @@ TEST(LayerNormBwd, StridedViewsFp32AndThreadCounts) {
   Bwd o{std::vector<double>(M * C), std::vector<double>(C), std::vector<double>(C)};
   OpDesc d = Desc(Op::kLayerNormBwd);
   d.layernorm.eps = kEps;
-  ASSERT_TRUE(RunOp(*be2, d, {xs, V(g, {C}), V(dy, {M, C})},
-                  {V(o.dx, {M, C}), V(o.dg, {C}), V(o.db, {C})}).ok());
+  ASSERT_TRUE(
+      RunOp(*be2, d, {xs, V(g, {C}), V(dy, {M, C})}, {V(o.dx, {M, C}), V(o.dg, {C}), V(o.db, {C})})
+          .ok());
   EXPECT_EQ(o.dx, ref.dx);
   EXPECT_EQ(o.dg, ref.dg);
   // fp32 against fp64, and the same bits on one and two threads.
@@ -116,9 +116,11 @@ TEST(LayerNormBwd, StridedViewsFp32AndThreadCounts) {
   std::vector<float> dx1(M * C), dg1(C), db1(C), dx2(M * C), dg2(C), db2(C);
   d.dtype = DType::kF32;
   ASSERT_TRUE(RunOp(*be1, d, {V(xf, {M, C}), V(gf, {C}), V(dyf, {M, C})},
-                  {V(dx1, {M, C}), V(dg1, {C}), V(db1, {C})}).ok());
+                    {V(dx1, {M, C}), V(dg1, {C}), V(db1, {C})})
+                  .ok());
   ASSERT_TRUE(RunOp(*be2, d, {V(xf, {M, C}), V(gf, {C}), V(dyf, {M, C})},
-                  {V(dx2, {M, C}), V(dg2, {C}), V(db2, {C})}).ok());
+                    {V(dx2, {M, C}), V(dg2, {C}), V(db2, {C})})
+                  .ok());
   EXPECT_EQ(0, std::memcmp(dg1.data(), dg2.data(), C * sizeof(float)));
   EXPECT_EQ(0, std::memcmp(db1.data(), db2.data(), C * sizeof(float)));
   EXPECT_LT(MaxRelErr(dx1, ref.dx), 1e-5);
@@ -131,12 +133,15 @@ TEST(LayerNormBwd, RejectsBadArguments) {
   OpDesc d = Desc(Op::kLayerNormBwd);
   // γ of the wrong width, dX aliasing dY, fp32 γ with fp64 rows, too few outputs.
   EXPECT_FALSE(RunOp(*be, d, {V(x, {3, 4}), V(g3, {3}), V(dy, {3, 4})},
-                   {V(dx, {3, 4}), V(dg, {4}), V(db, {4})}).ok());
+                     {V(dx, {3, 4}), V(dg, {4}), V(db, {4})})
+                   .ok());
   EXPECT_FALSE(RunOp(*be, d, {V(x, {3, 4}), V(g, {4}), V(dy, {3, 4})},
-                   {V(dy, {3, 4}), V(dg, {4}), V(db, {4})}).ok());
+                     {V(dy, {3, 4}), V(dg, {4}), V(db, {4})})
+                   .ok());
   std::vector<float> gf(4);
   EXPECT_FALSE(RunOp(*be, d, {V(x, {3, 4}), V(gf, {4}), V(dy, {3, 4})},
-                   {V(dx, {3, 4}), V(dg, {4}), V(db, {4})}).ok());
+                     {V(dx, {3, 4}), V(dg, {4}), V(db, {4})})
+                   .ok());
   absl::Status s = RunOp(*be, d, {V(x, {3, 4}), V(g, {4}), V(dy, {3, 4})}, {V(dx, {3, 4})});
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
 }

@@ -35,7 +35,8 @@ TEST(AdamW, MatchesTorchArrangementOverSteps) {
     const OptimizerAttrs& a = d.optimizer;
     // torch.optim.AdamW (single tensor): p *= 1 − lr·wd; m.lerp_; v = β2 v + (1 − β2) g²;
     // denom = √v/√bc2 + ε; p −= (lr/bc1)·m/denom.
-    const double bc1 = 1 - std::pow(double(a.beta1), step), bc2 = 1 - std::pow(double(a.beta2), step);
+    const double bc1 = 1 - std::pow(double(a.beta1), step),
+                 bc2 = 1 - std::pow(double(a.beta2), step);
     for (int64_t i = 0; i < n; ++i) {
       const double gi = double(a.grad_scale) * g[i];
       rp[i] *= 1 - double(a.lr) * double(a.weight_decay);

@@ -37,7 +37,7 @@ TEST(GeluGrad, BwdAndBwdBwdMatchFiniteDifferences) {
   const double e1 = MaxRelErr(dx, NumericGrad(&x, loss));
   std::vector<double> ox(M * C), ody(M * C);
   absl::Status s = RunOp(*be, Desc(Op::kGeluBwdBwd), {V(x, {M, C}), V(dy, {M, C}), V(gdx, {M, C})},
-                       {V(ox, {M, C}), V(ody, {M, C})});
+                         {V(ox, {M, C}), V(ody, {M, C})});
   ASSERT_TRUE(s.ok()) << s;
   auto phi = [&] { return Dot(gdx, GeluBwdOp(*be, x, dy, M, C)); };
   const double e2 = MaxRelErr(ox, NumericGrad(&x, phi));
@@ -48,8 +48,9 @@ TEST(GeluGrad, BwdAndBwdBwdMatchFiniteDifferences) {
   EXPECT_LT(e3, 1e-8);
   // In place: dX may be dY.
   std::vector<double> inplace = dy;
-  ASSERT_TRUE(RunOp(*be, Desc(Op::kGeluBwd), {V(x, {M, C}), V(inplace, {M, C})},
-                  {V(inplace, {M, C})}).ok());
+  ASSERT_TRUE(
+      RunOp(*be, Desc(Op::kGeluBwd), {V(x, {M, C}), V(inplace, {M, C})}, {V(inplace, {M, C})})
+          .ok());
   EXPECT_EQ(inplace, dx);
 }
 
@@ -68,7 +69,7 @@ CeProblem MakeCe(int64_t M, int64_t K, uint64_t seed) {
 std::vector<double> CeLoss(Backend& be, CeProblem& p) {
   std::vector<double> loss(p.M);
   absl::Status s = RunOp(be, Desc(Op::kSoftmaxCrossEntropy), {V(p.z, {p.M, p.K}), V(p.y, {p.M})},
-                       {V(loss, {p.M})});
+                         {V(loss, {p.M})});
   EXPECT_TRUE(s.ok()) << s;
   return loss;
 }
@@ -76,7 +77,7 @@ std::vector<double> CeLoss(Backend& be, CeProblem& p) {
 std::vector<double> CeBwd(Backend& be, CeProblem& p) {
   std::vector<double> dz(p.M * p.K);
   absl::Status s = RunOp(be, Desc(Op::kSoftmaxCrossEntropyBwd),
-                       {V(p.z, {p.M, p.K}), V(p.y, {p.M}), V(p.w, {p.M})}, {V(dz, {p.M, p.K})});
+                         {V(p.z, {p.M, p.K}), V(p.y, {p.M}), V(p.w, {p.M})}, {V(dz, {p.M, p.K})});
   EXPECT_TRUE(s.ok()) << s;
   return dz;
 }
@@ -97,8 +98,8 @@ TEST(CrossEntropyGrad, LossBwdBwdBwdMatchFiniteDifferences) {
     const double e1 = MaxRelErr(CeBwd(*be, p), NumericGrad(&p.z, l));
     std::vector<double> oz(p.M * K), ow(p.M);
     absl::Status s = RunOp(*be, Desc(Op::kSoftmaxCrossEntropyBwdBwd),
-                         {V(p.z, {p.M, K}), V(p.y, {p.M}), V(p.w, {p.M}), V(p.g, {p.M, K})},
-                         {V(oz, {p.M, K}), V(ow, {p.M})});
+                           {V(p.z, {p.M, K}), V(p.y, {p.M}), V(p.w, {p.M}), V(p.g, {p.M, K})},
+                           {V(oz, {p.M, K}), V(ow, {p.M})});
     ASSERT_TRUE(s.ok()) << s;
     auto phi = [&] { return Dot(p.g, CeBwd(*be, p)); };
     const double e2 = MaxRelErr(oz, NumericGrad(&p.z, phi));
@@ -121,13 +122,14 @@ TEST(CrossEntropyGrad, RejectsLabelsOutOfRange) {
   CeProblem p = MakeCe(4, 3, 50);
   p.y[2] = 3;
   std::vector<double> loss(4);
-  absl::Status s = RunOp(*be, Desc(Op::kSoftmaxCrossEntropy), {V(p.z, {4, 3}), V(p.y, {4})},
-                       {V(loss, {4})});
+  absl::Status s =
+      RunOp(*be, Desc(Op::kSoftmaxCrossEntropy), {V(p.z, {4, 3}), V(p.y, {4})}, {V(loss, {4})});
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(s.message().find("label 3 at row 2"), std::string::npos) << s;
   p.y[2] = -2;  // not the ignore label either
-  EXPECT_FALSE(RunOp(*be, Desc(Op::kSoftmaxCrossEntropy), {V(p.z, {4, 3}), V(p.y, {4})},
-                   {V(loss, {4})}).ok());
+  EXPECT_FALSE(
+      RunOp(*be, Desc(Op::kSoftmaxCrossEntropy), {V(p.z, {4, 3}), V(p.y, {4})}, {V(loss, {4})})
+          .ok());
 }
 
 TEST(BiasGrad, ColumnSumsDeterministicAcrossThreads) {

@@ -28,10 +28,14 @@ struct Arr {
   TensorView view() {
     return MakeView(v.data(), DType::kF64, DeviceKind::kCpu, shape.data(), int(shape.size()));
   }
-  TensorView param() { return MakeView(v.data(), DType::kF64, DeviceKind::kCpu, {int64_t(v.size())}); }
+  TensorView param() {
+    return MakeView(v.data(), DType::kF64, DeviceKind::kCpu, {int64_t(v.size())});
+  }
 };
 
-Arr Get(const Json& j) { return Arr{j["shape"].get<std::vector<int64_t>>(), j["data"].get<std::vector<double>>()}; }
+Arr Get(const Json& j) {
+  return Arr{j["shape"].get<std::vector<int64_t>>(), j["data"].get<std::vector<double>>()};
+}
 Arr Zeros(const Arr& like) { return Arr{like.shape, std::vector<double>(like.v.size(), 0.0)}; }
 
 void Expect(const char* op, const char* name, const Arr& got, const Json& want) {
@@ -43,7 +47,8 @@ void Expect(const char* op, const char* name, const Arr& got, const Json& want) 
 class TrainOpsJax : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    const std::string path = absl::StrCat(::testing::TempDir(), "/train_ops_jax_", getpid(), ".json");
+    const std::string path =
+        absl::StrCat(::testing::TempDir(), "/train_ops_jax_", getpid(), ".json");
     const std::string cmd = absl::StrCat("'", FLASHTICK_PYTHON, "' '", FLASHTICK_SOURCE_DIR,
                                          "/tests/grad/jax_train_ops.py' '", path, "'");
     const int rc = std::system(cmd.c_str());
@@ -72,14 +77,18 @@ TEST_F(TrainOpsJax, AllOpsMatch) {
       OpDesc d = Desc(op == "layernorm_bwd" ? Op::kLayerNormBwd : Op::kLayerNormBwdBwd);
       d.layernorm.eps = 1e-5f;
       if (op == "layernorm_bwd") {
-        ASSERT_TRUE(RunOp(*be, d, {x.view(), g.param(), dy.view()}, {ox.view(), og.param(), o3.param()}).ok());
+        ASSERT_TRUE(
+            RunOp(*be, d, {x.view(), g.param(), dy.view()}, {ox.view(), og.param(), o3.param()})
+                .ok());
         Expect("layernorm_bwd", "dX", ox, want["dx"]);
         Expect("layernorm_bwd", "dgamma", og, want["dgamma"]);
         Expect("layernorm_bwd", "dbeta", o3, want["dbeta"]);
       } else {
         Arr gx = Get(in["gx"]), gg = Get(in["ggamma"]), gb = Get(in["gbeta"]);
-        ASSERT_TRUE(RunOp(*be, d, {x.view(), g.param(), dy.view(), gx.view(), gg.param(), gb.param()},
-                        {ox.view(), og.param(), o3.view()}).ok());
+        ASSERT_TRUE(RunOp(*be, d,
+                          {x.view(), g.param(), dy.view(), gx.view(), gg.param(), gb.param()},
+                          {ox.view(), og.param(), o3.view()})
+                        .ok());
         Expect("layernorm_bwd_bwd", "dX", ox, want["dx"]);
         Expect("layernorm_bwd_bwd", "dgamma", og, want["dgamma"]);
         Expect("layernorm_bwd_bwd", "ddY", o3, want["ddy"]);
@@ -91,7 +100,8 @@ TEST_F(TrainOpsJax, AllOpsMatch) {
     } else if (op == "gelu_bwd_bwd") {
       Arr x = Get(in["x"]), dy = Get(in["dy"]), gdx = Get(in["gdx"]), ox = Zeros(x), ody = Zeros(x);
       ASSERT_TRUE(RunOp(*be, Desc(Op::kGeluBwdBwd), {x.view(), dy.view(), gdx.view()},
-                      {ox.view(), ody.view()}).ok());
+                        {ox.view(), ody.view()})
+                      .ok());
       Expect("gelu_bwd_bwd", "dX", ox, want["dx"]);
       Expect("gelu_bwd_bwd", "ddY", ody, want["ddy"]);
     } else if (op == "cross_entropy") {
@@ -101,9 +111,12 @@ TEST_F(TrainOpsJax, AllOpsMatch) {
       TensorView yv = V(y, {M});
       Arr loss = Zeros(w), dz = Zeros(z), ddz = Zeros(z), ddw = Zeros(w);
       ASSERT_TRUE(RunOp(*be, Desc(Op::kSoftmaxCrossEntropy), {z.view(), yv}, {loss.view()}).ok());
-      ASSERT_TRUE(RunOp(*be, Desc(Op::kSoftmaxCrossEntropyBwd), {z.view(), yv, w.view()}, {dz.view()}).ok());
-      ASSERT_TRUE(RunOp(*be, Desc(Op::kSoftmaxCrossEntropyBwdBwd), {z.view(), yv, w.view(), g.view()},
-                      {ddz.view(), ddw.view()}).ok());
+      ASSERT_TRUE(
+          RunOp(*be, Desc(Op::kSoftmaxCrossEntropyBwd), {z.view(), yv, w.view()}, {dz.view()})
+              .ok());
+      ASSERT_TRUE(RunOp(*be, Desc(Op::kSoftmaxCrossEntropyBwdBwd),
+                        {z.view(), yv, w.view(), g.view()}, {ddz.view(), ddw.view()})
+                      .ok());
       Expect("softmax_cross_entropy", "loss", loss, want["loss"]);
       Expect("softmax_cross_entropy_bwd", "dlogits", dz, want["dz"]);
       Expect("softmax_cross_entropy_bwd_bwd", "dlogits", ddz, want["ddz"]);

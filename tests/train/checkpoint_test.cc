@@ -93,7 +93,9 @@ TEST_P(Resume, TenStepsEqualFivePlusCheckpointPlusFive) {
 
 INSTANTIATE_TEST_SUITE_P(Optimizers, Resume,
                          ::testing::Values(OptimizerKind::kAdamW, OptimizerKind::kSophiaH),
-                         [](const auto& info) { return std::string(OptimizerKindName(info.param)); });
+                         [](const auto& info) {
+                           return std::string(OptimizerKindName(info.param));
+                         });
 
 // Flips one byte of `path` at `offset` from the end.
 void Corrupt(const std::string& path, int64_t from_end) {
@@ -135,7 +137,8 @@ TEST(Checkpoint, RefusesCorruptedFiles) {
   r = TrainCheckpoint::Load(dir, be.get());
   EXPECT_EQ(r.status().code(), absl::StatusCode::kDataLoss) << r.status();
   fresh();
-  std::ofstream(dir + "/manifest.json") << "{\"format\": \"flashtick-train-checkpoint\", \"version\": 1}";
+  std::ofstream(dir + "/manifest.json")
+      << "{\"format\": \"flashtick-train-checkpoint\", \"version\": 1}";
   r = TrainCheckpoint::Load(dir, be.get());
   EXPECT_EQ(r.status().code(), absl::StatusCode::kDataLoss) << r.status();
   std::filesystem::remove_all(dir);

@@ -7,8 +7,8 @@
 #include "gtest/gtest.h"
 #include "kernels/backend.h"
 #include "model/train/param_store.h"
-#include "model/transformer.h"
 #include "model/train/transformer_graph.h"
+#include "model/transformer.h"
 #include "tests/train/train_test_util.h"
 
 namespace flashtick::train_test {
@@ -191,7 +191,8 @@ TEST(TransformerGraph, ForwardMatchesTransformerPredict) {
   ASSERT_TRUE(graph->Forward().ok());
   std::vector<double> logits(B * T * c.classes);
   ASSERT_TRUE(be->Copy(logits.data(), DeviceKind::kCpu, graph->logits().data, DeviceKind::kCpu,
-                       logits.size() * sizeof(double)).ok());
+                       logits.size() * sizeof(double))
+                  .ok());
   ModelOptions opt;
   opt.compute_dtype = DType::kF64;
   auto model = Transformer::InitRandom(c, 5, be.get(), opt);

@@ -71,7 +71,8 @@ void Prepare(const Case& c, Prepared* out) {
   Safetensors weights, inputs;
   ASSERT_TRUE(store->AddTo(&weights, "", store->values()).ok());
   ASSERT_TRUE(weights.WriteFile(dir + "/weights.safetensors").ok());
-  ASSERT_TRUE(inputs.Add("ticks", DType::kF32, {c.B, c.T, c.config.features}, batch.ticks.data()).ok());
+  ASSERT_TRUE(
+      inputs.Add("ticks", DType::kF32, {c.B, c.T, c.config.features}, batch.ticks.data()).ok());
   ASSERT_TRUE(inputs.Add("labels", DType::kI32, {c.B, c.T}, batch.labels.data()).ok());
   auto& probes = out->probes;
   for (int i = 0; i < 2; ++i) {
@@ -80,8 +81,10 @@ void Prepare(const Case& c, Prepared* out) {
       for (int64_t j = 0; j < p.numel; ++j) v[p.offset + j] = rng.Normal();
     probes.push_back(v);
     for (const FlatParam& p : store->layout().params())
-      ASSERT_TRUE(inputs.Add(absl::StrCat("v", i, ".", p.spec.name), DType::kF64, p.spec.shape,
-                             v.data() + p.offset).ok());
+      ASSERT_TRUE(inputs
+                      .Add(absl::StrCat("v", i, ".", p.spec.name), DType::kF64, p.spec.shape,
+                           v.data() + p.offset)
+                      .ok());
   }
   ASSERT_TRUE(inputs.WriteFile(dir + "/inputs.safetensors").ok());
 }
@@ -103,7 +106,8 @@ void Check(const Case& c, Prepared& in) {
   store->ResetGrads();
   ASSERT_TRUE(graph->Backward().ok());
   ASSERT_TRUE(store->CompleteGrads().ok());
-  const double want_loss = *reinterpret_cast<const double*>(oracle->tensors().at("loss").data.data());
+  const double want_loss =
+      *reinterpret_cast<const double*>(oracle->tensors().at("loss").data.data());
   EXPECT_NEAR(*loss, want_loss, 1e-12 * want_loss) << c.name;
   const std::vector<double> grad = *store->ToHost(store->grads());
   const std::vector<double> jgrad = Flat(*oracle, "grad.", store->layout());
@@ -126,8 +130,10 @@ void Check(const Case& c, Prepared& in) {
       EXPECT_LT(RelL2(a, b), 1e-10) << c.name << " hv" << i << " " << p.spec.name;
     }
   }
-  std::printf("model_cpu_vs_jax(%s, B=%ld, T=%ld): loss %.17g (jax %.17g); worst rel_l2 grad %.1e, "
-              "hvp %.1e\n", c.name, long(c.B), long(c.T), *loss, want_loss, worst_g, worst_h);
+  std::printf(
+      "model_cpu_vs_jax(%s, B=%ld, T=%ld): loss %.17g (jax %.17g); worst rel_l2 grad %.1e, "
+      "hvp %.1e\n",
+      c.name, long(c.B), long(c.T), *loss, want_loss, worst_g, worst_h);
   std::filesystem::remove_all(dir);
 }
 
@@ -137,8 +143,8 @@ TEST(ModelOracle, LossGradientAndHvpMatchJaxFloat64) {
   mha.kv_heads = mha.heads;
   mha.layers = 1;
   mha.mlp_ratio = 4;
-  const std::vector<Case> cases = {{"gqa_L2", gqa, 2, 13}, {"mha_L1_T1", mha, 3, 1},
-                                   {"mha_L1", mha, 1, 33}};
+  const std::vector<Case> cases = {
+      {"gqa_L2", gqa, 2, 13}, {"mha_L1_T1", mha, 3, 1}, {"mha_L1", mha, 1, 33}};
   std::vector<Prepared> prepared(cases.size());
   std::string cmd = absl::StrCat("'", FLASHTICK_PYTHON, "' '", FLASHTICK_SOURCE_DIR,
                                  "/tests/train/jax_model_oracle.py'");
@@ -146,8 +152,8 @@ TEST(ModelOracle, LossGradientAndHvpMatchJaxFloat64) {
     Prepare(cases[i], &prepared[i]);
     absl::StrAppend(&cmd, " '", prepared[i].dir, "'");
   }
-  ASSERT_EQ(std::system(cmd.c_str()), 0) << "the JAX oracle failed: " << cmd
-                                         << "\n(needs jax and safetensors in FLASHTICK_PYTHON)";
+  ASSERT_EQ(std::system(cmd.c_str()), 0)
+      << "the JAX oracle failed: " << cmd << "\n(needs jax and safetensors in FLASHTICK_PYTHON)";
   for (size_t i = 0; i < cases.size(); ++i) Check(cases[i], prepared[i]);
 }
 

@@ -30,7 +30,8 @@ struct Result {
   std::vector<double> grad, hv;
 };
 
-Result RunModel(Backend* be, DType master, DType compute, const Batch& b, const std::vector<double>& v) {
+Result RunModel(Backend* be, DType master, DType compute, const Batch& b,
+                const std::vector<double>& v) {
   Result r;
   auto store = *ParamStore::Create(CudaConfig(), master, compute, be);
   EXPECT_TRUE(store->InitRandom(4).ok());

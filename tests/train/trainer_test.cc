@@ -3,12 +3,13 @@
 // the full-batch gradient; the learning-rate schedule; a NaN step changes nothing;
 // bad batches are refused; an exported model loads into Transformer and predicts what
 // the trainer's own forward computes.
+#include "model/train/trainer.h"
+
 #include <cstdio>
 #include <filesystem>
 
 #include "gtest/gtest.h"
 #include "kernels/backend.h"
-#include "model/train/trainer.h"
 #include "model/transformer.h"
 #include "tests/train/train_test_util.h"
 
