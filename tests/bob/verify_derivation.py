@@ -34,8 +34,11 @@ def jax_bwd_bwd(q, k, v, do, gq, gk, gv, causal, scale):
         _, vjp = jax.vjp(lambda a, b, c: attention(a, b, c, causal, scale), q, k, v)
         return vjp(do)
 
-    _, vjp2 = jax.vjp(first_bwd, q, k, v, do)
-    return vjp2((gq, gk, gv))
+    def second_bwd(q, k, v, do, gq, gk, gv):
+        _, vjp2 = jax.vjp(first_bwd, q, k, v, do)
+        return vjp2((gq, gk, gv))
+
+    return jax.jit(second_bwd)(q, k, v, do, gq, gk, gv)  # one compilation per case
 
 
 def formulas(q, k, v, do, gq, gk, gv, causal, scale):
