@@ -129,37 +129,47 @@ void NaiveAttentionBwd(const AttentionShape& s, const NaiveAttentionOptions& opt
   const auto q = Rounded(dt, q_in, nq), o = Rounded(dt, o_in, nq), dout = Rounded(dt, do_in, nq);
   const auto k = Rounded(dt, k_in, nk), v = Rounded(dt, v_in, nk);
   const int64_t group = s.H / s.Hkv;
-  // One task per (b, kv head): it owns dK and dV of that head, and the dQ rows of the
-  // query heads in its group, so no two tasks write the same element.
+  // One task per (b, query head): it owns that head's dQ rows and its own fp64 share of
+  // dK, dV (O(B·H·T·D) scratch); the shares of a GQA group are summed afterwards.
+  std::vector<double> dk_share(s.B * s.H * s.T * s.D, 0.0), dv_share(dk_share.size(), 0.0);
+  ForEach(opt.pool, s.B * s.H, [&](int64_t bh) {
+    const int64_t b = bh / s.H, h = bh % s.H, hk = h / group;
+    double* dkh = &dk_share[bh * s.T * s.D];
+    double* dvh = &dv_share[bh * s.T * s.D];
+    std::vector<double> p(s.T), dqi(s.D);
+    for (int64_t i = 0; i < s.T; ++i) {
+      const int64_t qi = ((b * s.T + i) * s.H + h) * s.D;
+      SoftmaxRow(s, opt, scale, &q[qi], k.data(), b, i, hk, p.data());
+      const double d_i = RoundTo(acc, Dot(&dout[qi], &o[qi], s.D));  // D_i = dO_i·O_i
+      if (dvec) dvec[(b * s.H + h) * s.T + i] = d_i;
+      std::fill(dqi.begin(), dqi.end(), 0.0);
+      for (int64_t j = 0; j < s.T; ++j) {
+        if (p[j] == 0.0) continue;  // masked or underflowed: contributes nothing
+        const int64_t kj = ((b * s.T + j) * s.Hkv + hk) * s.D;
+        const double dp = RoundTo(acc, Dot(&dout[qi], &v[kj], s.D));  // dP_ij = dO_i·V_j
+        const double ds = RoundTo(dt, p[j] * (dp - d_i));              // dS = P∘(dP − D)
+        for (int64_t d = 0; d < s.D; ++d) {
+          dqi[d] += ds * k[kj + d];                   // dQ = scale·dS K
+          dkh[j * s.D + d] += ds * q[qi + d];         // dK = scale·dSᵀ Q
+          dvh[j * s.D + d] += p[j] * dout[qi + d];    // dV = Pᵀ dO
+        }
+      }
+      for (int64_t d = 0; d < s.D; ++d) dq[qi + d] = RoundTo(dt, scale * dqi[d]);
+    }
+  });
+  // dK, dV of kv head hk: the sum over its group's query heads.
   ForEach(opt.pool, s.B * s.Hkv, [&](int64_t bhk) {
     const int64_t b = bhk / s.Hkv, hk = bhk % s.Hkv;
-    std::vector<double> p(s.T), dkh(s.T * s.D, 0.0), dvh(s.T * s.D, 0.0), dqi(s.D);
-    for (int64_t h = hk * group; h < (hk + 1) * group; ++h) {
-      for (int64_t i = 0; i < s.T; ++i) {
-        const int64_t qi = ((b * s.T + i) * s.H + h) * s.D;
-        SoftmaxRow(s, opt, scale, &q[qi], k.data(), b, i, hk, p.data());
-        const double d_i = RoundTo(acc, Dot(&dout[qi], &o[qi], s.D));  // D_i = dO_i·O_i
-        if (dvec) dvec[(b * s.H + h) * s.T + i] = d_i;
-        std::fill(dqi.begin(), dqi.end(), 0.0);
-        for (int64_t j = 0; j < s.T; ++j) {
-          if (p[j] == 0.0) continue;  // masked or underflowed: contributes nothing
-          const int64_t kj = ((b * s.T + j) * s.Hkv + hk) * s.D;
-          const double dp = RoundTo(acc, Dot(&dout[qi], &v[kj], s.D));  // dP_ij = dO_i·V_j
-          const double ds = RoundTo(dt, p[j] * (dp - d_i));              // dS = P∘(dP − D)
-          for (int64_t d = 0; d < s.D; ++d) {
-            dqi[d] += ds * k[kj + d];                   // dQ = scale·dS K
-            dkh[j * s.D + d] += ds * q[qi + d];         // dK = scale·dSᵀ Q
-            dvh[j * s.D + d] += p[j] * dout[qi + d];    // dV = Pᵀ dO
-          }
-        }
-        for (int64_t d = 0; d < s.D; ++d) dq[qi + d] = RoundTo(dt, scale * dqi[d]);
-      }
-    }
     for (int64_t j = 0; j < s.T; ++j)
       for (int64_t d = 0; d < s.D; ++d) {
+        double sk = 0.0, sv = 0.0;
+        for (int64_t h = hk * group; h < (hk + 1) * group; ++h) {
+          sk += dk_share[((b * s.H + h) * s.T + j) * s.D + d];
+          sv += dv_share[((b * s.H + h) * s.T + j) * s.D + d];
+        }
         const int64_t kj = ((b * s.T + j) * s.Hkv + hk) * s.D + d;
-        dk[kj] = RoundTo(dt, scale * dkh[j * s.D + d]);
-        dv[kj] = RoundTo(dt, dvh[j * s.D + d]);
+        dk[kj] = RoundTo(dt, scale * sk);
+        dv[kj] = RoundTo(dt, sv);
       }
   });
 }

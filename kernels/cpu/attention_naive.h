@@ -1,5 +1,6 @@
 // The plain attention reference used by tests: one full softmax per query row
-// (P_i· computed whole, O(T) memory per row, never T×T), optionally emulating a
+// (P_i· computed whole, O(T) memory per row, never T×T; the backward keeps an
+// O(B·H·T·D) fp64 share of dK, dV per query head), optionally emulating a
 // straightforward low-precision implementation. It is the "naive" side of the
 // FlashAttention test bound: error(kernel vs fp64) ≤ 2 × error(naive in the same
 // low precision vs fp64). Emulating bf16/f16 rounds what such an implementation
