@@ -2,7 +2,8 @@
 (listing, and descriptors served for every service), conformance of our
 inference.* messages with the ones compiled into tritonclient (names, numbers,
 types), tritonclient's liveness/readiness/metadata calls, the Experiments
-service answering UNIMPLEMENTED, and the CLI's `health` and `models`."""
+service refusing with a reason when the server has no experiment store, and
+the CLI's `health` and `models`."""
 import unittest
 
 import grpc
@@ -112,18 +113,25 @@ class ProtocolTest(unittest.TestCase):
             self.triton.get_model_metadata(e2e_env.model_name, "7")
         self.assertEqual(err.exception.status(), "StatusCode.NOT_FOUND")
 
-    def test_experiments_answer_unimplemented(self):
+    def test_experiments_without_a_store_refuse_with_a_reason(self):
+        # This server runs without an experiment store. Before the training
+        # engine (issue 5) the RPCs are UNIMPLEMENTED ("lands with the training
+        # engine"); with it, FAILED_PRECONDITION naming --experiment-dir.
+        # Either way: a refusal a person can act on, never OK and never a crash.
+        expected = {grpc.StatusCode.UNIMPLEMENTED: "training engine",
+                    grpc.StatusCode.FAILED_PRECONDITION: "--experiment-dir"}
         for rpc in ["SubmitSweep", "GetExperiment", "ListExperiments", "CancelExperiment",
                     "GetReport"]:
             call = self.channel.unary_unary("/flashtick.v1.Experiments/" + rpc)
             with self.assertRaises(grpc.RpcError) as err:
                 call(b"", timeout=TIMEOUT)
-            self.assertEqual(err.exception.code(), grpc.StatusCode.UNIMPLEMENTED, rpc)
-            self.assertIn("training engine", err.exception.details())
+            self.assertIn(err.exception.code(), expected, rpc)
+            self.assertIn(expected[err.exception.code()], err.exception.details())
         watch = self.channel.unary_stream("/flashtick.v1.Experiments/WatchExperiment")
         with self.assertRaises(grpc.RpcError) as err:
             list(watch(b"", timeout=TIMEOUT))
-        self.assertEqual(err.exception.code(), grpc.StatusCode.UNIMPLEMENTED)
+        self.assertIn(err.exception.code(), expected)
+        self.assertTrue(self.triton.is_server_live())
 
     def test_cli_health_and_models(self):
         health = e2e_env.cli("health", timeout=60)
