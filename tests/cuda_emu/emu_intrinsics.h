@@ -85,6 +85,11 @@ inline void CpAsync16(void* smem, const void* gmem, bool valid) {
   const unsigned char* s = static_cast<const unsigned char*>(gmem);
   for (int i = 0; i < 16; ++i) d[i] = valid ? s[i] : 0;
 }
+inline void CpAsync4(void* smem, const void* gmem, bool valid) {
+  unsigned char* d = static_cast<unsigned char*>(smem);
+  const unsigned char* s = static_cast<const unsigned char*>(gmem);
+  for (int i = 0; i < 4; ++i) d[i] = valid ? s[i] : 0;
+}
 inline void CpAsyncCommit() {}
 template <int kPending>
 inline void CpAsyncWait() {}

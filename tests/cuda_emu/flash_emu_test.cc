@@ -114,8 +114,8 @@ void ExpectBound(const char* name, const std::vector<double>& got, const std::ve
 
 template <typename Traits, typename Elem, bool kCausal>
 void EmuForward(const AttentionFwdParams& p) {
-  emu::Launch({static_cast<unsigned>((p.T + Traits::kBlockM - 1) / Traits::kBlockM),
-               static_cast<unsigned>(p.H), static_cast<unsigned>(p.B)},
+  emu::Launch({static_cast<unsigned>(p.B * p.H),
+               static_cast<unsigned>((p.T + Traits::kBlockM - 1) / Traits::kBlockM), 1},
               Traits::kNThreads, Traits::kSmemBytes,
               [&] { cuda::flash::flash_fwd_kernel<Traits, Elem, kCausal>(p); });
 }
@@ -126,8 +126,8 @@ void EmuBackward(const AttentionBwdParams& p) {
   const unsigned row_blocks = static_cast<unsigned>((int64_t{p.B} * p.T * p.H + kRowWarps - 1) / kRowWarps);
   emu::Launch({row_blocks, 1, 1}, kRowWarps * 32, 0,
               [&] { cuda::flash::flash_bwd_dot_do_o_kernel<Elem, Traits::kHeadDim>(p); });
-  emu::Launch({static_cast<unsigned>((p.T + Traits::kBlockN - 1) / Traits::kBlockN),
-               static_cast<unsigned>(p.Hkv), static_cast<unsigned>(p.B)},
+  emu::Launch({static_cast<unsigned>(p.B * p.Hkv),
+               static_cast<unsigned>((p.T + Traits::kBlockN - 1) / Traits::kBlockN), 1},
               Traits::kNThreads, Traits::kSmemBytes,
               [&] { cuda::flash::flash_bwd_kernel<Traits, Elem, kCausal>(p); });
   emu::Launch({row_blocks, 1, 1}, kRowWarps * 32, 0,

@@ -8,7 +8,9 @@
 // kernel over query blocks; the second kernel would recompute S and dP (7 block GEMMs
 // per tile instead of 5, ~1.4× the backward's tensor work). The price is run-to-run
 // bit differences in dQ (atomic order); dK and dV are deterministic.
-// Q and dO are double-buffered (the next block loads during this one's 5 GEMMs).
+// Q and dO, and the block's rows of L and D, are double-buffered: the next block loads
+// by cp.async during this one's 5 GEMMs (loading L and D from global memory after the
+// S GEMM left two L2 latencies exposed per block).
 // P and dS go through shared memory: dV and dK need them transposed (Pᵀ, dSᵀ as the
 // A operand), which the S accumulator layout cannot give from registers.
 #pragma once
@@ -29,6 +31,8 @@ struct FlashBwdTraits {
   static constexpr int kNWarps = kNWarps_;
   static constexpr int kNThreads = kNWarps * kWarpSize;
   static constexpr int kMinBlocksPerSm = 1;  // 256 threads × ≤ 255 registers fill the SM
+  // k steps in flight per GEMM (WarpGemm): 2 removed the spills of the full unroll.
+  static constexpr int kUnrollK = 2;
   // S and dP [kBlockM × kBlockN]: kWarpsMSdP × kWarpsNSdP warps.
   static constexpr int kWarpsMSdP = kWarpsMSdP_;
   static constexpr int kWarpsNSdP = kNWarps / kWarpsMSdP;
@@ -55,8 +59,10 @@ struct FlashBwdTraits {
   using TileKV = SmemTile<kBlockN, kHeadDim>;  // K and V
   using TileP = SmemTile<kBlockM, kBlockN>;    // P and dS
   static constexpr int kElemBytes = 2;
+  static constexpr int kStatBytes = 4;  // fp32 L and D rows, two buffers each
   static constexpr int kSmemBytes =
-      (4 * TileQ::kElems + 2 * TileKV::kElems + 2 * TileP::kElems) * kElemBytes;
+      (4 * TileQ::kElems + 2 * TileKV::kElems + 2 * TileP::kElems) * kElemBytes +
+      4 * kBlockM * kStatBytes;
   static constexpr int kMaxSmemSm80 = 163 * 1024;  // sm_80's per-block opt-in limit
 
   static_assert(kHeadDim == 64 || kHeadDim == 128, "instantiated for D ∈ {64, 128}");
@@ -66,6 +72,7 @@ struct FlashBwdTraits {
   static_assert(kdKVWarpN % 16 == 0 && kdKVWarpD % 16 == 0, "dK/dV warp tiles: whole m16, paired n8");
   static_assert(kdQWarpM % 16 == 0 && kdQWarpD % 16 == 0, "dQ warp tiles: whole m16, paired n8");
   static_assert(kSmemBytes <= kMaxSmemSm80, "must fit one CTA per SM on sm_80");
+  static_assert(kBlockM <= kNThreads, "one thread per row loads L and D");
 };
 
 template <typename Traits, typename Elem, bool kCausal>
@@ -84,9 +91,13 @@ __global__ void __launch_bounds__(Traits::kNThreads, Traits::kMinBlocksPerSm)
   Elem* sV = sK + TileKV::kElems;             // [kBlockN][D]
   Elem* sP = sV + TileKV::kElems;             // [kBlockM][kBlockN]
   Elem* sdS = sP + TileP::kElems;             // [kBlockM][kBlockN]
+  float* sL = reinterpret_cast<float*>(sdS + TileP::kElems);  // [2][kBlockM]: L of the rows
+  float* sD = sL + 2 * kBlockM;                                // [2][kBlockM]: D of the rows
 
   const int tid = threadIdx.x, lane = tid % kWarpSize, warp = tid / kWarpSize;
-  const int n_block = blockIdx.x, hk = blockIdx.y, b = blockIdx.z;
+  // Grid (B·Hkv, key blocks): dispatch runs x fastest, so every head's key block 0 (the
+  // most query blocks under causal masking) starts first and the short ones fill the tail.
+  const int n_block = blockIdx.y, hk = blockIdx.x % p.Hkv, b = blockIdx.x / p.Hkv;
   const int T = p.T, n0 = n_block * kBlockN;
   // Causal: query blocks wholly before key n0 see none of this block.
   const int m_begin = kCausal ? n0 / kBlockM : 0;
@@ -122,6 +133,12 @@ __global__ void __launch_bounds__(Traits::kNThreads, Traits::kMinBlocksPerSm)
         static_cast<const Elem*>(p.dout.ptr) + b * p.dout.batch_stride + h * p.dout.head_stride +
             static_cast<int64_t>(m0) * p.dout.row_stride,
         p.dout.row_stride, T - m0, tid);
+    if (tid < kBlockM) {  // rows ≥ T read as 0 and are never used (P = 0 there)
+      const int64_t stat = (static_cast<int64_t>(b) * p.H + h) * T + m0;
+      const bool valid = m0 + tid < T;
+      CpAsync4(sL + buf * kBlockM + tid, p.lse + stat + (valid ? tid : 0), valid);
+      CpAsync4(sD + buf * kBlockM + tid, p.dvec + stat + (valid ? tid : 0), valid);
+    }
   };
   if (n_iters > 0) load_q_do(0, 0);
   CpAsyncCommit();
@@ -149,7 +166,7 @@ __global__ void __launch_bounds__(Traits::kNThreads, Traits::kMinBlocksPerSm)
     // through the dP GEMM (the fp32 S and dP together pushed the kernel into spills).
     float acc_s[Tr::kSdPMT][Tr::kSdPNT][4];
     ZeroAcc(acc_s);
-    WarpGemm<Elem, Tr::kSdPMT, Tr::kSdPNT, Tr::kSdPKSteps>(
+    WarpGemm<Elem, Tr::kSdPMT, Tr::kSdPNT, Tr::kSdPKSteps, Tr::kUnrollK>(
         acc_s,
         [&](uint32_t(&a)[4], int mt, int ks) { LoadA<TileQ>(a, sQb, s_row0 + mt * 16, ks * 16, lane); },
         [&](uint32_t(&b4)[4], int np, int ks) { LoadBnk<TileKV>(b4, sK, s_col0 + np * 16, ks * 16, lane); });
@@ -157,8 +174,8 @@ __global__ void __launch_bounds__(Traits::kNThreads, Traits::kMinBlocksPerSm)
     // P = exp2(scale_log2·S − L·log2 e) (exp2 with log2 e folded into the scale), 0 where
     // masked, rounded to Elem: the P of dV = Pᵀ dO and of dS below (as a bf16 kernel
     // that stores P would use it).
-    const float* lse = p.lse + (static_cast<int64_t>(b) * p.H + h) * T;
-    const float* dvec = p.dvec + (static_cast<int64_t>(b) * p.H + h) * T;
+    const float* lse = sL + buf * kBlockM;  // rows m0 .. m0 + kBlockM − 1
+    const float* dvec = sD + buf * kBlockM;
     const bool need_mask = n0 + kBlockN > T || (kCausal && n0 + kBlockN - 1 > m0);
     uint32_t p_pack[Tr::kSdPMT][Tr::kSdPNT][2];
 #pragma unroll
@@ -170,7 +187,7 @@ __global__ void __launch_bounds__(Traits::kNThreads, Traits::kMinBlocksPerSm)
         // key has L = −inf by contract; it too must give P = 0, not exp2(+inf).
         float lse_log2 = INFINITY;
         if (row < T) {
-          const float l = lse[row];
+          const float l = lse[row - m0];
           lse_log2 = l == -INFINITY ? INFINITY : l * kLog2e;
         }
 #pragma unroll
@@ -192,7 +209,7 @@ __global__ void __launch_bounds__(Traits::kNThreads, Traits::kMinBlocksPerSm)
 
     float acc_dp[Tr::kSdPMT][Tr::kSdPNT][4];
     ZeroAcc(acc_dp);
-    WarpGemm<Elem, Tr::kSdPMT, Tr::kSdPNT, Tr::kSdPKSteps>(
+    WarpGemm<Elem, Tr::kSdPMT, Tr::kSdPNT, Tr::kSdPKSteps, Tr::kUnrollK>(
         acc_dp,
         [&](uint32_t(&a)[4], int mt, int ks) { LoadA<TileQ>(a, sdOb, s_row0 + mt * 16, ks * 16, lane); },
         [&](uint32_t(&b4)[4], int np, int ks) { LoadBnk<TileKV>(b4, sV, s_col0 + np * 16, ks * 16, lane); });
@@ -204,7 +221,7 @@ __global__ void __launch_bounds__(Traits::kNThreads, Traits::kMinBlocksPerSm)
 #pragma unroll
       for (int half = 0; half < 2; ++half) {
         const int row = m0 + s_row0 + AccRow(mt, 2 * half, lane);
-        const float d_i = row < T ? dvec[row] : 0.0f;  // D of padding rows is unused (P = 0)
+        const float d_i = row < T ? dvec[row - m0] : 0.0f;  // D of padding rows is unused (P = 0)
 #pragma unroll
         for (int nt = 0; nt < Tr::kSdPNT; ++nt) {
           const float2 pv = UnpackFloat2<Elem>(p_pack[mt][nt][half]);
@@ -216,11 +233,11 @@ __global__ void __launch_bounds__(Traits::kNThreads, Traits::kMinBlocksPerSm)
     __syncthreads();  // P and dS complete for every warp
 
     // dV += Pᵀ dO and dK += dSᵀ Q  ([kBlockN × D], contraction over the query rows).
-    WarpGemm<Elem, Tr::kdKVMT, Tr::kdKVNT, Tr::kdKVKSteps>(
+    WarpGemm<Elem, Tr::kdKVMT, Tr::kdKVNT, Tr::kdKVKSteps, Tr::kUnrollK>(
         acc_dv,
         [&](uint32_t(&a)[4], int mt, int ks) { LoadATrans<TileP>(a, sP, kv_row0 + mt * 16, ks * 16, lane); },
         [&](uint32_t(&b4)[4], int np, int ks) { LoadBkn<TileQ>(b4, sdOb, kv_col0 + np * 16, ks * 16, lane); });
-    WarpGemm<Elem, Tr::kdKVMT, Tr::kdKVNT, Tr::kdKVKSteps>(
+    WarpGemm<Elem, Tr::kdKVMT, Tr::kdKVNT, Tr::kdKVKSteps, Tr::kUnrollK>(
         acc_dk,
         [&](uint32_t(&a)[4], int mt, int ks) { LoadATrans<TileP>(a, sdS, kv_row0 + mt * 16, ks * 16, lane); },
         [&](uint32_t(&b4)[4], int np, int ks) { LoadBkn<TileQ>(b4, sQb, kv_col0 + np * 16, ks * 16, lane); });
@@ -228,7 +245,7 @@ __global__ void __launch_bounds__(Traits::kNThreads, Traits::kMinBlocksPerSm)
     // dQ_acc[rows of this block] += dS K  ([kBlockM × D], contraction over the keys).
     float acc_dq[Tr::kdQMT][Tr::kdQNT][4];
     ZeroAcc(acc_dq);
-    WarpGemm<Elem, Tr::kdQMT, Tr::kdQNT, Tr::kdQKSteps>(
+    WarpGemm<Elem, Tr::kdQMT, Tr::kdQNT, Tr::kdQKSteps, Tr::kUnrollK>(
         acc_dq,
         [&](uint32_t(&a)[4], int mt, int ks) { LoadA<TileP>(a, sdS, q_row0 + mt * 16, ks * 16, lane); },
         [&](uint32_t(&b4)[4], int np, int ks) { LoadBkn<TileKV>(b4, sK, q_col0 + np * 16, ks * 16, lane); });

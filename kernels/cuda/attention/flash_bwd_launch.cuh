@@ -80,7 +80,7 @@ cudaError_t RunFlashBwd(const AttentionBwdParams& p, cudaStream_t stream) {
     constexpr int kSmem = Traits::kSmemBytes;
     err = cudaFuncSetAttribute(main_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
     if (err != cudaSuccess) return err;
-    const dim3 grid((p.T + Traits::kBlockN - 1) / Traits::kBlockN, p.Hkv, p.B);
+    const dim3 grid(p.B * p.Hkv, (p.T + Traits::kBlockN - 1) / Traits::kBlockN);
     main_kernel<<<grid, Traits::kNThreads, kSmem, stream>>>(p);
     err = cudaGetLastError();
     if (err != cudaSuccess) return err;

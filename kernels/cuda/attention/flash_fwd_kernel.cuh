@@ -59,10 +59,10 @@ __global__ void __launch_bounds__(Traits::kNThreads, Traits::kMinBlocksPerSm)
   Elem* sV = sK + TileKV::kElems;
 
   const int tid = threadIdx.x, lane = tid % kWarpSize, warp = tid / kWarpSize;
-  // Last query block first: under causal masking it sees the most keys, and starting
-  // the longest CTAs first shortens the grid's tail.
-  const int m_block = gridDim.x - 1 - blockIdx.x;
-  const int h = blockIdx.y, b = blockIdx.z, hk = h / p.group;
+  // Grid (B·H, query blocks), dispatched x fastest: every head's last query block (the
+  // most keys under causal masking) starts first, and the short CTAs fill the tail.
+  const int m_block = gridDim.y - 1 - blockIdx.y;
+  const int h = blockIdx.x % p.H, b = blockIdx.x / p.H, hk = h / p.group;
   const int T = p.T, m0 = m_block * kBlockM, warp_row0 = warp * Traits::kWarpRows;
   const int key_end = kCausal ? min(T, m0 + kBlockM) : T;  // keys past the last row are masked
   const int n_blocks = (key_end + kBlockN - 1) / kBlockN;
@@ -214,7 +214,7 @@ cudaError_t RunFlashFwd(const AttentionFwdParams& p, cudaStream_t stream) {
           cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
       if (err != cudaSuccess) return err;
     }
-    const dim3 grid((p.T + Traits::kBlockM - 1) / Traits::kBlockM, p.H, p.B);
+    const dim3 grid(p.B * p.H, (p.T + Traits::kBlockM - 1) / Traits::kBlockM);
     kernel<<<grid, Traits::kNThreads, kSmem, stream>>>(p);
     return cudaGetLastError();
   };

@@ -23,8 +23,9 @@ inline absl::Status CheckFlashVariant(const char* op, const AttentionShape& s, D
   if (s.D != 64 && s.D != 128)
     return absl::UnimplementedError(absl::StrCat("flash_cuda: ", op, " is built for head dim 64 and 128, not ",
                                                  s.D, "; use the CPU backend for other head dims"));
-  if (s.T > (int64_t{1} << 30) || s.B > 65535 || s.H > 65535)
-    return absl::InvalidArgumentError(absl::StrCat("flash_cuda: ", op, " supports T ≤ 2^30 and B, H ≤ 65535; got B=",
+  // Grids put the row/key blocks of T in y (≤ 65535 blocks of ≥ 128 rows) and B·H in x.
+  if (s.T > (int64_t{1} << 22) || s.B > 65535 || s.H > 65535)
+    return absl::InvalidArgumentError(absl::StrCat("flash_cuda: ", op, " supports T ≤ 4,194,304 and B, H ≤ 65535; got B=",
                                                    s.B, " T=", s.T, " H=", s.H));
   return absl::OkStatus();
 }

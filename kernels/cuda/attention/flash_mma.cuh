@@ -87,6 +87,14 @@ __device__ __forceinline__ void CpAsync16(void* smem, const void* gmem, bool val
                "l"(gmem), "r"(src_bytes));
 }
 
+// 4 bytes global -> shared (.ca: 4-byte copies may not bypass L1); valid = false
+// writes zeros. For row statistics, whose rows need not be 16-byte aligned.
+__device__ __forceinline__ void CpAsync4(void* smem, const void* gmem, bool valid) {
+  const int src_bytes = valid ? 4 : 0;
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(SmemAddr(smem)), "l"(gmem),
+               "r"(src_bytes));
+}
+
 __device__ __forceinline__ void CpAsyncCommit() { asm volatile("cp.async.commit_group;\n" ::); }
 
 // Waits until at most kPending committed groups are still in flight.

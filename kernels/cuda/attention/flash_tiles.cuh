@@ -122,12 +122,17 @@ __device__ __forceinline__ void LoadBkn(uint32_t (&b)[4], const Elem* smem, int 
 // A·B, with load_a(a, mt, ks) and load_b(b4, np, ks) filling the fragments of m tile
 // mt and of n tiles 2·np, 2·np + 1 at k step ks. B fragments are loaded one pair at
 // a time and used at once: holding a whole k step of B (2·kNT registers) beside
-// 128+ accumulators is what made the 128×128 forward spill.
-template <typename Elem, int kMT, int kNT, int kKSteps, typename LoadAFn, typename LoadBFn>
+// 128+ accumulators is what made the 128×128 forward spill. kUnrollK bounds how many
+// k steps the compiler may have in flight: fully unrolled, it hoists every step's
+// ldmatrix ahead (the backward spilled 92–152 bytes; unrolled by 2, 0–16). Operands
+// indexed by ks in registers (P in the forward) need the full unroll.
+template <typename Elem, int kMT, int kNT, int kKSteps, int kUnrollK = kKSteps, typename LoadAFn,
+          typename LoadBFn>
 __device__ __forceinline__ void WarpGemm(float (&acc)[kMT][kNT][4], LoadAFn load_a,
                                          LoadBFn load_b) {
   static_assert(kNT % 2 == 0, "B fragments come in pairs of n8 tiles");
-#pragma unroll
+  static_assert(kKSteps % kUnrollK == 0, "whole unrolled groups of k steps");
+#pragma unroll kUnrollK
   for (int ks = 0; ks < kKSteps; ++ks) {
     uint32_t a[kMT][4];
 #pragma unroll

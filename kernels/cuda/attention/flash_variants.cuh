@@ -18,16 +18,18 @@ using FwdTraitsD64 = FlashFwdTraits</*kHeadDim=*/64, /*kBlockM=*/128, /*kBlockN=
 // accumulator. 64 KB of shared memory, two CTAs per SM.
 using FwdTraitsD128 = FlashFwdTraits</*kHeadDim=*/128, /*kBlockM=*/128, /*kBlockN=*/64, /*kNWarps=*/4>;
 
-// d = 64 backward: 128 keys per CTA, 128-row query blocks, 8 warps: S/dP on a 2×4 warp
-// grid (64×32 per warp), dK/dV on 4×2 (32×32), dQ on 4×2 (32×32); 160 KB of shared
-// memory, one CTA per SM. FA2's sm_80 choice for d = 64 with 144 KB+ of shared memory
-// (run_mha_bwd_hdim64); not yet re-measured for flashtick.
+// d = 64 backward: 128 keys per CTA, 128-row query blocks, 8 warps: S/dP on a 4×2 warp
+// grid (32×64 per warp: half the rows per thread of 2×4, so fewer registers for the A
+// fragments and the rows' L and D), dK/dV on 4×2 (32×32), dQ on 4×2 (32×32); 162 KB
+// of shared memory, one CTA per SM. FA2's sm_80 choice for d = 64 with 144 KB+ of
+// shared memory (run_mha_bwd_hdim64, AtomLayoutMSdP = 4). The 2×4 S/dP grid measured
+// 0.79× SDPA flash for fwd+bwd on the H200 (bench/results, 2026-11-29).
 using BwdTraitsD64 = FlashBwdTraits</*kHeadDim=*/64, /*kBlockM=*/128, /*kBlockN=*/128, /*kNWarps=*/8,
-                                    /*kWarpsMSdP=*/2, /*kWarpsNdKV=*/4, /*kWarpsMdQ=*/4>;
+                                    /*kWarpsMSdP=*/4, /*kWarpsNdKV=*/4, /*kWarpsMdQ=*/4>;
 
 // d = 128 backward: 128 keys per CTA, 64-row query blocks, 8 warps: S/dP 2×4 (32×32 per
 // warp), dK/dV 4×2 (32×64: 128 accumulator registers for the pair), dQ 2×4 (32×32);
-// 160 KB of shared memory, one CTA per SM. FA2's sm_80 choice (run_mha_bwd_hdim128).
+// 161 KB of shared memory, one CTA per SM. FA2's sm_80 choice (run_mha_bwd_hdim128).
 using BwdTraitsD128 = FlashBwdTraits</*kHeadDim=*/128, /*kBlockM=*/64, /*kBlockN=*/128, /*kNWarps=*/8,
                                      /*kWarpsMSdP=*/2, /*kWarpsNdKV=*/4, /*kWarpsMdQ=*/2>;
 
