@@ -1,18 +1,18 @@
-// Experiments RPCs: UNIMPLEMENTED until the training engine lands (issue 5).
+// Experiments RPC handlers (see experiments_service.h).
 #include "server/experiments/experiments_service.h"
 
+#include <chrono>
+
 #include "absl/status/status.h"
-#include "absl/strings/str_cat.h"
+#include "server/experiments/watch_reactor.h"
 #include "server/status_convert.h"
 
 namespace flashtick {
 namespace {
 
-absl::Status NotYet(const char* method) {
-  return absl::UnimplementedError(absl::StrCat(
-      "flashtick.v1.Experiments/", method,
-      " lands with the training engine (issue 5: walk-forward N-sweeps); this flashtickd "
-      "build serves inference only"));
+double Now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
 }
 
 // A server-streaming reactor that ends at once with a status.
@@ -24,52 +24,98 @@ class FinishedWriter final : public grpc::ServerWriteReactor<v1::ExperimentProgr
 
 }  // namespace
 
-ExperimentsService::ExperimentsService(Metrics* metrics) : metrics_(metrics) {}
+ExperimentsService::ExperimentsService(ExperimentsCore* core, Metrics* metrics)
+    : core_(core), metrics_(metrics) {}
 
-grpc::ServerUnaryReactor* ExperimentsService::Unimplemented(grpc::CallbackServerContext* context,
-                                                            const char* method) {
-  const absl::Status status = NotYet(method);
-  metrics_->RecordRequest("", method, StatusCodeName(status), 0.0);
+absl::Status ExperimentsService::Enabled() const {
+  if (core_ != nullptr) return absl::OkStatus();
+  return absl::FailedPreconditionError(
+      "this flashtickd has no experiment store: start it with --experiment-dir DIR to run "
+      "N-sweeps (state, checkpoints and reports live there)");
+}
+
+grpc::ServerUnaryReactor* ExperimentsService::Done(grpc::CallbackServerContext* context,
+                                                   const char* method, const absl::Status& status,
+                                                   double start_seconds) {
+  metrics_->RecordRequest("", method, StatusCodeName(status), Now() - start_seconds);
   auto* reactor = context->DefaultReactor();
   reactor->Finish(ToGrpcStatus(status));
   return reactor;
 }
 
 grpc::ServerUnaryReactor* ExperimentsService::SubmitSweep(grpc::CallbackServerContext* context,
-                                                          const v1::SubmitSweepRequest*,
-                                                          v1::SubmitSweepResponse*) {
-  return Unimplemented(context, "SubmitSweep");
+                                                          const v1::SubmitSweepRequest* request,
+                                                          v1::SubmitSweepResponse* response) {
+  const double start = Now();
+  absl::Status status = Enabled();
+  if (status.ok()) {
+    auto experiment = core_->Submit(*request);
+    status = experiment.status();
+    if (experiment.ok()) *response->mutable_experiment() = *std::move(experiment);
+  }
+  return Done(context, "SubmitSweep", status, start);
 }
 
 grpc::ServerUnaryReactor* ExperimentsService::GetExperiment(grpc::CallbackServerContext* context,
-                                                            const v1::GetExperimentRequest*,
-                                                            v1::Experiment*) {
-  return Unimplemented(context, "GetExperiment");
+                                                            const v1::GetExperimentRequest* request,
+                                                            v1::Experiment* response) {
+  const double start = Now();
+  absl::Status status = Enabled();
+  if (status.ok()) {
+    auto experiment = core_->Get(request->id());
+    status = experiment.status();
+    if (experiment.ok()) *response = *std::move(experiment);
+  }
+  return Done(context, "GetExperiment", status, start);
 }
 
 grpc::ServerUnaryReactor* ExperimentsService::ListExperiments(
-    grpc::CallbackServerContext* context, const v1::ListExperimentsRequest*,
-    v1::ListExperimentsResponse*) {
-  return Unimplemented(context, "ListExperiments");
+    grpc::CallbackServerContext* context, const v1::ListExperimentsRequest* request,
+    v1::ListExperimentsResponse* response) {
+  const double start = Now();
+  absl::Status status = Enabled();
+  if (status.ok()) {
+    auto list = core_->List(*request);
+    status = list.status();
+    if (list.ok()) *response = *std::move(list);
+  }
+  return Done(context, "ListExperiments", status, start);
 }
 
 grpc::ServerUnaryReactor* ExperimentsService::CancelExperiment(
-    grpc::CallbackServerContext* context, const v1::CancelExperimentRequest*,
-    v1::CancelExperimentResponse*) {
-  return Unimplemented(context, "CancelExperiment");
+    grpc::CallbackServerContext* context, const v1::CancelExperimentRequest* request,
+    v1::CancelExperimentResponse* response) {
+  const double start = Now();
+  absl::Status status = Enabled();
+  if (status.ok()) {
+    auto experiment = core_->Cancel(request->id());
+    status = experiment.status();
+    if (experiment.ok()) *response->mutable_experiment() = *std::move(experiment);
+  }
+  return Done(context, "CancelExperiment", status, start);
 }
 
 grpc::ServerWriteReactor<v1::ExperimentProgress>* ExperimentsService::WatchExperiment(
-    grpc::CallbackServerContext*, const v1::WatchExperimentRequest*) {
-  const absl::Status status = NotYet("WatchExperiment");
-  metrics_->RecordRequest("", "WatchExperiment", StatusCodeName(status), 0.0);
-  return new FinishedWriter(ToGrpcStatus(status));
+    grpc::CallbackServerContext*, const v1::WatchExperimentRequest* request) {
+  const absl::Status status = Enabled();
+  if (!status.ok()) {
+    metrics_->RecordRequest("", "WatchExperiment", StatusCodeName(status), 0.0);
+    return new FinishedWriter(ToGrpcStatus(status));
+  }
+  return new WatchReactor(core_, metrics_, request->id());
 }
 
 grpc::ServerUnaryReactor* ExperimentsService::GetReport(grpc::CallbackServerContext* context,
-                                                        const v1::GetReportRequest*,
-                                                        v1::GetReportResponse*) {
-  return Unimplemented(context, "GetReport");
+                                                        const v1::GetReportRequest* request,
+                                                        v1::GetReportResponse* response) {
+  const double start = Now();
+  absl::Status status = Enabled();
+  if (status.ok()) {
+    auto report = core_->Report(*request);
+    status = report.status();
+    if (report.ok()) *response = *std::move(report);
+  }
+  return Done(context, "GetReport", status, start);
 }
 
 }  // namespace flashtick

@@ -1,21 +1,25 @@
-// ExperimentsService: flashtick.v1.Experiments (SubmitSweep, GetExperiment,
-// ListExperiments, CancelExperiment, WatchExperiment, GetReport). The training
-// engine, experiment store and sweep runner land with issue 5; until then every
-// RPC answers UNIMPLEMENTED with a message saying so, and is counted in
-// flashtick_requests_total like any other RPC. The wire contract is final
-// (proto/flashtick/v1/experiments.proto) so clients can be written against it.
+// ExperimentsService: flashtick.v1.Experiments on the callback API. Each unary
+// handler is parse → ExperimentsCore (absl::StatusOr) → ToGrpcStatus → Finish,
+// counted in flashtick_requests_total; WatchExperiment is a WatchReactor stream.
+// Store work is a few small SQLite statements, so it runs on gRPC's callback
+// thread; sweeps run on the ExperimentRunner's workers, never in a handler.
+// Without an experiment store (flashtickd started without --experiment-dir) every
+// RPC answers FAILED_PRECONDITION saying how to enable it.
 #pragma once
 
 #include <grpcpp/grpcpp.h>
 
+#include "absl/status/status.h"
 #include "flashtick/v1/experiments.grpc.pb.h"
+#include "server/experiments/experiments_core.h"
 #include "server/metrics/metrics.h"
 
 namespace flashtick {
 
 class ExperimentsService final : public flashtick::v1::Experiments::CallbackService {
  public:
-  explicit ExperimentsService(Metrics* metrics);  // not owned
+  // core may be null: experiments disabled.
+  ExperimentsService(ExperimentsCore* core, Metrics* metrics);
 
   grpc::ServerUnaryReactor* SubmitSweep(grpc::CallbackServerContext* context,
                                         const v1::SubmitSweepRequest* request,
@@ -36,8 +40,12 @@ class ExperimentsService final : public flashtick::v1::Experiments::CallbackServ
                                       v1::GetReportResponse* response) override;
 
  private:
-  grpc::ServerUnaryReactor* Unimplemented(grpc::CallbackServerContext* context, const char* method);
+  // Finishes a unary call with `status`, recording it under `method`.
+  grpc::ServerUnaryReactor* Done(grpc::CallbackServerContext* context, const char* method,
+                                 const absl::Status& status, double start_seconds);
+  absl::Status Enabled() const;
 
+  ExperimentsCore* core_;
   Metrics* metrics_;
 };
 

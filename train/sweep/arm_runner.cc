@@ -130,6 +130,7 @@ void Arm::Report(const char* phase, int fold, double step_seconds) {
   p.total_steps = r_.total_steps;
   p.loss = r_.loss;
   p.step_seconds = step_seconds;
+  p.tokens_per_second = r_.tokens_per_second();
   p.peak_memory_bytes = r_.peak_memory_bytes;
   hooks_.on_progress(p);
 }

@@ -40,7 +40,7 @@ struct ArmProgress {
   int fold = 0, folds = 0;
   double epoch = 0;   // tokens so far / training samples of the last fold
   int64_t step = 0, total_steps = 0;
-  double loss = 0, step_seconds = 0;
+  double loss = 0, step_seconds = 0, tokens_per_second = 0;
   int64_t peak_memory_bytes = 0;
 };
 

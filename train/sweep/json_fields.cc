@@ -67,7 +67,9 @@ std::string JsonFields::Name(const char* key) const {
 }
 
 void JsonFields::Error(const char* key, const std::string& problem) {
-  errors_->Add(absl::StrCat(Name(key), " ", problem));
+  // "[i] ..." names an element: "contexts[1] must be ...".
+  const char* sep = !problem.empty() && problem[0] == '[' ? "" : " ";
+  errors_->Add(absl::StrCat(Name(key), sep, problem));
 }
 
 std::string JsonFields::Show(const nlohmann::json& value) {

@@ -19,8 +19,9 @@ using nlohmann::json;
 constexpr int64_t kMaxContext = int64_t{1} << 20;
 constexpr int64_t kMaxTotalSteps = int64_t{1} << 31;  // ticks held in memory (×6 floats)
 constexpr int kMotifSteps = 4;                        // planted_cue.h: [A,0,A,0]
-const std::vector<std::string> kGenerators = {"planted_cue", "planted_cue_null",
-                                              "regime_switching", "long_memory", "hawkes"};
+const std::vector<std::string> kGenerators = {
+    "planted_cue", "planted_cue_null", "planted_cue_tagged", "planted_cue_tagged_null",
+    "regime_switching", "long_memory", "hawkes"};
 
 BestBy ParseBestBy(const std::string& s) {
   if (s == "accuracy") return BestBy::kAccuracy;
@@ -42,6 +43,7 @@ void ReadSynthetic(JsonFields f, SyntheticDataConfig* s) {
   f.Double("motif_amplitude", 0, 1e9, &s->motif_amplitude, true);
   f.Double("flow_noise", 0, 1e9, &s->flow_noise);
   f.Bool("cross_day", &s->cross_day);
+  f.Double("tag_ratio", 0, 1e6, &s->tag_ratio, true);
   f.Double("flip_prob", 0, 1, &s->flip_prob, true);
   f.Double("mu_over_sigma", 0, 100, &s->mu_over_sigma);
   f.Double("hurst", 0, 1, &s->hurst, true);
@@ -122,6 +124,11 @@ void CrossCheck(const SweepConfig& c, JsonErrors* e) {
   const absl::Status model = c.ModelFor().Validate();
   if (!model.ok()) e->Add(absl::StrCat("model: ", model.message()));
   for (int64_t n : c.contexts) {
+    if (c.optimizer.tokens_per_step % n != 0) {
+      e->Add(absl::StrCat("optimizer.tokens_per_step ", c.optimizer.tokens_per_step,
+                          " is not a multiple of N=", n,
+                          ": every arm must take the same tokens per step (B·N)"));
+    }
     if (c.training.eval_stride > n) {
       e->Add(absl::StrCat("training.eval_stride ", c.training.eval_stride,
                           " exceeds the context N=", n, "; use at most the smallest N"));
@@ -336,6 +343,7 @@ std::string SweepConfigToJson(const SweepConfig& c, int indent) {
     j["motif_amplitude"] = s.motif_amplitude;
     j["flow_noise"] = s.flow_noise;
     j["cross_day"] = s.cross_day;
+    j["tag_ratio"] = s.tag_ratio;
     j["flip_prob"] = s.flip_prob;
     j["mu_over_sigma"] = s.mu_over_sigma;
     j["hurst"] = s.hurst;

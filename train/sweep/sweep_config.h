@@ -25,7 +25,8 @@
 namespace flashtick {
 
 struct SyntheticDataConfig {
-  // planted_cue | planted_cue_null | regime_switching | long_memory | hawkes
+  // planted_cue | planted_cue_null | planted_cue_tagged | planted_cue_tagged_null |
+  // regime_switching | long_memory | hawkes
   std::string generator = "planted_cue";
   uint64_t seed = 1;
   int days = 24;
@@ -39,6 +40,9 @@ struct SyntheticDataConfig {
   double motif_amplitude = 50.0;
   double flow_noise = 2.0;
   bool cross_day = false;
+  // planted_cue_tagged(_null) (train/sweep/tagged_cue.h): family f's motif amplitude
+  // is motif_amplitude·tag_ratio^f
+  double tag_ratio = 0.1;
   // regime_switching (train/synthetic/regime.h); sigma_bps is its σ as well
   double flip_prob = 1.0 / 4000.0;
   double mu_over_sigma = 0.02;
@@ -47,7 +51,11 @@ struct SyntheticDataConfig {
   // hawkes (train/synthetic/hawkes.h)
   double hawkes_mu = 0.5, hawkes_alpha = 0.6, hawkes_beta = 1.0, impact_bps = 0.2;
 
-  bool planted() const { return generator == "planted_cue" || generator == "planted_cue_null"; }
+  bool planted() const { return generator.rfind("planted_cue", 0) == 0; }
+  bool tagged() const { return generator.rfind("planted_cue_tagged", 0) == 0; }
+  bool null_twin() const {
+    return generator == "planted_cue_null" || generator == "planted_cue_tagged_null";
+  }
 };
 
 struct CsvDataConfig {
@@ -79,8 +87,8 @@ struct SweepOptimizerConfig {
   double grad_clip_norm = 1.0;  // 0: no clipping
   int64_t hessian_interval = 10;
   // Tokens (sequences × N) per optimizer step, the same in every arm, so every arm
-  // takes the same number of steps over the same samples: B = max(1, tokens / N).
-  int64_t tokens_per_step = 8192;
+  // takes the same number of steps over the same samples: B = tokens / N.
+  int64_t tokens_per_step = 32768;  // a multiple of every N
   int64_t micro_batch = 0;  // sequences per micro-batch (0: the whole batch)
 };
 

@@ -1,0 +1,279 @@
+// ExperimentRunner (see experiment_runner.h).
+#include "server/experiments/experiment_runner.h"
+
+#include <chrono>
+#include <cmath>
+#include <map>
+
+#include <nlohmann/json.hpp>
+
+#include "absl/strings/str_cat.h"
+#include "server/experiments/experiment_proto.h"
+#include "server/logging.h"
+#include "train/sweep/arm_result.h"
+
+namespace flashtick {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string VerdictJson(const SweepOutcome& o) {
+  nlohmann::json v = {{"passed", false}, {"summary", o.verdict_error}};
+  if (o.verdict.has_value()) {
+    const GateVerdict& g = *o.verdict;
+    const int winner = g.best_arm >= 0 ? g.best_arm : g.longest_arm;
+    v = {{"passed", g.passed},
+         {"summary", g.Summary()},
+         {"winner_context", g.passed ? o.config.contexts[winner] : int64_t{0}},
+         {"best_context", g.best_arm >= 0 ? o.config.contexts[g.best_arm] : int64_t{0}},
+         {"dsr", std::isfinite(g.dsr.dsr) ? g.dsr.dsr : 0.0},
+         {"pbo", g.pbo.pbo}};
+  }
+  return v.dump();
+}
+
+ArmRecord ArmFromResult(const std::string& id, int index, const ArmResult& a) {
+  ArmRecord r;
+  r.experiment_id = id;
+  r.arm_index = index;
+  r.arm_id = a.arm_id;
+  r.context = a.context;
+  r.seed = a.seed;
+  r.state = ArmStateName(a.state);
+  r.fold = std::max(0, a.evaluated_folds - 1);
+  r.folds = a.folds;
+  r.epoch = a.epochs();
+  r.step = a.step;
+  r.total_steps = a.total_steps;
+  r.loss = a.loss;
+  r.tokens_per_second = a.tokens_per_second();
+  r.peak_memory_bytes = a.peak_memory_bytes;
+  r.kernel_path = a.kernel_path;
+  r.result_json = ArmResultToJson(a).dump();
+  return r;
+}
+
+}  // namespace
+
+ExperimentRunner::ExperimentRunner(ExperimentStore* store, ProgressHub* hub, Metrics* metrics,
+                                   RunnerOptions options)
+    : store_(store), hub_(hub), metrics_(metrics), options_(std::move(options)) {}
+
+ExperimentRunner::~ExperimentRunner() { Shutdown(); }
+
+absl::Status ExperimentRunner::Start() {
+  auto unfinished = store_->Unfinished();
+  if (!unfinished.ok()) return unfinished.status();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const ExperimentRecord& r : *unfinished) queue_.push_back(r.id);
+  }
+  for (const ExperimentRecord& r : *unfinished) {
+    LogInfo(absl::StrCat("experiment ", r.id, " (", ExpStateName(r.state),
+                         ") queued again after restart"));
+  }
+  for (int i = 0; i < options_.workers; ++i) workers_.emplace_back([this] { WorkerLoop(); });
+  UpdateStateGauge();
+  return absl::OkStatus();
+}
+
+void ExperimentRunner::Enqueue(const std::string& id) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    queue_.push_back(id);
+  }
+  cv_.notify_one();
+  UpdateStateGauge();
+}
+
+absl::Status ExperimentRunner::Cancel(const std::string& id) {
+  auto record = store_->Get(id);
+  if (!record.ok()) return record.status();
+  if (IsTerminal(record->state)) return absl::OkStatus();
+  if (absl::Status s = store_->RequestCancel(id); !s.ok()) return s;
+  bool was_queued = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = running_.find(id);
+    if (it != running_.end()) {
+      it->second->user_cancel = true;
+      it->second->cancel = true;
+    } else {
+      for (auto q = queue_.begin(); q != queue_.end(); ++q) {
+        if (*q == id) {
+          queue_.erase(q);
+          was_queued = true;
+          break;
+        }
+      }
+    }
+  }
+  if (was_queued) {
+    if (absl::Status s = store_->SetState(id, ExpState::kCancelled, "cancelled while queued");
+        !s.ok()) {
+      return s;
+    }
+    auto r = store_->Get(id);
+    if (r.ok()) PublishState(*r, "cancelled while queued");
+    UpdateStateGauge();
+  }
+  return absl::OkStatus();
+}
+
+void ExperimentRunner::Shutdown() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_ && workers_.empty()) return;
+    stopping_ = true;
+    for (auto& [id, run] : running_) run->cancel = true;  // stays RUNNING: resumes on restart
+  }
+  cv_.notify_all();
+  for (std::thread& t : workers_) t.join();
+  workers_.clear();
+}
+
+void ExperimentRunner::UpdateStateGauge() {
+  auto counts = store_->CountByState();
+  if (!counts.ok()) return;
+  for (const auto& [state, n] : *counts) metrics_->SetExperiments(ExpStateName(state), n);
+}
+
+void ExperimentRunner::PublishState(const ExperimentRecord& r, const std::string& message) {
+  hub_->Publish(StateEvent(r, message));
+}
+
+void ExperimentRunner::WorkerLoop() {
+  for (;;) {
+    std::string id;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+      if (stopping_) return;
+      id = queue_.front();
+      queue_.pop_front();
+    }
+    RunOne(id);
+  }
+}
+
+void ExperimentRunner::RunOne(const std::string& id) {
+  auto record = store_->Get(id);
+  if (!record.ok() || IsTerminal(record->state)) return;
+  auto run = std::make_shared<Running>();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_) return;
+    running_[id] = run;
+    if (record->cancel_requested) run->user_cancel = run->cancel = true;
+  }
+  const bool resumed = record->state == ExpState::kRunning;
+  const std::string started = resumed ? "resumed after a restart" : "started";
+  (void)store_->SetState(id, ExpState::kRunning, started);
+  record->state = ExpState::kRunning;
+  PublishState(*record, started);
+  UpdateStateGauge();
+  LogInfo(absl::StrCat("experiment ", id, " ", started));
+
+  absl::StatusOr<SweepOutcome> outcome = absl::InternalError("not run");
+  auto config = ParseSweepConfig(record->config_json);
+  if (!config.ok()) {
+    outcome = config.status();
+  } else {
+    const int arms = static_cast<int>(config->contexts.size() * config->seeds.size());
+    SweepEngineOptions eo;
+    eo.dir = record->dir;
+    eo.device = options_.device;
+    eo.cpu_threads = options_.cpu_threads;
+    eo.python = options_.python;
+    eo.plot_script = options_.plot_script;
+    std::map<std::string, Clock::time_point> stored, published;
+    std::map<std::string, std::string> running_arm;  // arm_id → last phase
+    SweepHooks hooks;
+    hooks.cancel = &run->cancel;
+    hooks.on_progress = [&](const SweepEvent& e) {
+      const ArmProgress& a = e.arm;
+      if (a.phase == "train") {
+        metrics_->RecordTrainStep(id, a.arm_id, a.loss, a.step_seconds, a.peak_memory_bytes);
+      }
+      const bool edge = running_arm[a.arm_id] != a.phase || a.step == a.total_steps;
+      if (running_arm[a.arm_id].empty()) metrics_->SetArmRunning(id, a.arm_id, true);
+      running_arm[a.arm_id] = a.phase;
+      const auto now = Clock::now();
+      auto due = [&](std::map<std::string, Clock::time_point>& last, double every) {
+        auto it = last.find(a.arm_id);
+        if (!edge && it != last.end() &&
+            std::chrono::duration<double>(now - it->second).count() < every) {
+          return false;
+        }
+        last[a.arm_id] = now;
+        return true;
+      };
+      if (due(published, options_.publish_every_seconds)) {
+        hub_->Publish(ProgressFromEvent(id, e, arms));
+      }
+      if (due(stored, options_.store_every_seconds)) {
+        ArmRecord r;
+        r.experiment_id = id;
+        r.arm_index = a.arm_index;
+        r.arm_id = a.arm_id;
+        r.context = a.context;
+        r.seed = a.seed;
+        r.state = a.phase == "done" ? "done" : "running";
+        r.fold = a.fold;
+        r.folds = a.folds;
+        r.epoch = a.epoch;
+        r.step = a.step;
+        r.total_steps = a.total_steps;
+        r.loss = a.loss;
+        r.tokens_per_second = a.tokens_per_second;
+        r.peak_memory_bytes = a.peak_memory_bytes;
+        (void)store_->UpsertArm(r);
+      }
+    };
+    int index = 0;
+    std::map<std::string, int> indexes;
+    for (int64_t n : config->contexts) {
+      for (uint64_t seed : config->seeds) {
+        indexes[ArmId(n, seed, config->seeds.size() > 1)] = index++;
+      }
+    }
+    hooks.on_arm = [&](const ArmResult& a) {
+      metrics_->SetArmRunning(id, a.arm_id, false);
+      (void)store_->UpsertArm(ArmFromResult(id, indexes[a.arm_id], a));
+    };
+    outcome = SweepEngine::Run(*config, eo, hooks);
+    for (const auto& [arm, phase] : running_arm) metrics_->SetArmRunning(id, arm, false);
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    running_.erase(id);
+  }
+  std::string message;
+  if (!outcome.ok()) {
+    message = absl::StrCat("failed: ", outcome.status().ToString());
+    (void)store_->SetState(id, ExpState::kFailed, message, outcome.status().ToString());
+  } else if (outcome->cancelled && !run->user_cancel) {
+    message = "interrupted by shutdown; resumes from its checkpoints on restart";
+    (void)store_->SetState(id, ExpState::kRunning, message);
+  } else if (outcome->cancelled) {
+    int done = 0;
+    for (const ArmResult& a : outcome->arms) done += a.state == ArmState::kDone;
+    message = absl::StrCat("cancelled; ", done, " of ", outcome->arms.size(),
+                           " arms had finished and are kept");
+    (void)store_->SetState(id, ExpState::kCancelled, message);
+  } else {
+    message = outcome->verdict.has_value() ? outcome->verdict->Summary() : outcome->verdict_error;
+    (void)store_->SetState(id, ExpState::kSucceeded, message, "", VerdictJson(*outcome));
+  }
+  if (outcome.ok()) {
+    for (size_t i = 0; i < outcome->arms.size(); ++i) {
+      (void)store_->UpsertArm(ArmFromResult(id, static_cast<int>(i), outcome->arms[i]));
+    }
+  }
+  LogInfo(absl::StrCat("experiment ", id, ": ", message));
+  auto final_record = store_->Get(id);
+  if (final_record.ok()) PublishState(*final_record, message);
+  UpdateStateGauge();
+}
+
+}  // namespace flashtick

@@ -1,0 +1,156 @@
+// ExperimentsCore (see experiments_core.h).
+#include "server/experiments/experiments_core.h"
+
+#include <filesystem>
+
+#include "absl/status/status.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
+#include "model/file_io.h"
+#include "server/experiments/experiment_proto.h"
+#include "train/sweep/sweep_config.h"
+#include "train/sweep/sweep_presets.h"
+
+namespace flashtick {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr int kDefaultPageSize = 50;
+constexpr int kMaxPageSize = 500;
+constexpr size_t kMaxRequestKey = 200;
+constexpr size_t kMaxIdLength = 64;
+
+absl::Status CheckId(const std::string& id) {
+  if (id.empty()) return absl::InvalidArgumentError("experiment id is empty");
+  if (id.size() > kMaxIdLength) return absl::InvalidArgumentError("experiment id is too long");
+  return absl::OkStatus();
+}
+
+std::string ContentType(const std::string& name) {
+  if (absl::EndsWith(name, ".png")) return "image/png";
+  if (absl::EndsWith(name, ".md")) return "text/markdown";
+  if (absl::EndsWith(name, ".json")) return "application/json";
+  return "application/octet-stream";
+}
+
+}  // namespace
+
+absl::StatusOr<v1::Experiment> ExperimentsCore::Submit(const v1::SubmitSweepRequest& request) {
+  const int given = (request.has_config() ? 1 : 0) + (request.config_json().empty() ? 0 : 1) +
+                    (request.preset().empty() ? 0 : 1);
+  if (given != 1) {
+    return absl::InvalidArgumentError(
+        "SubmitSweep needs exactly one of config, config_json and preset (e.g. preset \"demo\")");
+  }
+  if (request.request_key().size() > kMaxRequestKey) {
+    return absl::InvalidArgumentError("request_key is longer than 200 characters");
+  }
+  std::string json;
+  if (!request.preset().empty()) {
+    auto preset = SweepPresetJson(request.preset());
+    if (!preset.ok()) return absl::InvalidArgumentError(std::string(preset.status().message()));
+    json = *std::move(preset);
+  } else if (!request.config_json().empty()) {
+    json = request.config_json();
+  } else {
+    ASSIGN_OR_RETURN(json, ProtoConfigToJson(request.config()));
+  }
+  // The same parser validates every route in; what is stored is its full output.
+  auto config = ParseSweepConfig(json);
+  if (!config.ok()) {
+    return absl::InvalidArgumentError(std::string(config.status().message()));
+  }
+  bool created = false;
+  ASSIGN_OR_RETURN(ExperimentRecord record,
+                   store_->Create(config->name, SweepConfigToJson(*config), request.request_key(),
+                                  &created));
+  if (created) runner_->Enqueue(record.id);
+  return Get(record.id);
+}
+
+absl::StatusOr<v1::Experiment> ExperimentsCore::Get(const std::string& id) {
+  RETURN_IF_ERROR(CheckId(id));
+  ASSIGN_OR_RETURN(ExperimentRecord record, store_->Get(id));
+  ASSIGN_OR_RETURN(std::vector<ArmRecord> arms, store_->Arms(id));
+  return ToProto(record, arms);
+}
+
+absl::StatusOr<v1::ListExperimentsResponse> ExperimentsCore::List(
+    const v1::ListExperimentsRequest& request) {
+  if (request.page_size() < 0 || request.page_size() > kMaxPageSize) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("page_size must be between 0 (default ", kDefaultPageSize, ") and ",
+                     kMaxPageSize));
+  }
+  int64_t before = 0;
+  if (!request.page_token().empty() && !absl::SimpleAtoi(request.page_token(), &before)) {
+    return absl::InvalidArgumentError("page_token is not one this server returned");
+  }
+  const int limit = request.page_size() > 0 ? request.page_size() : kDefaultPageSize;
+  ASSIGN_OR_RETURN(std::vector<ExperimentRecord> records,
+                   store_->List(static_cast<int>(request.state_filter()), before, limit + 1));
+  v1::ListExperimentsResponse out;
+  for (size_t i = 0; i < records.size() && static_cast<int>(i) < limit; ++i) {
+    ASSIGN_OR_RETURN(std::vector<ArmRecord> arms, store_->Arms(records[i].id));
+    *out.add_experiments() = ToProto(records[i], arms);
+  }
+  if (static_cast<int>(records.size()) > limit) {
+    out.set_next_page_token(absl::StrCat(records[limit - 1].seq));
+  }
+  return out;
+}
+
+absl::StatusOr<v1::Experiment> ExperimentsCore::Cancel(const std::string& id) {
+  RETURN_IF_ERROR(CheckId(id));
+  RETURN_IF_ERROR(runner_->Cancel(id));
+  return Get(id);
+}
+
+absl::StatusOr<v1::GetReportResponse> ExperimentsCore::Report(const v1::GetReportRequest& request) {
+  RETURN_IF_ERROR(CheckId(request.id()));
+  ASSIGN_OR_RETURN(v1::Experiment experiment, Get(request.id()));
+  const bool markdown = request.format() == v1::REPORT_FORMAT_MARKDOWN;
+  const std::string dir = experiment.directory();
+  const std::string path = dir + (markdown ? "/report.md" : "/report.json");
+  std::error_code ec;
+  if (!fs::exists(path, ec)) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "experiment ", request.id(), " is ",
+        v1::ExperimentState_Name(experiment.state()),
+        " and has no report yet; the report is written when the sweep ends (watch it with "
+        "`flashtick sweep watch ", request.id(), "`)"));
+  }
+  v1::GetReportResponse out;
+  out.set_id(request.id());
+  out.set_format(markdown ? v1::REPORT_FORMAT_MARKDOWN : v1::REPORT_FORMAT_JSON);
+  ASSIGN_OR_RETURN(std::string content, ReadFileToString(path));
+  out.set_content(std::move(content));
+  *out.mutable_verdict() = experiment.verdict();
+  if (request.include_files()) {
+    for (const auto& entry : fs::directory_iterator(dir, ec)) {
+      const std::string name = entry.path().filename().string();
+      const bool wanted = absl::EndsWith(name, ".png") || name == "report.md" ||
+                          name == "report.json" || name == "config.json";
+      if (!entry.is_regular_file() || !wanted) continue;
+      ASSIGN_OR_RETURN(std::string bytes, ReadFileToString(entry.path().string()));
+      v1::ReportFile* f = out.add_files();
+      f->set_name(name);
+      f->set_content_type(ContentType(name));
+      f->set_content(std::move(bytes));
+    }
+  }
+  return out;
+}
+
+absl::StatusOr<v1::ExperimentProgress> ExperimentsCore::Snapshot(const std::string& id) {
+  RETURN_IF_ERROR(CheckId(id));
+  ASSIGN_OR_RETURN(ExperimentRecord record, store_->Get(id));
+  auto last = hub_->Last(id);
+  if (last.has_value() && !IsTerminal(record.state)) return *last;
+  return StateEvent(record, absl::StrCat("experiment ", id, " is ", ExpStateName(record.state)));
+}
+
+}  // namespace flashtick

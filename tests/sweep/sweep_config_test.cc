@@ -1,0 +1,154 @@
+// Sweep configuration: every preset parses; defaults are RESEARCH.md's (N ∈ {512,
+// 4,096, 32,768}, DSR ≥ 0.95, PBO ≤ 0.10); ParseSweepConfig(ToJson(c)) == c; and
+// every bad field is INVALID_ARGUMENT naming the field and the accepted values
+// (a table of one bad field per case, plus several at once: all are listed).
+#include <gtest/gtest.h>
+
+#include "train/sweep/sweep_config.h"
+#include "train/sweep/sweep_presets.h"
+
+namespace flashtick {
+namespace {
+
+TEST(SweepConfig, DefaultsAreTheProtocols) {
+  auto c = ParseSweepConfig("{}");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->contexts, (std::vector<int64_t>{512, 4096, 32768}));
+  EXPECT_DOUBLE_EQ(c->gates.min_dsr, 0.95);
+  EXPECT_DOUBLE_EQ(c->gates.max_pbo, 0.10);
+  EXPECT_EQ(c->gates.pbo_blocks, 16);
+  EXPECT_FALSE(c->data.csv);
+  EXPECT_EQ(c->data.synthetic.generator, "planted_cue");
+  EXPECT_EQ(c->data.synthetic.lags, (std::vector<int64_t>{300, 3000, 15000}));
+  // Same architecture and optimizer in every arm; tokens per step shared.
+  EXPECT_EQ(c->ModelFor().max_context, 32768);
+  EXPECT_EQ(c->BatchFor(512) * 512, c->optimizer.tokens_per_step);
+  EXPECT_EQ(c->BatchFor(32768), 1);
+  EXPECT_EQ(c->EvalStrideFor(4096), 512);
+}
+
+TEST(SweepConfig, PresetsParseAndRoundTrip) {
+  for (const std::string& name : SweepPresetNames()) {
+    auto text = SweepPresetJson(name);
+    ASSERT_TRUE(text.ok()) << name;
+    auto c = ParseSweepConfig(*text);
+    ASSERT_TRUE(c.ok()) << name << ": " << c.status();
+    const std::string again = SweepConfigToJson(*c);
+    auto d = ParseSweepConfig(again);
+    ASSERT_TRUE(d.ok()) << d.status();
+    EXPECT_EQ(SweepConfigToJson(*d), again) << name;
+  }
+  EXPECT_EQ(SweepPresetJson("nope").status().code(), absl::StatusCode::kNotFound);
+  auto demo = ParseSweepConfig(*SweepPresetJson("demo"));
+  EXPECT_EQ(demo->contexts, (std::vector<int64_t>{16, 128, 512}));
+  auto null_demo = ParseSweepConfig(*SweepPresetJson("demo_null"));
+  EXPECT_EQ(null_demo->data.synthetic.generator, "planted_cue_null");
+}
+
+TEST(SweepConfig, ContextsAreSortedShortestFirst) {
+  auto c = ParseSweepConfig(R"({"contexts": [4096, 512, 32768]})");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->contexts, (std::vector<int64_t>{512, 4096, 32768}));
+}
+
+TEST(SweepConfig, CsvSource) {
+  auto c = ParseSweepConfig(R"({"contexts": [8, 64], "labels": {"horizon": 4},
+    "data": {"csv": {"paths": ["a.csv"], "format": "bars", "instrument": "USDCHF",
+    "session": {"open_second": 0, "step_seconds": 1800, "steps": 48,
+                "clock_shift_seconds": 7200, "min_rows_in_session": 24}}}})");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_TRUE(c->data.csv);
+  EXPECT_EQ(c->data.csv_data.session.step_us, 1800LL * 1000000);
+  EXPECT_EQ(c->data.csv_data.session.steps, 48);
+  auto d = ParseSweepConfig(SweepConfigToJson(*c));
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ(d->data.csv_data.paths, c->data.csv_data.paths);
+}
+
+struct BadCase {
+  const char* json;
+  const char* expect;  // a substring of the message
+};
+
+class BadField : public ::testing::TestWithParam<BadCase> {};
+
+TEST_P(BadField, IsInvalidArgumentNamingTheField) {
+  auto c = ParseSweepConfig(GetParam().json);
+  ASSERT_FALSE(c.ok()) << GetParam().json;
+  EXPECT_EQ(c.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(c.status().message().find(GetParam().expect), std::string::npos)
+      << "message: " << c.status().message();
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Table, BadField,
+    ::testing::Values(
+        BadCase{"not json", "not valid JSON"},
+        BadCase{"[1, 2]", "the configuration must be a JSON object"},
+        BadCase{R"({"contexts": []})", "contexts must be a list of 1 to 16 integers"},
+        BadCase{R"({"contexts": [512, 0]})", "contexts[1] must be an integer in [1, 1048576]"},
+        BadCase{R"({"contexts": [512, 512]})", "contexts must be distinct"},
+        BadCase{R"({"contexts": "512"})", "contexts must be a list"},
+        BadCase{R"({"seeds": [-1]})", "seeds[0] must be a non-negative integer"},
+        BadCase{R"({"seeds": [1, 1]})", "seeds must be distinct"},
+        BadCase{R"({"name": ""})", "name must not be empty"},
+        BadCase{R"({"learning_rate": 0.1})", "unknown field 'learning_rate' in the configuration"},
+        BadCase{R"({"optimizer": {"learning_rat": 0.1}})", "unknown field 'learning_rat' in optimizer"},
+        BadCase{R"({"optimizer": {"name": "sgd"}})", "optimizer.name must be one of adamw, sophia_h"},
+        BadCase{R"({"optimizer": {"learning_rate": "fast"}})",
+                "optimizer.learning_rate must be a number in (0, 10], got \"fast\""},
+        BadCase{R"({"optimizer": {"learning_rate": 0}})", "optimizer.learning_rate must be a number in (0"},
+        BadCase{R"({"optimizer": {"beta1": 1.0}})", "beta2 must be below 1"},
+        BadCase{R"({"optimizer": {"tokens_per_step": 0}})", "optimizer.tokens_per_step must be an integer in [1"},
+        BadCase{R"({"optimizer": {"tokens_per_step": 8192}})",
+                "optimizer.tokens_per_step 8192 is not a multiple of N=32768"},
+        BadCase{R"({"model": {"width": 30, "heads": 4}})", "model: "},
+        BadCase{R"({"model": {"layers": 2.5}})", "model.layers must be an integer"},
+        BadCase{R"({"training": {"eval_stride": 1000}})", "training.eval_stride 1000 exceeds the context N=512"},
+        BadCase{R"({"training": {"max_steps_per_fold": 1, "min_steps_per_fold": 5}})",
+                "training.max_steps_per_fold must be 0"},
+        BadCase{R"({"data": {"synthetic": {"generator": "gbm"}}})",
+                "data.synthetic.generator must be one of planted_cue, planted_cue_null"},
+        BadCase{R"({"data": {"synthetic": {}, "csv": {"paths": ["x"]}}})", "are exclusive"},
+        BadCase{R"({"data": {"csv": {}}})", "data.csv.paths is required"},
+        BadCase{R"({"data": {"csv": {"paths": ["x"], "format": "ticks"}}})",
+                "data.csv.format must be one of quotes, bars"},
+        BadCase{R"({"data": {"synthetic": {"days": 3}}, "walk_forward": {"train_days": 4}})",
+                "data.synthetic.days 3 < walk_forward.train_days + test_days = 5"},
+        BadCase{R"({"data": {"synthetic": {"lags": [50]}}})", "lag 50 must be ≥ labels.horizon + 4"},
+        BadCase{R"({"data": {"synthetic": {"steps_per_day": 4000}}})",
+                "lag 15000 + horizon 100 does not fit in a day of 4000 steps"},
+        BadCase{R"({"data": {"synthetic": {"hurst": 1.0}}})", "hurst must be below 1"},
+        BadCase{R"({"labels": {"horizon": 0}})", "labels.horizon must be an integer in [1"},
+        BadCase{R"({"labels": {"alpha": 0.1}})", "unknown field 'alpha' in labels"},
+        BadCase{R"({"walk_forward": {"mode": "kfold"}})", "walk_forward.mode must be one of expanding, rolling"},
+        BadCase{R"({"walk_forward": {"mode": "rolling"}})", "set walk_forward.warm_start false"},
+        BadCase{R"({"cost_bps": -1})", "cost_bps must be a number in [0"},
+        BadCase{R"({"gates": {"min_dsr": 1.5}})", "gates.min_dsr must be a number in [0, 1]"},
+        BadCase{R"({"gates": {"pbo_blocks": 7}})", "gates.pbo_blocks must be even"},
+        BadCase{R"({"gates": {"best_by": "profit"}})", "gates.best_by must be one of sharpe"},
+        BadCase{R"({"device": "tpu"})", "device must be one of auto, cpu, cuda"},
+        BadCase{R"({"max_parallel_arms": 0})", "max_parallel_arms must be an integer in [1, 64]"}));
+
+TEST(SweepConfig, EveryBadFieldIsListedAtOnce) {
+  auto c = ParseSweepConfig(R"({"cost_bps": "x", "device": "tpu", "optimizer": {"name": "sgd"}})");
+  ASSERT_FALSE(c.ok());
+  const std::string m(c.status().message());
+  EXPECT_NE(m.find("cost_bps"), std::string::npos) << m;
+  EXPECT_NE(m.find("device"), std::string::npos) << m;
+  EXPECT_NE(m.find("optimizer.name"), std::string::npos) << m;
+}
+
+TEST(SweepConfig, SurvivesGarbage) {
+  // A few hostile inputs the fuzz target will also see: never a crash.
+  for (const char* text : {"", "{", "{\"contexts\": [1e400]}", "{\"seeds\": [18446744073709551616]}",
+                           "{\"model\": []}", "{\"data\": {\"csv\": {\"paths\": [\"\"]}}}",
+                           "{\"contexts\": [9223372036854775807]}", "null", "\"str\"", "1"}) {
+    auto c = ParseSweepConfig(text);
+    EXPECT_FALSE(c.ok()) << text;
+    EXPECT_EQ(c.status().code(), absl::StatusCode::kInvalidArgument) << text;
+  }
+}
+
+}  // namespace
+}  // namespace flashtick

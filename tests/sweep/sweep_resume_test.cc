@@ -1,0 +1,156 @@
+// Resume and cancel of the sweep engine (train/sweep/sweep_engine.h) on a small
+// CPU sweep (two arms, N = 8 and 32):
+//   * a crash: a child process runs the sweep and is SIGKILLed while the second
+//     arm trains (no chance to save anything); the sweep run again on the same
+//     directory resumes from the last checkpoint and ends with exactly the daily
+//     returns, verdict and final loss of an uninterrupted run;
+//   * cancel: stops between steps, keeps the finished arm and writes a report of
+//     it (no verdict); running again finishes the rest, again exactly.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "train/sweep/arm_runner.h"
+#include "train/sweep/sweep_engine.h"
+
+namespace flashtick {
+namespace {
+
+namespace fs = std::filesystem;
+
+SweepConfig Tiny() {
+  auto c = ParseSweepConfig(nlohmann::json{
+      {"name", "resume"},
+      {"contexts", {8, 32}},
+      {"model", {{"width", 8}, {"layers", 1}, {"heads", 2}, {"kv_heads", 2}, {"mlp_ratio", 2}}},
+      {"optimizer", {{"learning_rate", 0.003}, {"warmup_steps", 2}, {"tokens_per_step", 256}}},
+      {"training",
+       {{"first_fold_epochs", 3}, {"epochs_per_fold", 1}, {"checkpoint_every_steps", 4}}},
+      {"data",
+       {{"synthetic",
+         {{"generator", "planted_cue"}, {"seed", 5}, {"days", 10}, {"steps_per_day", 256},
+          {"lags", {6, 24}}, {"events_per_lag_per_day", 6}, {"drift_bps", 1.0}}}}},
+      {"labels", {{"horizon", 2}}},
+      {"walk_forward", {{"train_days", 3}, {"test_days", 1}}},
+      {"gates", {{"pbo_blocks", 6}}},
+      {"precision_check", {{"enabled", false}}},
+      {"device", "cpu"},
+      {"cpu_threads", 1}}
+                                  .dump());
+  EXPECT_TRUE(c.ok()) << c.status();
+  return *c;
+}
+
+std::string Dir(const std::string& name) {
+  const std::string d = ::testing::TempDir() + "/sweep_resume_" + std::to_string(getpid()) + "_" + name;
+  fs::remove_all(d);
+  return d;
+}
+
+SweepEngineOptions Options(const std::string& dir) {
+  SweepEngineOptions o;
+  o.dir = dir;
+  o.device = "cpu";
+  o.python = "";  // no plots needed here
+  return o;
+}
+
+void ExpectSameResults(const SweepOutcome& a, const SweepOutcome& b) {
+  ASSERT_EQ(a.arms.size(), b.arms.size());
+  for (size_t i = 0; i < a.arms.size(); ++i) {
+    EXPECT_EQ(b.arms[i].state, ArmState::kDone);
+    EXPECT_EQ(a.arms[i].step, b.arms[i].step);
+    ASSERT_EQ(a.arms[i].days.size(), b.arms[i].days.size());
+    for (size_t d = 0; d < a.arms[i].days.size(); ++d) {
+      EXPECT_EQ(a.arms[i].days[d].daily_return, b.arms[i].days[d].daily_return)
+          << a.arms[i].arm_id << " day " << d;
+      EXPECT_EQ(a.arms[i].days[d].metrics.log_loss, b.arms[i].days[d].metrics.log_loss);
+    }
+    EXPECT_EQ(a.arms[i].loss, b.arms[i].loss) << "final training loss, bit for bit";
+  }
+  ASSERT_TRUE(a.verdict.has_value() && b.verdict.has_value());
+  EXPECT_EQ(a.verdict->Summary(), b.verdict->Summary());
+}
+
+int64_t StepOnDisk(const std::string& arm_dir) {
+  auto r = ArmRunner::LoadState(arm_dir);
+  return r.ok() ? r->step : -1;
+}
+
+TEST(SweepResume, AfterAKillTheSweepEndsAsIfUninterrupted) {
+  const SweepConfig c = Tiny();
+  auto straight = SweepEngine::Run(c, Options(Dir("straight")), {});
+  ASSERT_TRUE(straight.ok()) << straight.status();
+  ASSERT_FALSE(straight->cancelled);
+  const int64_t total = straight->arms[1].total_steps;
+  ASSERT_GT(total, 12);
+
+  const std::string dir = Dir("killed");
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    auto r = SweepEngine::Run(c, Options(dir), {});
+    _exit(r.ok() ? 0 : 1);
+  }
+  // Kill it once the second arm has a checkpoint part way through.
+  const std::string arm2 = dir + "/arms/" + straight->arms[1].arm_id;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(5);
+  while (StepOnDisk(arm2) < total / 3 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  kill(child, SIGKILL);
+  int status = 0;
+  waitpid(child, &status, 0);
+  ASSERT_TRUE(WIFSIGNALED(status)) << "the child finished before it was killed";
+  const int64_t at = StepOnDisk(arm2);
+  std::printf("killed with arm %s at step %lld of %lld\n", straight->arms[1].arm_id.c_str(),
+              static_cast<long long>(at), static_cast<long long>(total));
+  ASSERT_LT(at, total);
+
+  auto resumed = SweepEngine::Run(c, Options(dir), {});
+  ASSERT_TRUE(resumed.ok()) << resumed.status();
+  ASSERT_FALSE(resumed->cancelled);
+  ExpectSameResults(*straight, *resumed);
+}
+
+TEST(SweepResume, CancelKeepsTheFinishedArmAndResumesExactly) {
+  const SweepConfig c = Tiny();
+  auto straight = SweepEngine::Run(c, Options(Dir("straight2")), {});
+  ASSERT_TRUE(straight.ok()) << straight.status();
+
+  const std::string dir = Dir("cancelled");
+  std::atomic<bool> cancel{false};
+  SweepHooks hooks;
+  hooks.cancel = &cancel;
+  hooks.on_progress = [&](const SweepEvent& e) {
+    if (e.arm.arm_index == 1 && e.arm.step >= 5) cancel = true;
+  };
+  auto partial = SweepEngine::Run(c, Options(dir), hooks);
+  ASSERT_TRUE(partial.ok()) << partial.status();
+  EXPECT_TRUE(partial->cancelled);
+  EXPECT_FALSE(partial->verdict.has_value());
+  EXPECT_EQ(partial->arms[0].state, ArmState::kDone);
+  EXPECT_EQ(partial->arms[1].state, ArmState::kCancelled);
+  EXPECT_LT(partial->arms[1].step, partial->arms[1].total_steps);
+  // The finished arm's results are in the report of what finished.
+  std::ifstream in(dir + "/report.json");
+  const auto report = nlohmann::json::parse(in);
+  EXPECT_EQ(report["status"], "cancelled");
+  EXPECT_EQ(report["arms"][0]["days"].size(), straight->arms[0].days.size());
+  EXPECT_TRUE(report["verdict"].is_null());
+
+  auto resumed = SweepEngine::Run(c, Options(dir), {});
+  ASSERT_TRUE(resumed.ok()) << resumed.status();
+  ExpectSameResults(*straight, *resumed);
+}
+
+}  // namespace
+}  // namespace flashtick
