@@ -65,6 +65,34 @@ Metrics::Metrics() : registry_(std::make_shared<prometheus::Registry>()) {
                          .Name("flashtick_active_streams")
                          .Help("Open TickStream sessions.")
                          .Register(*registry_);
+  train_loss_ = &prometheus::BuildGauge()
+                     .Name("flashtick_train_loss")
+                     .Help("Training loss (cross-entropy) of the experiment arm's latest step.")
+                     .Register(*registry_);
+  train_step_seconds_ = &prometheus::BuildHistogram()
+                             .Name("flashtick_train_step_seconds")
+                             .Help("Wall-clock per optimizer step of an experiment arm.")
+                             .Register(*registry_);
+  train_steps_total_ = &prometheus::BuildCounter()
+                            .Name("flashtick_train_steps_total")
+                            .Help("Optimizer steps taken by an experiment arm.")
+                            .Register(*registry_);
+  train_arm_running_ = &prometheus::BuildGauge()
+                            .Name("flashtick_train_arm_running")
+                            .Help("1 while the experiment arm trains, else 0.")
+                            .Register(*registry_);
+  train_gpu_peak_bytes_ = &prometheus::BuildGauge()
+                               .Name("flashtick_train_gpu_peak_bytes")
+                               .Help("Peak backend memory of the arm's steps (host memory on CPU).")
+                               .Register(*registry_);
+  experiments_ = &prometheus::BuildGauge()
+                      .Name("flashtick_experiments")
+                      .Help("Experiments in the store, by state.")
+                      .Register(*registry_);
+  // Zero until the experiment store reports (and without one: none in any state).
+  for (const char* state : {"queued", "running", "succeeded", "failed", "cancelled"}) {
+    experiments_->Add({{"state", state}}).Set(0);
+  }
 }
 
 void Metrics::RecordRequest(const std::string& model, const std::string& method,
@@ -97,5 +125,22 @@ void Metrics::RecordStreamTick(const std::string& model, double seconds) {
 }
 
 void Metrics::AddActiveStreams(int delta) { active_streams_->Add({}).Increment(delta); }
+
+void Metrics::RecordTrainStep(const std::string& experiment, const std::string& arm, double loss,
+                              double seconds, int64_t peak_bytes) {
+  const prometheus::Labels labels{{"experiment", experiment}, {"arm", arm}};
+  train_loss_->Add(labels).Set(loss);
+  train_step_seconds_->Add(labels, LatencyBuckets()).Observe(seconds);
+  train_steps_total_->Add(labels).Increment();
+  train_gpu_peak_bytes_->Add(labels).Set(static_cast<double>(peak_bytes));
+}
+
+void Metrics::SetArmRunning(const std::string& experiment, const std::string& arm, bool running) {
+  train_arm_running_->Add({{"experiment", experiment}, {"arm", arm}}).Set(running ? 1 : 0);
+}
+
+void Metrics::SetExperiments(const std::string& state, int64_t count) {
+  experiments_->Add({{"state", state}}).Set(static_cast<double>(count));
+}
 
 }  // namespace flashtick

@@ -41,6 +41,14 @@ class Metrics {
   void RecordStreamTick(const std::string& model, double seconds);
   // A tick stream opened (+1) or closed (-1).
   void AddActiveStreams(int delta);
+  // One optimizer step of an experiment arm (issue 5): its loss, wall-clock and the
+  // backend's peak memory (device memory on CUDA, tracked host memory on the CPU).
+  void RecordTrainStep(const std::string& experiment, const std::string& arm, double loss,
+                       double seconds, int64_t peak_bytes);
+  // An experiment arm started (true) or stopped training (false).
+  void SetArmRunning(const std::string& experiment, const std::string& arm, bool running);
+  // The number of experiments in one state ("queued", "running", ...).
+  void SetExperiments(const std::string& state, int64_t count);
 
  private:
   std::shared_ptr<prometheus::Registry> registry_;
@@ -60,6 +68,18 @@ class Metrics {
   prometheus::Family<prometheus::Histogram>* stream_tick_duration_seconds_;
   // flashtick_active_streams: open TickStream sessions.
   prometheus::Family<prometheus::Gauge>* active_streams_;
+  // flashtick_train_loss{experiment,arm}: training loss of the arm's latest step.
+  prometheus::Family<prometheus::Gauge>* train_loss_;
+  // flashtick_train_step_seconds{experiment,arm}: wall-clock per optimizer step.
+  prometheus::Family<prometheus::Histogram>* train_step_seconds_;
+  // flashtick_train_steps_total{experiment,arm}: optimizer steps taken (resumes included).
+  prometheus::Family<prometheus::Counter>* train_steps_total_;
+  // flashtick_train_arm_running{experiment,arm}: 1 while the arm trains, else 0.
+  prometheus::Family<prometheus::Gauge>* train_arm_running_;
+  // flashtick_train_gpu_peak_bytes{experiment,arm}: peak backend memory of the arm's steps.
+  prometheus::Family<prometheus::Gauge>* train_gpu_peak_bytes_;
+  // flashtick_experiments{state}: experiments in the store by state.
+  prometheus::Family<prometheus::Gauge>* experiments_;
 };
 
 }  // namespace flashtick
