@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 #include "server/logging.h"
+#include "train/report/plot_runner.h"
 
 namespace flashtick {
 namespace {
@@ -40,6 +41,7 @@ absl::StatusOr<std::unique_ptr<FlashtickServer>> FlashtickServer::Start(
       options.workers, options.max_queue,
       [metrics](int64_t length) { metrics->SetInferenceQueueLength(length); });
   server->core_ = std::make_unique<InferenceCore>(server->repository_.get(), options.max_seq_len);
+  RETURN_IF_ERROR(server->StartExperiments());
   RETURN_IF_ERROR(server->StartMetrics());
   RETURN_IF_ERROR(server->StartGrpc());
   server->ready_.store(true);
@@ -62,12 +64,39 @@ absl::Status FlashtickServer::StartMetrics() {
   return absl::OkStatus();
 }
 
+// The experiment store, queue and core (issue 5); off without --experiment-dir.
+absl::Status FlashtickServer::StartExperiments() {
+  if (options_.experiment_dir.empty()) {
+    LogInfo("experiments disabled (no --experiment-dir)");
+    return absl::OkStatus();
+  }
+  ASSIGN_OR_RETURN(experiment_store_, ExperimentStore::Open(options_.experiment_dir));
+  progress_hub_ = std::make_unique<ProgressHub>();
+  RunnerOptions runner;
+  runner.workers = options_.experiment_workers;
+  runner.device = options_.device;
+  runner.cpu_threads = options_.threads;
+  runner.python = options_.report_python;
+  runner.plot_script = options_.plot_script.empty() ? DefaultPlotScript() : options_.plot_script;
+  experiment_runner_ = std::make_unique<ExperimentRunner>(
+      experiment_store_.get(), progress_hub_.get(), metrics_.get(), runner);
+  experiments_core_ = std::make_unique<ExperimentsCore>(
+      experiment_store_.get(), experiment_runner_.get(), progress_hub_.get());
+  RETURN_IF_ERROR(experiment_runner_->Start());
+  LogInfo(absl::StrCat("experiments in ", options_.experiment_dir, " (SQLite journal ",
+                       experiment_store_->journal_mode(), ", plots ",
+                       runner.plot_script.empty() ? "off: no plot script" : runner.plot_script,
+                       ")"));
+  return absl::OkStatus();
+}
+
 absl::Status FlashtickServer::StartGrpc() {
   inference_service_ =
       std::make_unique<InferenceService>(core_.get(), queue_.get(), metrics_.get(), &ready_);
   tick_stream_service_ =
       std::make_unique<TickStreamService>(core_.get(), queue_.get(), metrics_.get());
-  experiments_service_ = std::make_unique<ExperimentsService>(metrics_.get());
+  experiments_service_ =
+      std::make_unique<ExperimentsService>(experiments_core_.get(), metrics_.get());
 
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
@@ -103,6 +132,8 @@ void FlashtickServer::Shutdown() {
     // queue) until the deadline, then cancels the rest.
     server_->Shutdown(deadline);
   }
+  // Running sweeps stop between steps and stay RUNNING, to resume on restart.
+  if (experiment_runner_ != nullptr) experiment_runner_->Shutdown();
   if (queue_ != nullptr) queue_->Shutdown();
   if (server_ != nullptr) server_->Wait();
 }

@@ -17,7 +17,11 @@
 
 #include "absl/status/statusor.h"
 #include "kernels/backend.h"
+#include "server/experiments/experiment_runner.h"
+#include "server/experiments/experiment_store.h"
+#include "server/experiments/experiments_core.h"
 #include "server/experiments/experiments_service.h"
+#include "server/experiments/progress_hub.h"
 #include "server/inference/inference_core.h"
 #include "server/inference/inference_service.h"
 #include "server/metrics/metrics.h"
@@ -44,6 +48,7 @@ class FlashtickServer {
   explicit FlashtickServer(ServerOptions options) : options_(std::move(options)) {}
   absl::Status StartMetrics();
   absl::Status StartGrpc();
+  absl::Status StartExperiments();
 
   ServerOptions options_;
   std::unique_ptr<Backend> backend_;
@@ -54,6 +59,10 @@ class FlashtickServer {
   std::unique_ptr<InferenceCore> core_;
   std::unique_ptr<InferenceService> inference_service_;
   std::unique_ptr<TickStreamService> tick_stream_service_;
+  std::unique_ptr<ExperimentStore> experiment_store_;
+  std::unique_ptr<ProgressHub> progress_hub_;
+  std::unique_ptr<ExperimentRunner> experiment_runner_;
+  std::unique_ptr<ExperimentsCore> experiments_core_;
   std::unique_ptr<ExperimentsService> experiments_service_;
   std::unique_ptr<grpc::Server> server_;
   std::atomic<bool> ready_{false};

@@ -36,6 +36,19 @@ void AddServerFlags(CLI::App* app, ServerOptions* o) {
   app->add_option("--shutdown-grace-seconds", o->shutdown_grace_seconds,
                   "on SIGTERM/SIGINT, time in-flight requests get to finish")
       ->capture_default_str();
+  app->add_option("--experiment-dir", o->experiment_dir,
+                  "directory of the experiment store (SQLite), sweep checkpoints and reports; "
+                  "empty: experiments disabled")
+      ->capture_default_str();
+  app->add_option("--experiment-workers", o->experiment_workers,
+                  "sweeps that run at the same time (each arm owns the device)")
+      ->capture_default_str();
+  app->add_option("--report-python", o->report_python,
+                  "Python with matplotlib that draws the sweep report's plots (empty: no plots)")
+      ->capture_default_str();
+  app->add_option("--plot-script", o->plot_script,
+                  "plot_report.py to run (default: beside the binary, else the source tree)")
+      ->capture_default_str();
 }
 
 absl::Status ServerOptions::Validate() const {
@@ -57,6 +70,9 @@ absl::Status ServerOptions::Validate() const {
   if (max_queue < 1) return absl::InvalidArgumentError("--max-queue must be ≥ 1");
   if (shutdown_grace_seconds < 0) {
     return absl::InvalidArgumentError("--shutdown-grace-seconds must be ≥ 0");
+  }
+  if (experiment_workers < 1) {
+    return absl::InvalidArgumentError("--experiment-workers must be ≥ 1");
   }
   return absl::OkStatus();
 }

@@ -26,6 +26,11 @@ struct ServerOptions {
   int workers = 1;                            // inference worker threads
   int max_queue = 64;                         // queued inference requests before refusing
   double shutdown_grace_seconds = 30;         // drain time on SIGTERM/SIGINT
+  // Experiments (issue 5): "" disables them (the RPCs say how to enable them).
+  std::string experiment_dir;                 // SQLite store, checkpoints and reports
+  int experiment_workers = 1;                 // sweeps run at once
+  std::string report_python = "python3";      // draws the report plots ("" = none)
+  std::string plot_script;                    // "" = train/report/plot_report.py found
 
   // INVALID_ARGUMENT naming the flag and the accepted range.
   absl::Status Validate() const;
