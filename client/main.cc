@@ -1,5 +1,5 @@
 // flashtick: the command-line client of flashtickd.
-//   flashtick [--server host:port] [--timeout s] health|models|predict ...
+//   flashtick [--server host:port] [--timeout s] health|models|predict|sweep ...
 // Each subcommand lives in client/commands/<name>_command.{h,cc} and registers
 // itself on the app; `sweep submit|watch|list|cancel|report` (issue 5) joins
 // them the same way.
@@ -11,6 +11,7 @@
 #include "client/commands/health_command.h"
 #include "client/commands/models_command.h"
 #include "client/commands/predict_command.h"
+#include "client/commands/sweep_command.h"
 
 int main(int argc, char** argv) {
   flashtick::ClientOptions options;
@@ -24,6 +25,7 @@ int main(int argc, char** argv) {
   flashtick::AddHealthCommand(&app, &options, &exit_code);
   flashtick::AddModelsCommand(&app, &options, &exit_code);
   flashtick::AddPredictCommand(&app, &options, &exit_code);
+  flashtick::AddSweepCommand(&app, &options, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
