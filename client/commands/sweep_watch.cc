@@ -1,6 +1,6 @@
 // `flashtick sweep watch ID`: the progress display. On a terminal one status line
 // is redrawn in place (arm, fold, step, loss, epoch, ETA, with a bar); otherwise a
-// line every few seconds and at every phase change, so logs stay readable. State
+// line every few seconds and when an arm starts or ends, so logs stay readable. State
 // changes always get their own line. When the experiment ends: the arms' cost and
 // benefit and the verdict, in plain words.
 #include <unistd.h>
@@ -61,7 +61,7 @@ int WatchExperiment(const ClientOptions& options, const std::string& id) {
   SweepClient client(options);
   const bool tty = isatty(fileno(stdout)) != 0;
   auto last_print = std::chrono::steady_clock::now() - std::chrono::hours(1);
-  std::string last_phase;
+  std::string last_arm;
   bool dirty = false;  // a redrawn line is on screen without its newline
   const absl::Status status = client.Watch(id, [&](const v1::ExperimentProgress& e) {
     if (e.phase() == "state") {
@@ -73,16 +73,17 @@ int WatchExperiment(const ClientOptions& options, const std::string& id) {
       return;
     }
     const auto now = std::chrono::steady_clock::now();
-    const std::string phase = e.arm_id() + e.phase();
+    // Plain output: a line when an arm starts or ends, else every few seconds.
+    const bool edge = e.arm_id() != last_arm || e.phase() == "done";
     if (tty) {
       std::printf("\r\033[K%s", Line(e).c_str());
       dirty = true;
-    } else if (phase != last_phase || e.step() == e.total_steps() ||
+    } else if (edge ||
                std::chrono::duration<double>(now - last_print).count() >= kPlainEverySeconds) {
       std::printf("%s\n", Line(e).c_str());
       last_print = now;
     }
-    last_phase = phase;
+    last_arm = e.arm_id();
     std::fflush(stdout);
   });
   if (dirty) std::printf("\n");

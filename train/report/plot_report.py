@@ -114,7 +114,8 @@ def returns_plot(report, out_dir):
         for d in a["days"]:
             total += d["daily_return"]
             ys.append(total)
-        ax.plot(range(1, len(ys) + 1), ys, marker=".", label=a["arm_id"])
+        ax.plot(range(1, len(ys) + 1), ys, marker="." if len(ys) <= 60 else None,
+                label=a["arm_id"])
     ax.axhline(0, color="k", lw=0.8)
     ax.set_xlabel("test day")
     ax.set_ylabel("cumulative net daily return")
