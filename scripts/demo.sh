@@ -23,8 +23,10 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 port=$(free_port); mport=$(free_port)
 addr=127.0.0.1:$port
 echo "== flashtickd on $addr (metrics on :$mport)"
+py=python3; [ -x .venv/bin/python ] && py=.venv/bin/python  # matplotlib for the sweep plots
 "$bin/server/flashtickd" --listen "$addr" --metrics-port "$mport" \
-  --model-repository "$work/models" --device auto >"$work/flashtickd.log" 2>&1 &
+  --model-repository "$work/models" --device auto \
+  --experiment-dir "$work/experiments" --report-python "$py" >"$work/flashtickd.log" 2>&1 &
 server_pid=$!
 trap 'kill "$server_pid" 2>/dev/null; wait "$server_pid" 2>/dev/null || true' EXIT
 for _ in $(seq 1 100); do
