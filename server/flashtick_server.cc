@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 #include "server/logging.h"
+#include "server/metrics/metrics_endpoint.h"
 #include "train/report/plot_runner.h"
 
 namespace flashtick {
@@ -50,14 +51,8 @@ absl::StatusOr<std::unique_ptr<FlashtickServer>> FlashtickServer::Start(
 
 absl::Status FlashtickServer::StartMetrics() {
   if (options_.metrics_port < 0) return absl::OkStatus();
-  const std::string address = absl::StrCat(options_.ListenHost(), ":", options_.metrics_port);
-  // prometheus-cpp (civetweb) reports a failed bind by throwing; it stops here.
-  try {
-    exposer_ = std::make_unique<prometheus::Exposer>(address, 2);
-  } catch (const std::exception& e) {
-    return absl::UnavailableError(absl::StrCat("metrics endpoint cannot listen on ", address, ": ",
-                                               e.what(), " (port in use? try --metrics-port)"));
-  }
+  ASSIGN_OR_RETURN(exposer_, StartMetricsEndpoint(options_.ListenHost(), options_.metrics_port,
+                                                  /*threads=*/2));
   exposer_->RegisterCollectable(metrics_->registry());
   const auto ports = exposer_->GetListeningPorts();
   metrics_port_ = ports.empty() ? options_.metrics_port : ports.front();
