@@ -1,6 +1,6 @@
 // flashtick_sweep: one N-sweep without the server.
 //   flashtick_sweep (--preset NAME | --config FILE) --dir DIR [--device cpu|cuda|auto]
-//                   [--threads N] [--python PY] [--plot-script PATH] [--set-days N]
+//                   [--threads N] [--python PY] [--plot-script PATH]
 //                   [--print-config]
 // Runs (or resumes: DIR keeps the checkpoints) every arm, prints one progress line
 // every few seconds and the verdict at the end, and leaves report.json, report.md
@@ -9,8 +9,9 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <string>
+
+#include <CLI/CLI.hpp>
 
 #include "model/file_io.h"
 #include "train/report/plot_runner.h"
@@ -22,15 +23,6 @@ namespace {
 
 constexpr double kPrintEverySeconds = 5.0;
 
-int Usage(const char* why) {
-  std::fprintf(stderr,
-               "flashtick_sweep: %s\nusage: flashtick_sweep (--preset NAME | --config FILE) "
-               "--dir DIR [--device cpu|cuda|auto] [--threads N] [--python PY] "
-               "[--plot-script PATH] [--print-config]\n",
-               why);
-  return 2;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -38,28 +30,41 @@ int main(int argc, char** argv) {
   std::string plot_script = flashtick::DefaultPlotScript();
   int threads = 0;
   bool print_config = false;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    auto value = [&]() -> const char* { return i + 1 < argc ? argv[++i] : nullptr; };
-    const char* v = nullptr;
-    if (a == "--print-config") {
-      print_config = true;
-      continue;
-    }
-    if ((v = value()) == nullptr) return Usage(("missing value after " + a).c_str());
-    if (a == "--preset") preset = v;
-    else if (a == "--config") config_path = v;
-    else if (a == "--dir") dir = v;
-    else if (a == "--device") device = v;
-    else if (a == "--threads") threads = std::atoi(v);
-    else if (a == "--python") python = v;
-    else if (a == "--plot-script") plot_script = v;
-    else return Usage(("unknown argument " + a).c_str());
+  CLI::App app{
+      "Runs (or resumes: --dir keeps the checkpoints) one N-sweep without the server: every "
+      "arm walk-forward, then the report (report.json, report.md, plots) in --dir. Exit 0 "
+      "when the sweep ran, whatever its verdict; 1 on an error; 2 on bad arguments.",
+      "flashtick_sweep"};
+  auto* preset_opt = app.add_option("--preset", preset, "A built-in sweep")
+                         ->check(CLI::IsMember(flashtick::SweepPresetNames()));
+  auto* config_opt = app.add_option("--config", config_path, "A sweep configuration (JSON) file")
+                         ->check(CLI::ExistingFile);
+  preset_opt->excludes(config_opt);
+  app.add_option("--dir", dir, "Working and report directory");
+  app.add_option("--device", device, "Where arms train")
+      ->check(CLI::IsMember({"cpu", "cuda", "auto"}))
+      ->capture_default_str();
+  app.add_option("--threads", threads, "CPU threads (0: all cores)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  app.add_option("--python", python, "Python for the plots")->capture_default_str();
+  app.add_option("--plot-script", plot_script, "Plot script (empty: no plots)")
+      ->capture_default_str();
+  app.add_flag("--print-config", print_config,
+               "Print the resolved configuration (defaults filled in) and exit");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;  // --help prints and exits 0
   }
-  if (preset.empty() == config_path.empty()) return Usage("give one of --preset and --config");
+  auto usage = [](const std::string& why) {
+    std::fprintf(stderr, "flashtick_sweep: %s (see --help)\n", why.c_str());
+    return 2;
+  };
+  if (preset.empty() == config_path.empty()) return usage("give one of --preset and --config");
   absl::StatusOr<std::string> text = preset.empty() ? flashtick::ReadFileToString(config_path)
                                                     : flashtick::SweepPresetJson(preset);
-  if (!text.ok()) return Usage(std::string(text.status().message()).c_str());
+  if (!text.ok()) return usage(std::string(text.status().message()));
   auto config = flashtick::ParseSweepConfig(*text);
   if (!config.ok()) {
     std::fprintf(stderr, "%s\n", config.status().ToString().c_str());
@@ -69,7 +74,7 @@ int main(int argc, char** argv) {
     std::printf("%s\n", flashtick::SweepConfigToJson(*config).c_str());
     return 0;
   }
-  if (dir.empty()) return Usage("--dir is required");
+  if (dir.empty()) return usage("--dir is required");
 
   flashtick::SweepEngineOptions options;
   options.dir = dir;

@@ -21,6 +21,7 @@ constexpr int64_t kMaxTotalSteps = int64_t{1} << 31;  // ticks held in memory (Ã
 constexpr int kMotifSteps = 4;                        // planted_cue.h: [A,0,A,0]
 const std::vector<std::string> kGenerators = {
     "planted_cue", "planted_cue_null", "planted_cue_tagged", "planted_cue_tagged_null",
+    "planted_cue_go", "planted_cue_go_null",
     "regime_switching", "long_memory", "hawkes"};
 
 BestBy ParseBestBy(const std::string& s) {
@@ -38,6 +39,7 @@ void ReadSynthetic(JsonFields f, SyntheticDataConfig* s) {
   f.Double("spread_bps", 0, 1e4, &s->spread_bps, /*lo_open=*/true);
   f.IntList("lags", 1, kMaxContext * 4, 1, 16, &s->lags);
   f.Int("events_per_lag_per_day", 0, 100000, &s->events_per_lag_per_day);
+  f.IntList("events_per_day", 0, 100000, 0, 16, &s->events_per_day);
   f.Double("sigma_bps", 0, 1e4, &s->sigma_bps);
   f.Double("drift_bps", 0, 1e4, &s->drift_bps);
   f.Double("motif_amplitude", 0, 1e9, &s->motif_amplitude, true);
@@ -151,6 +153,13 @@ void CrossCheck(const SweepConfig& c, JsonErrors* e) {
     }
     if (static_cast<int64_t>(s.days) * s.steps_per_day > kMaxTotalSteps) {
       e->Add(absl::StrCat("data.synthetic: days Ã— steps_per_day is above ", kMaxTotalSteps));
+    }
+    if (!s.events_per_day.empty() && (!s.go() || s.events_per_day.size() != s.lags.size())) {
+      e->Add(absl::StrCat("data.synthetic.events_per_day: ", s.events_per_day.size(),
+                          " counts; give one per lag, with the planted_cue_go generator only"));
+    }
+    if (s.go() && s.cross_day) {
+      e->Add("data.synthetic.cross_day: the planted_cue_go generator keeps every event in its day");
     }
     if (s.planted()) {
       for (int64_t lag : s.lags) {
@@ -338,6 +347,7 @@ std::string SweepConfigToJson(const SweepConfig& c, int indent) {
     j["spread_bps"] = s.spread_bps;
     j["lags"] = s.lags;
     j["events_per_lag_per_day"] = s.events_per_lag_per_day;
+    j["events_per_day"] = s.events_per_day;
     j["sigma_bps"] = s.sigma_bps;
     j["drift_bps"] = s.drift_bps;
     j["motif_amplitude"] = s.motif_amplitude;

@@ -43,6 +43,9 @@ struct SyntheticDataConfig {
   // planted_cue_tagged(_null) (train/sweep/tagged_cue.h): family f's motif amplitude
   // is motif_amplitude·tag_ratio^f
   double tag_ratio = 0.1;
+  // planted_cue_go(_null) (train/sweep/go_cue.h): events a day per lag family
+  // (empty: events_per_lag_per_day for each)
+  std::vector<int64_t> events_per_day;
   // regime_switching (train/synthetic/regime.h); sigma_bps is its σ as well
   double flip_prob = 1.0 / 4000.0;
   double mu_over_sigma = 0.02;
@@ -53,8 +56,10 @@ struct SyntheticDataConfig {
 
   bool planted() const { return generator.rfind("planted_cue", 0) == 0; }
   bool tagged() const { return generator.rfind("planted_cue_tagged", 0) == 0; }
+  bool go() const { return generator.rfind("planted_cue_go", 0) == 0; }  // go_cue.h
   bool null_twin() const {
-    return generator == "planted_cue_null" || generator == "planted_cue_tagged_null";
+    return generator == "planted_cue_null" || generator == "planted_cue_tagged_null" ||
+           generator == "planted_cue_go_null";
   }
 };
 

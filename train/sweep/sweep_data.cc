@@ -14,6 +14,7 @@
 #include "train/synthetic/fgn.h"
 #include "train/synthetic/hawkes.h"
 #include "train/synthetic/regime.h"
+#include "train/sweep/go_cue.h"
 #include "train/sweep/tagged_cue.h"
 
 namespace flashtick {
@@ -37,19 +38,25 @@ absl::StatusOr<SweepData> Planted(const SweepConfig& c) {
   p.cross_day = s.cross_day;
   p.null_twin = s.null_twin();
   p.seed = s.seed;
-  ASSIGN_OR_RETURN(PlantedCueData d,
-                   s.tagged() ? GenerateTaggedCue(p, s.tag_ratio) : GeneratePlantedCue(p));
+  ASSIGN_OR_RETURN(PlantedCueData d, s.go()       ? GenerateGoCue(p, s.events_per_day)
+                                     : s.tagged() ? GenerateTaggedCue(p, s.tag_ratio)
+                                                  : GeneratePlantedCue(p));
   SweepData out;
   out.days = std::move(d.days);
   out.events = std::move(d.events);
   out.lags = s.lags;
   out.description = absl::StrCat(
       p.null_twin ? "planted cue, NULL TWIN (drift sign independent of the cue)" : "planted cue",
-      s.tagged() ? absl::StrCat(" with a tag per lag family (motif amplitude x", s.tag_ratio,
-                                " per family)")
-                 : std::string(),
+      s.go()       ? " with a go marker (a spread widening at the call step; the sign is the "
+                     "cue burst's)"
+      : s.tagged() ? absl::StrCat(" with a tag per lag family (motif amplitude x", s.tag_ratio,
+                                  " per family)")
+                   : std::string(),
       ": ", s.days, " days × ", s.steps_per_day, " steps, lags {", absl::StrJoin(s.lags, ", "),
-      "}, ", s.events_per_lag_per_day, " events per lag per day, drift ", s.drift_bps,
+      "}, ", s.events_per_day.empty() ? absl::StrCat(s.events_per_lag_per_day, " events per lag")
+                                    : absl::StrCat("{", absl::StrJoin(s.events_per_day, ", "),
+                                                   "} events per lag"),
+      " per day, drift ", s.drift_bps,
       " bp/step over k=", c.horizon, " steps vs noise σ=", s.sigma_bps, " bp/step, seed ", s.seed);
   return out;
 }
