@@ -40,9 +40,9 @@ TEST(SweepConfig, PresetsParseAndRoundTrip) {
   }
   EXPECT_EQ(SweepPresetJson("nope").status().code(), absl::StatusCode::kNotFound);
   auto demo = ParseSweepConfig(*SweepPresetJson("demo"));
-  EXPECT_EQ(demo->contexts, (std::vector<int64_t>{16, 128, 512}));
+  EXPECT_EQ(demo->contexts, (std::vector<int64_t>{16, 32, 64}));
   auto null_demo = ParseSweepConfig(*SweepPresetJson("demo_null"));
-  EXPECT_EQ(null_demo->data.synthetic.generator, "planted_cue_null");
+  EXPECT_EQ(null_demo->data.synthetic.generator, "planted_cue_go_null");
 }
 
 TEST(SweepConfig, ContextsAreSortedShortestFirst) {
