@@ -1,0 +1,96 @@
+// DecodeState: allocation and growth of the per-layer K/V caches of one sequence
+// (see model/decode_state.h for the layout and why the cache grows by doubling).
+// Growth copies the valid prefix [0, steps) of each cache into the new buffer with
+// one Backend::Copy per tensor: the cache is [1, capacity, Hkv, D] row-major, so the
+// first `steps` rows are one contiguous block.
+#include "model/decode_state.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
+#include "model/transformer_impl.h"
+
+namespace flashtick {
+
+DecodeState::DecodeState(const Transformer* model, DType act) : model_(model), act_(act) {}
+
+DecodeState::~DecodeState() = default;
+
+absl::StatusOr<std::unique_ptr<DecodeState>> DecodeState::Create(const Transformer& model,
+                                                                  int64_t initial_capacity) {
+  if (initial_capacity < 1)
+    return absl::InvalidArgumentError(
+        absl::StrCat("decode state: initial_capacity must be >= 1, got ", initial_capacity));
+  const ModelConfig& c = model.config();
+  Backend* be = model.backend();
+  std::unique_ptr<DecodeState> s(new DecodeState(&model, model.compute_dtype()));
+  // The one-row scratch: the same buffers the full forward carves, at Bc = T = 1.
+  const ForwardWorkspace sizing =
+      ForwardWorkspace::Carve(nullptr, be->device(), c, s->act_, 1, 1, /*last_only=*/false);
+  ASSIGN_OR_RETURN(s->scratch_mem_, be->Allocate(sizing.bytes));
+  s->scratch_ = std::make_unique<ForwardWorkspace>(ForwardWorkspace::Carve(
+      s->scratch_mem_.get(), be->device(), c, s->act_, 1, 1, /*last_only=*/false));
+  s->layers_.resize(c.layers);
+  RETURN_IF_ERROR(s->Reserve(std::min<int64_t>(initial_capacity, c.max_context)));
+  return s;
+}
+
+absl::Status DecodeState::Reserve(int64_t rows) {
+  const ModelConfig& c = model_->config();
+  if (rows > c.max_context)
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "decode state: ", rows, " steps exceed the model's max_context of ", c.max_context,
+        "; start a new session (a new DecodeState) for the next sequence"));
+  if (rows <= capacity_) return absl::OkStatus();
+  const int64_t new_capacity =
+      std::min<int64_t>(std::max<int64_t>(rows, capacity_ * 2), c.max_context);
+  Backend* be = model_->backend();
+  const DeviceKind dev = be->device();
+  const int64_t Hkv = c.kv_heads, D = c.head_dim();
+  const size_t bytes = static_cast<size_t>(new_capacity * Hkv * D) * DTypeSize(act_);
+  // Allocate everything first: a failed allocation must leave the old caches intact.
+  std::vector<LayerCache> grown(layers_.size());
+  for (LayerCache& g : grown) {
+    absl::StatusOr<std::shared_ptr<void>> k = be->Allocate(bytes);
+    absl::StatusOr<std::shared_ptr<void>> v = k.ok() ? be->Allocate(bytes) : k;
+    if (!v.ok())
+      return absl::Status(v.status().code(),
+                          absl::StrCat("decode state: growing the K/V cache to ", new_capacity,
+                                       " rows (", 2 * layers_.size() * bytes,
+                                       " bytes): ", v.status().message()));
+    g.k_mem = std::move(*k);
+    g.v_mem = std::move(*v);
+    g.k = MakeView(g.k_mem.get(), act_, dev, {1, new_capacity, Hkv, D});
+    g.v = MakeView(g.v_mem.get(), act_, dev, {1, new_capacity, Hkv, D});
+  }
+  const size_t valid = static_cast<size_t>(steps_ * Hkv * D) * DTypeSize(act_);
+  if (valid > 0) {
+    for (size_t l = 0; l < layers_.size(); ++l) {
+      RETURN_IF_ERROR(be->Copy(grown[l].k.data, dev, layers_[l].k.data, dev, valid));
+      RETURN_IF_ERROR(be->Copy(grown[l].v.data, dev, layers_[l].v.data, dev, valid));
+    }
+    // The old buffers are freed when `grown` is swapped in; make sure the copies
+    // out of them have finished first (device copies may be asynchronous).
+    RETURN_IF_ERROR(be->Synchronize());
+  }
+  layers_.swap(grown);
+  capacity_ = new_capacity;
+  return absl::OkStatus();
+}
+
+TensorView DecodeState::KRow(int l, int64_t t) const {
+  const TensorView& k = layers_[l].k;
+  const int64_t row = k.dim(2) * k.dim(3);
+  return MakeView(static_cast<char*>(k.data) + t * row * DTypeSize(act_), act_, k.device,
+                  {1, 1, k.dim(2), k.dim(3)});
+}
+
+TensorView DecodeState::VRow(int l, int64_t t) const {
+  const TensorView& v = layers_[l].v;
+  const int64_t row = v.dim(2) * v.dim(3);
+  return MakeView(static_cast<char*>(v.data) + t * row * DTypeSize(act_), act_, v.device,
+                  {1, 1, v.dim(2), v.dim(3)});
+}
+
+}  // namespace flashtick

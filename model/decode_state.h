@@ -1,0 +1,69 @@
+// DecodeState: the incremental-decoding state of one sequence for one Transformer:
+// per layer the rotated keys K and the values V of every step so far, each
+// [1, capacity, Hkv, D] in the model's compute dtype on the model's backend (rows
+// [0, steps) valid), plus a one-row activation scratch. Transformer::Step
+// (model/transformer_step.cc) runs one new row against it, so step t costs O(t·C)
+// in attention and O(C²) elsewhere instead of a whole-prefix forward.
+// Not thread-safe: one sequence is fed by one caller at a time.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "kernels/backend.h"
+#include "model/transformer.h"
+
+namespace flashtick {
+
+struct ForwardWorkspace;  // model/transformer_impl.h
+
+class DecodeState {
+ public:
+  // Starts with room for min(initial_capacity, max_context) rows; the cache then
+  // grows by doubling up to config.max_context. Why doubling and not max_context up
+  // front: a server holds one state per open stream, and a full 32,768-row cache of
+  // a C=512, 8-layer model is 2·8·32768·512·4 B = 1 GiB in fp32, while most streams
+  // stop far earlier; doubling keeps memory ≤ 2× what the session used, and the
+  // copies cost O(1) amortised per step.
+  static absl::StatusOr<std::unique_ptr<DecodeState>> Create(
+      const Transformer& model, int64_t initial_capacity = kDefaultInitialCapacity);
+
+  static constexpr int64_t kDefaultInitialCapacity = 256;
+  ~DecodeState();
+
+  const Transformer& model() const { return *model_; }
+  // Steps already in the cache; the next Step runs at position steps().
+  int64_t steps() const { return steps_; }
+  int64_t capacity() const { return capacity_; }
+  // Layer l's caches, [1, capacity, Hkv, D]; only the first steps() rows are valid.
+  const TensorView& k_cache(int l) const { return layers_[l].k; }
+  const TensorView& v_cache(int l) const { return layers_[l].v; }
+
+ private:
+  friend class Transformer;  // Transformer::Step writes rows and advances the step
+  struct LayerCache {
+    std::shared_ptr<void> k_mem, v_mem;
+    TensorView k, v;
+  };
+
+  DecodeState(const Transformer* model, DType act);
+  // Makes room for `rows` rows (rows ≤ max_context). Allocates every new buffer
+  // before replacing any, so on failure the state is unchanged.
+  absl::Status Reserve(int64_t rows);
+  // Views of row t of layer l's caches, [1, 1, Hkv, D].
+  TensorView KRow(int l, int64_t t) const;
+  TensorView VRow(int l, int64_t t) const;
+  void Advance() { ++steps_; }
+
+  const Transformer* model_;
+  DType act_;
+  int64_t steps_ = 0;
+  int64_t capacity_ = 0;
+  std::vector<LayerCache> layers_;
+  std::shared_ptr<void> scratch_mem_;
+  std::unique_ptr<ForwardWorkspace> scratch_;  // one row (Bc = 1, T = 1) of the forward's buffers
+};
+
+}  // namespace flashtick

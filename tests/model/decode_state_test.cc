@@ -1,0 +1,180 @@
+// Incremental decoding (model/decode_state.h, Transformer::Step) on the CPU backend:
+// stepping T = 300 random rows one at a time gives, at every step t, the
+// probabilities of row t of Predict over the whole [1, T, F] sequence (last_only =
+// false), for grouped-query (Hkv < H) and multi-head configs, across cache growth
+// (initial capacity 8 → 16 → … → 512). Plus: stepping past max_context is
+// RESOURCE_EXHAUSTED, a NaN/Inf or wrong-width row is INVALID_ARGUMENT, and neither
+// changes the state (the next good row still matches Predict), and the f64 mode.
+#include <cmath>
+#include <random>
+
+#include "gtest/gtest.h"
+#include "kernels/backend.h"
+#include "model/decode_state.h"
+#include "model/transformer.h"
+
+namespace flashtick {
+namespace {
+
+// fp32: |Δp| ≤ 1e-5 + 1e-5·p per probability. Step and Predict run the same ops on
+// the same fp32 weights and differ only in summation order (one-row vs blocked
+// matmul, decode's chunked vs the forward's tiled online softmax); the CPU reference
+// accumulates in fp64, so today they agree bit for bit (the test prints the max).
+constexpr double kAbsTol = 1e-5, kRelTol = 1e-5;
+
+ModelConfig Config(int heads, int kv_heads, int max_context) {
+  ModelConfig c;
+  c.width = 32;
+  c.heads = heads;
+  c.kv_heads = kv_heads;
+  c.layers = 2;
+  c.max_context = max_context;
+  return c;
+}
+
+std::vector<float> Rows(int64_t T, int64_t F, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<float> d(0.0f, 1.0f);
+  std::vector<float> v(T * F);
+  for (auto& x : v) x = d(rng);
+  return v;
+}
+
+std::unique_ptr<Backend> Cpu() {
+  BackendOptions o;
+  o.threads = 2;
+  return std::move(CreateBackend("cpu", o)).value();
+}
+
+// Steps every row of `ticks` ([T, F]) through a fresh state and compares each
+// step's probabilities with row t of Predict(last_only = false).
+void ExpectStepsMatchPredict(Transformer* m, const std::vector<float>& ticks, int64_t T,
+                             int64_t initial_capacity, double abs_tol, double rel_tol) {
+  const int64_t F = m->config().features, K = m->config().classes;
+  auto full = m->Predict(ticks, 1, T, /*last_only=*/false);
+  ASSERT_TRUE(full.ok()) << full.status();
+  auto state = DecodeState::Create(*m, initial_capacity);
+  ASSERT_TRUE(state.ok()) << state.status();
+  double worst = 0.0;
+  for (int64_t t = 0; t < T; ++t) {
+    auto p = m->Step(state->get(), absl::MakeConstSpan(ticks.data() + t * F, F));
+    ASSERT_TRUE(p.ok()) << "step " << t << ": " << p.status();
+    ASSERT_EQ(static_cast<int64_t>(p->size()), K);
+    ASSERT_EQ((*state)->steps(), t + 1);
+    for (int64_t k = 0; k < K; ++k) {
+      const double want = (*full)[t * K + k], got = (*p)[k];
+      worst = std::max(worst, std::abs(got - want));
+      ASSERT_NEAR(got, want, abs_tol + rel_tol * std::abs(want)) << "step " << t << " class " << k;
+    }
+  }
+  EXPECT_GE((*state)->capacity(), T);  // grew from initial_capacity
+  std::printf("T=%lld H=%d Hkv=%d %s: max |step - predict| = %.3g over %lld steps\n",
+              static_cast<long long>(T), m->config().heads, m->config().kv_heads,
+              DTypeName(m->compute_dtype()), worst, static_cast<long long>(T));
+}
+
+TEST(DecodeStateTest, GroupedQueryStepsMatchPredict) {
+  auto be = Cpu();
+  auto m = Transformer::InitRandom(Config(4, 2, 4096), 11, be.get());
+  ASSERT_TRUE(m.ok()) << m.status();
+  ASSERT_TRUE((*m)->SupportsDecode());
+  const int64_t T = 300;
+  ExpectStepsMatchPredict(m->get(), Rows(T, (*m)->config().features, 5), T, 8, kAbsTol, kRelTol);
+}
+
+TEST(DecodeStateTest, MultiHeadStepsMatchPredict) {
+  auto be = Cpu();
+  auto m = Transformer::InitRandom(Config(4, 4, 4096), 12, be.get());
+  ASSERT_TRUE(m.ok()) << m.status();
+  const int64_t T = 300;
+  ExpectStepsMatchPredict(m->get(), Rows(T, (*m)->config().features, 6), T,
+                          DecodeState::kDefaultInitialCapacity, kAbsTol, kRelTol);
+}
+
+TEST(DecodeStateTest, Float64StepsMatchPredict) {
+  auto be = Cpu();
+  ModelOptions opt;
+  opt.compute_dtype = DType::kF64;
+  auto m = Transformer::InitRandom(Config(4, 1, 4096), 13, be.get(), opt);
+  ASSERT_TRUE(m.ok()) << m.status();
+  const int64_t T = 64;
+  // f64 compute, probabilities cast to fp32 at the end: agreement to fp32 rounding.
+  ExpectStepsMatchPredict(m->get(), Rows(T, (*m)->config().features, 7), T, 4, 1e-7, 1e-6);
+}
+
+TEST(DecodeStateTest, PastMaxContextIsResourceExhaustedAndKeepsState) {
+  auto be = Cpu();
+  const int max_context = 20;
+  auto m = Transformer::InitRandom(Config(4, 2, max_context), 14, be.get());
+  ASSERT_TRUE(m.ok()) << m.status();
+  const int64_t F = (*m)->config().features;
+  const std::vector<float> rows = Rows(max_context + 1, F, 8);
+  auto state = DecodeState::Create(**m, 3);  // grows 3 → 6 → 12 → 20 (clamped)
+  ASSERT_TRUE(state.ok()) << state.status();
+  std::vector<float> last;
+  for (int64_t t = 0; t < max_context; ++t) {
+    auto p = (*m)->Step(state->get(), absl::MakeConstSpan(rows.data() + t * F, F));
+    ASSERT_TRUE(p.ok()) << "step " << t << ": " << p.status();
+    last = *p;
+  }
+  EXPECT_EQ((*state)->capacity(), max_context);
+  auto over = (*m)->Step(state->get(), absl::MakeConstSpan(rows.data() + max_context * F, F));
+  ASSERT_EQ(over.status().code(), absl::StatusCode::kResourceExhausted) << over.status();
+  EXPECT_NE(over.status().message().find("max_context of 20"), std::string::npos)
+      << over.status();
+  EXPECT_EQ((*state)->steps(), max_context);
+  // The cache still holds the whole sequence: its last step equals Predict's.
+  auto full = (*m)->Predict(absl::MakeConstSpan(rows.data(), max_context * F), 1, max_context, true);
+  ASSERT_TRUE(full.ok()) << full.status();
+  for (size_t k = 0; k < last.size(); ++k) EXPECT_NEAR(last[k], (*full)[k], kAbsTol);
+}
+
+TEST(DecodeStateTest, BadRowIsInvalidArgumentAndLeavesStateUnchanged) {
+  auto be = Cpu();
+  auto m = Transformer::InitRandom(Config(4, 2, 4096), 15, be.get());
+  ASSERT_TRUE(m.ok()) << m.status();
+  const int64_t F = (*m)->config().features, K = (*m)->config().classes, T = 12;
+  const std::vector<float> rows = Rows(T, F, 9);
+  auto full = (*m)->Predict(rows, 1, T, false);
+  ASSERT_TRUE(full.ok()) << full.status();
+  auto state = DecodeState::Create(**m);
+  ASSERT_TRUE(state.ok()) << state.status();
+  for (int64_t t = 0; t < T; ++t) {
+    if (t == 5) {
+      for (float bad : {std::nanf(""), INFINITY, -INFINITY}) {
+        std::vector<float> row(rows.begin() + t * F, rows.begin() + (t + 1) * F);
+        row[F - 1] = bad;
+        auto p = (*m)->Step(state->get(), row);
+        ASSERT_EQ(p.status().code(), absl::StatusCode::kInvalidArgument) << p.status();
+        EXPECT_NE(p.status().message().find("NaN or Inf"), std::string::npos) << p.status();
+        EXPECT_EQ((*state)->steps(), 5);
+      }
+      std::vector<float> narrow(F - 1, 0.0f);
+      auto p = (*m)->Step(state->get(), narrow);
+      ASSERT_EQ(p.status().code(), absl::StatusCode::kInvalidArgument) << p.status();
+      EXPECT_EQ((*state)->steps(), 5);
+    }
+    // After the rejected rows, the good row t still gives Predict's row t.
+    auto p = (*m)->Step(state->get(), absl::MakeConstSpan(rows.data() + t * F, F));
+    ASSERT_TRUE(p.ok()) << p.status();
+    for (int64_t k = 0; k < K; ++k)
+      ASSERT_NEAR((*p)[k], (*full)[t * K + k], kAbsTol + kRelTol * (*full)[t * K + k])
+          << "step " << t;
+  }
+}
+
+TEST(DecodeStateTest, StateOfAnotherModelIsRejected) {
+  auto be = Cpu();
+  auto a = Transformer::InitRandom(Config(4, 2, 64), 16, be.get());
+  auto b = Transformer::InitRandom(Config(4, 2, 64), 17, be.get());
+  ASSERT_TRUE(a.ok() && b.ok());
+  auto state = DecodeState::Create(**a);
+  ASSERT_TRUE(state.ok()) << state.status();
+  std::vector<float> row((*a)->config().features, 0.5f);
+  auto p = (*b)->Step(state->get(), row);
+  EXPECT_EQ(p.status().code(), absl::StatusCode::kInvalidArgument) << p.status();
+  EXPECT_EQ((*state)->steps(), 0);
+}
+
+}  // namespace
+}  // namespace flashtick
