@@ -30,6 +30,7 @@
 
 namespace flashtick {
 
+class DecodeState;
 class DeviceParams;
 
 struct ModelOptions {
@@ -62,6 +63,17 @@ class Transformer {
   // Thread-safe: concurrent calls are serialised on this model's workspace.
   absl::StatusOr<std::vector<float>> Predict(absl::Span<const float> ticks, int64_t B, int64_t T,
                                              bool last_only);
+
+  // Incremental decoding (model/decode_state.h): runs one new step `row` (host fp32
+  // [F]) at position state->steps() against the state's per-layer K/V cache, appends
+  // its keys and values, and returns host fp32 probabilities [classes] — the same as
+  // row state->steps() of Predict over the whole prefix. INVALID_ARGUMENT for a
+  // wrong width, NaN/Inf or a state of another model; RESOURCE_EXHAUSTED past
+  // max_context. On error the state keeps its steps (model/transformer_step.cc).
+  absl::StatusOr<std::vector<float>> Step(DecodeState* state, absl::Span<const float> row);
+  // True when the backend runs Op::kAttentionDecode in this model's compute dtype,
+  // i.e. when Step can run; otherwise callers recompute the prefix with Predict.
+  bool SupportsDecode() const;
 
   const ModelConfig& config() const { return config_; }
   Backend* backend() const { return backend_; }
