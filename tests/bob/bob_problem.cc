@@ -164,7 +164,7 @@ double RelL2(const std::vector<double>& got, const std::vector<double>& want) {
     num += (got[i] - want[i]) * (got[i] - want[i]);
     den += want[i] * want[i];
   }
-  if (den == 0.0) return std::sqrt(num);
+  if (den == 0.0) return want.empty() ? 0.0 : std::sqrt(num / static_cast<double>(want.size()));
   return std::sqrt(num / den);
 }
 

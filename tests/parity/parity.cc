@@ -4,6 +4,7 @@
 // bound where the case supplies a naive low-precision result).
 #include "tests/parity/parity.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -344,7 +345,7 @@ CaseResult RunCase(const TestCase& test, Backend& target, DType dtype, ParityCon
       // precision, plus fp32 noise at the output's scale. The slack covers outputs the
       // naive code gets exactly (T = 1: dS = dP − D = 0 when both dot products run in
       // one order, while a kernel's D pre-pass and its MMA sum in different orders).
-      const double slack = kUlpSlack * std::max(1.0, max_ref);
+      const double slack = kUlpSlack * std::max({1.0, max_ref, test.RoundingScale()});
       if (max_err > 2.0 * naive_err + slack)
         absl::StrAppend(&fail, " ", name, ": max_err ", Fmt(max_err), " > 2 x naive ",
                         DTypeName(dtype), " max_err ", Fmt(naive_err), ";");

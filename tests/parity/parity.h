@@ -98,6 +98,12 @@ class TestCase {
   }
   // Shapes too slow for the CPU fp32 target (e.g. T = 4096) run on GPU targets only.
   virtual bool GpuOnly() const { return false; }
+  // The magnitude of the intermediate terms an output is computed from, when it can
+  // exceed the output's own (an exact 0 reached as a difference of D-term dot
+  // products). The FlashAttention bound's fp32 slack is 64 ulp at
+  // max(1, |reference|, RoundingScale()): summation order alone moves such an output
+  // by ulps of its terms, not of its value. Default 1.
+  virtual double RoundingScale() const { return 1.0; }
   // dtype of a tensor on a run in `run` dtype.
   virtual DType TensorDType(const TensorSpec& spec, DType run) const;
 
