@@ -5,12 +5,19 @@
 // (initial capacity 8 → 16 → … → 512). Plus: stepping past max_context is
 // RESOURCE_EXHAUSTED, a NaN/Inf or wrong-width row is INVALID_ARGUMENT, and neither
 // changes the state (the next good row still matches Predict), and the f64 mode.
+// The GQA/MHA models have their q/k projections scaled ×kSharpen after the GPT-2
+// init: at N(0, 0.02) attention is nearly uniform, so a wrong position or cache row
+// would move probabilities by only ~1e-5; sharpened, it moves them by far more.
 #include <cmath>
+#include <filesystem>
 #include <random>
+
+#include <unistd.h>
 
 #include "gtest/gtest.h"
 #include "kernels/backend.h"
 #include "model/decode_state.h"
+#include "model/safetensors.h"
 #include "model/transformer.h"
 
 namespace flashtick {
@@ -30,6 +37,35 @@ ModelConfig Config(int heads, int kv_heads, int max_context) {
   c.layers = 2;
   c.max_context = max_context;
   return c;
+}
+
+constexpr float kSharpen = 12.0f;
+
+// A random model whose q and k projection rows (the first (H + Hkv)·D rows of each
+// fused QKV weight) are scaled by kSharpen, through Save → edit → Load.
+std::unique_ptr<Transformer> SharpModel(const ModelConfig& c, uint64_t seed, Backend* be) {
+  auto m = Transformer::InitRandom(c, seed, be);
+  EXPECT_TRUE(m.ok()) << m.status();
+  const std::string dir = ::testing::TempDir() + "/decode_state_test_" +
+                          std::to_string(::getpid()) + "_" + std::to_string(seed);
+  EXPECT_TRUE((*m)->Save(dir).ok());
+  const std::string path = dir + "/model.safetensors";
+  auto st = Safetensors::ReadFile(path);
+  EXPECT_TRUE(st.ok()) << st.status();
+  const int64_t qk_rows = int64_t{c.heads + c.kv_heads} * c.head_dim();
+  const int64_t W = int64_t{c.heads + 2 * c.kv_heads} * c.head_dim();
+  for (int l = 0; l < c.layers; ++l) {
+    const std::string name = "blocks." + std::to_string(l) + ".attn.qkv.weight";
+    auto w = st->ToFloat32(name, {W, c.width});
+    EXPECT_TRUE(w.ok()) << w.status();
+    for (int64_t i = 0; i < qk_rows * c.width; ++i) (*w)[i] *= kSharpen;
+    EXPECT_TRUE(st->Add(name, DType::kF32, {W, c.width}, w->data()).ok());
+  }
+  EXPECT_TRUE(st->WriteFile(path).ok());
+  auto loaded = Transformer::Load(dir, be);
+  EXPECT_TRUE(loaded.ok()) << loaded.status();
+  std::filesystem::remove_all(dir);
+  return std::move(loaded).value();
 }
 
 std::vector<float> Rows(int64_t T, int64_t F, uint64_t seed) {
@@ -75,19 +111,17 @@ void ExpectStepsMatchPredict(Transformer* m, const std::vector<float>& ticks, in
 
 TEST(DecodeStateTest, GroupedQueryStepsMatchPredict) {
   auto be = Cpu();
-  auto m = Transformer::InitRandom(Config(4, 2, 4096), 11, be.get());
-  ASSERT_TRUE(m.ok()) << m.status();
-  ASSERT_TRUE((*m)->SupportsDecode());
+  auto m = SharpModel(Config(4, 2, 4096), 11, be.get());
+  ASSERT_TRUE(m->SupportsDecode());
   const int64_t T = 300;
-  ExpectStepsMatchPredict(m->get(), Rows(T, (*m)->config().features, 5), T, 8, kAbsTol, kRelTol);
+  ExpectStepsMatchPredict(m.get(), Rows(T, m->config().features, 5), T, 8, kAbsTol, kRelTol);
 }
 
 TEST(DecodeStateTest, MultiHeadStepsMatchPredict) {
   auto be = Cpu();
-  auto m = Transformer::InitRandom(Config(4, 4, 4096), 12, be.get());
-  ASSERT_TRUE(m.ok()) << m.status();
+  auto m = SharpModel(Config(4, 4, 4096), 12, be.get());
   const int64_t T = 300;
-  ExpectStepsMatchPredict(m->get(), Rows(T, (*m)->config().features, 6), T,
+  ExpectStepsMatchPredict(m.get(), Rows(T, m->config().features, 6), T,
                           DecodeState::kDefaultInitialCapacity, kAbsTol, kRelTol);
 }
 
