@@ -120,13 +120,24 @@ class SophiaH:
         s.h = {n: torch.zeros_like(p) for n, p in model.named_parameters()}
 
     def hutchinson(s, x, y, cos, sin):
-        params = {n: p.detach() for n, p in s.model.named_parameters()}
-        u = {n: torch.randint(0, 2, p.shape, device=p.device).float() * 2 - 1 for n, p in params.items()}
-        f = lambda p: loss_fn(lambda *a: torch.func.functional_call(s.model, p, a), x, y, cos, sin)  # noqa: E731
+        # û ∘ (H û) with H û = vjp(∇f)(û), in bf16 weights and activations without
+        # autocast: torch.func's double backward through autocast's fp32→bf16 casts
+        # fails on CUDA ("expected scalar type Float but found BFloat16", H200 run of
+        # 2026-11-29); a bf16 copy of the weights computes what autocast computes.
+        bf16 = torch.bfloat16
+        params = {n: p.detach().to(bf16) for n, p in s.model.named_parameters()}
+        u = {n: (torch.randint(0, 2, p.shape, device=p.device) * 2 - 1).to(bf16)
+             for n, p in params.items()}
+        xb = x.to(bf16)
+
+        def f(p):
+            logits = torch.func.functional_call(s.model, p, (xb, cos, sin))
+            return F.cross_entropy(logits.float().view(-1, CLASSES), y.view(-1), ignore_index=-1)
+
         with sdpa_kernel(SDPBackend.MATH):
             _, vjp_fn = torch.func.vjp(torch.func.grad(f), params)
             (hu,) = vjp_fn(u)
-        return {n: u[n] * hu[n] for n in params}
+        return {n: (u[n] * hu[n]).float() for n in params}
 
     @torch.no_grad()
     def step(s, t, lr, scale, hhat):
