@@ -1,4 +1,5 @@
-// Tick session accumulation and validation (see tick_session.h).
+// Tick session accumulation and validation, and the incremental prediction of the
+// last step through the session's decode state (see tick_session.h).
 #include "server/stream/tick_session.h"
 
 #include <cmath>
@@ -98,6 +99,27 @@ absl::Status TickSession::AppendFeatures(const v1::FeatureRow& row) {
   rows_.insert(rows_.end(), row.values().begin(), row.values().end());
   ++steps_;
   return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<float>> TickSession::PredictLast(Transformer* model) {
+  if (steps_ < 1)
+    return absl::FailedPreconditionError("predict: the session has no steps yet");
+  if (state_ != nullptr && &state_->model() != model)
+    return absl::InvalidArgumentError(
+        "predict: this session's decode state belongs to another model");
+  if (state_ == nullptr) {
+    ASSIGN_OR_RETURN(state_, DecodeState::Create(*model));
+  }
+  const int64_t F = features_;
+  std::vector<float> probs;
+  // Catch up on every row the state lacks; only the last step's answer is kept.
+  for (int64_t t = state_->steps(); t < steps_; ++t) {
+    ASSIGN_OR_RETURN(probs, model->Step(state_.get(), absl::MakeConstSpan(rows_.data() + t * F, F)));
+  }
+  if (probs.empty())
+    return absl::FailedPreconditionError(absl::StrCat(
+        "predict: step ", steps_ - 1, " was already answered (no new rows since)"));
+  return probs;
 }
 
 }  // namespace flashtick

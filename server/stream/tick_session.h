@@ -3,16 +3,21 @@
 // gRPC), so its validation is unit-tested. Raw ticks go onto a SessionGrid and
 // through ComputeFeatures (train/features.h), the same function training uses,
 // so streamed features equal offline features bit for bit.
-// Foundation mode "recompute": the caller predicts from all T rows each step;
-// issue 6 adds per-layer key/value state here so a step costs O(T·d).
+// State modes: "incremental" (issue 6) keeps a DecodeState (model/decode_state.h),
+// the per-layer key/value cache, so answering a step costs O(T·d) (PredictLast);
+// "recompute" (a backend without attention_decode) predicts from all T rows.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "flashtick/v1/tick_stream.pb.h"
+#include "model/decode_state.h"
+#include "model/transformer.h"
 #include "train/features.h"
 
 namespace flashtick {
@@ -33,6 +38,16 @@ class TickSession {
   // [steps, F] row-major.
   const std::vector<float>& rows() const { return rows_; }
 
+  // Probabilities [classes] of the last appended step by incremental decoding:
+  // the rows the decode state has not seen yet (predict_every > 1 skips answers,
+  // not rows) go through model->Step in order, the state being created on first
+  // use. Requires model->SupportsDecode(), the same model on every call, and
+  // steps() ≥ 1. On error the state keeps the rows it took and the next call
+  // resumes from there.
+  absl::StatusOr<std::vector<float>> PredictLast(Transformer* model);
+  // Steps the decode state holds (0 before the first PredictLast).
+  int64_t decoded_steps() const { return state_ ? state_->steps() : 0; }
+
  private:
   absl::Status AppendTick(const v1::Tick& tick);
   absl::Status AppendFeatures(const v1::FeatureRow& row);
@@ -45,6 +60,7 @@ class TickSession {
   int64_t steps_ = 0;
   SessionGrid grid_;
   std::vector<float> rows_;
+  std::unique_ptr<DecodeState> state_;  // created by the first PredictLast
 };
 
 }  // namespace flashtick

@@ -1,7 +1,9 @@
 // TickStream session reactor (see tick_stream_reactor.h). State mode
-// "recompute": each answered step runs the model over all T steps of the
-// session and keeps the last step's probabilities, which is exact and equals
-// ModelInfer on the same prefix with last_only = true.
+// "incremental" when the model's backend has attention_decode: each answered step
+// runs only the new rows through the session's key/value cache
+// (TickSession::PredictLast, O(T·d) a step); otherwise "recompute": the model runs
+// over all T steps and keeps the last. Both equal ModelInfer on the same prefix
+// with last_only = true (to fp32 rounding; tests/model/decode_state_test.cc).
 #include "server/stream/tick_stream_reactor.h"
 
 #include <algorithm>
@@ -15,7 +17,8 @@ namespace flashtick {
 namespace {
 
 constexpr char kMethod[] = "StreamTicks";
-constexpr char kStateMode[] = "recompute";
+constexpr char kRecompute[] = "recompute";
+constexpr char kIncremental[] = "incremental";
 
 std::string NextSessionId() {
   static std::atomic<int64_t> counter{0};
@@ -81,6 +84,7 @@ absl::Status TickStreamReactor::Open(const v1::OpenSession& open) {
   }
   model_ = *model;
   predict_every_ = std::max(1, open.predict_every());
+  incremental_ = model_->model != nullptr && model_->model->SupportsDecode();
   session_ = std::make_unique<TickSession>(model_->features, core_->MaxSteps(*model_),
                                            open.instrument(), open.date());
   auto* opened = response_.mutable_opened();
@@ -91,7 +95,7 @@ absl::Status TickStreamReactor::Open(const v1::OpenSession& open) {
   opened->set_max_steps(core_->MaxSteps(*model_));
   opened->set_kernel_path(model_->kernel_path);
   opened->set_device(model_->device);
-  opened->set_state_mode(kStateMode);
+  opened->set_state_mode(incremental_ ? kIncremental : kRecompute);
   return absl::OkStatus();
 }
 
@@ -116,7 +120,8 @@ void TickStreamReactor::PredictLast(absl::Time arrived) {
     return;
   }
   const absl::Time compute_start = absl::Now();
-  auto probs = model_->model->Predict(session_->rows(), 1, session_->steps(), true);
+  auto probs = incremental_ ? session_->PredictLast(model_->model.get())
+                            : model_->model->Predict(session_->rows(), 1, session_->steps(), true);
   if (!probs.ok()) {
     End(probs.status());
     return;

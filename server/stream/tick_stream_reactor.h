@@ -45,6 +45,7 @@ class TickStreamReactor final
   const ModelEntry* model_ = nullptr;
   std::unique_ptr<TickSession> session_;
   int predict_every_ = 1;
+  bool incremental_ = false;  // state mode: Step through a K/V cache, else recompute
   v1::TickStreamRequest request_;
   v1::TickStreamResponse response_;
 };

@@ -5,6 +5,7 @@
 // (initial capacity 8 → 16 → … → 512). Plus: stepping past max_context is
 // RESOURCE_EXHAUSTED, a NaN/Inf or wrong-width row is INVALID_ARGUMENT, and neither
 // changes the state (the next good row still matches Predict), and the f64 mode.
+// With a GPU: the same comparison on CUDA in bf16 (D = 64), skipped without one.
 // The GQA/MHA models have their q/k projections scaled ×kSharpen after the GPT-2
 // init: at N(0, 0.02) attention is nearly uniform, so a wrong position or cache row
 // would move probabilities by only ~1e-5; sharpened, it moves them by far more.
@@ -134,6 +135,22 @@ TEST(DecodeStateTest, Float64StepsMatchPredict) {
   const int64_t T = 64;
   // f64 compute, probabilities cast to fp32 at the end: agreement to fp32 rounding.
   ExpectStepsMatchPredict(m->get(), Rows(T, (*m)->config().features, 7), T, 4, 1e-7, 1e-6);
+}
+
+TEST(DecodeStateTest, CudaBf16StepsMatchPredict) {
+  if (!CudaAvailable()) GTEST_SKIP() << "no CUDA device in this build or machine";
+  auto be = CreateBackend("cuda");
+  ASSERT_TRUE(be.ok()) << be.status();
+  ModelConfig c = Config(2, 1, 4096);
+  c.width = 128;  // D = 64: the CUDA attention kernels' head dim
+  auto m = SharpModel(c, 18, be->get());
+  if (!m->SupportsDecode()) GTEST_SKIP() << "this CUDA backend has no bf16 attention_decode";
+  const int64_t T = 300;
+  // bf16 activations: Step (decode kernel, one-row GEMMs) and Predict (flash forward)
+  // round differently; each bf16 rounding is ≤ 2^-9 relative, and the probabilities
+  // after 2 layers move by ~1e-3. 2e-2 still catches a wrong position or cache row
+  // in the sharpened model.
+  ExpectStepsMatchPredict(m.get(), Rows(T, c.features, 10), T, 16, 2e-2, 0.0);
 }
 
 TEST(DecodeStateTest, PastMaxContextIsResourceExhaustedAndKeepsState) {

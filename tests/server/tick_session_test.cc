@@ -1,12 +1,16 @@
 // TickSession: streamed raw ticks give exactly the features ComputeFeatures gives
 // the whole day; out-of-order steps, mixed kinds, wrong widths, NaN and the step
-// limit are refused with their codes and leave the session unchanged.
+// limit are refused with their codes and leave the session unchanged. PredictLast
+// (incremental decoding through the session's K/V cache) answers each step with
+// the last row of a whole-prefix Predict, also when predict_every skips answers.
 #include "server/stream/tick_session.h"
 
 #include <limits>
 
 #include <gtest/gtest.h>
 
+#include "kernels/backend.h"
+#include "model/transformer.h"
 #include "train/features.h"
 
 namespace flashtick {
@@ -81,6 +85,45 @@ TEST(TickSession, FeatureRowWidthAndFiniteness) {
 TEST(TickSession, RawTicksNeedTheStandardFeatureWidth) {
   TickSession session(kNumFeatures + 2, 10, "", "");
   EXPECT_EQ(session.Append(TickMsg(0, 100, 100.02, 5)).code(),
+            absl::StatusCode::kFailedPrecondition);
+}
+
+TEST(TickSession, IncrementalPredictLastEqualsWholePrefixPredict) {
+  auto backend = CreateBackend("cpu");
+  ASSERT_TRUE(backend.ok()) << backend.status();
+  ModelConfig config;
+  config.features = kNumFeatures;
+  config.width = 32;
+  config.heads = 4;
+  config.kv_heads = 2;
+  config.max_context = 512;
+  auto model = Transformer::InitRandom(config, 21, backend->get());
+  ASSERT_TRUE(model.ok()) << model.status();
+  ASSERT_TRUE((*model)->SupportsDecode());
+  const SessionGrid day = SimpleSyntheticDay(12, 120);
+  TickSession session(kNumFeatures, 512, "SYNTH", "2026-01-02");
+  EXPECT_EQ(session.PredictLast(model->get()).status().code(),
+            absl::StatusCode::kFailedPrecondition);  // nothing to answer yet
+  int answered = 0;
+  for (int64_t t = 0; t < day.steps(); ++t) {
+    ASSERT_TRUE(session.Append(TickMsg(t, day.bid[t], day.ask[t], day.flow[t])).ok());
+    if (t % 7 != 3) continue;  // answer every 7th step: PredictLast catches up on the rest
+    auto step = session.PredictLast(model->get());
+    ASSERT_TRUE(step.ok()) << "step " << t << ": " << step.status();
+    EXPECT_EQ(session.decoded_steps(), t + 1);
+    auto full = (*model)->Predict(session.rows(), 1, session.steps(), /*last_only=*/true);
+    ASSERT_TRUE(full.ok()) << full.status();
+    ASSERT_EQ(step->size(), full->size());
+    for (size_t k = 0; k < full->size(); ++k)
+      EXPECT_NEAR((*step)[k], (*full)[k], 1e-5) << "step " << t << " class " << k;
+    ++answered;
+  }
+  EXPECT_EQ(answered, 17);
+  // Steps 116..119 were not answered yet: this call catches up; a second answer
+  // without a new row is a caller bug, reported as such.
+  ASSERT_TRUE(session.PredictLast(model->get()).ok());
+  EXPECT_EQ(session.decoded_steps(), day.steps());
+  EXPECT_EQ(session.PredictLast(model->get()).status().code(),
             absl::StatusCode::kFailedPrecondition);
 }
 
