@@ -1,8 +1,9 @@
 """flashtick.v1.TickStream end to end, with message classes built from the
 descriptors the server itself serves over reflection (no generated Python).
-The Foundation server runs in "recompute" state mode, so every streamed step
-must equal ModelInfer's probability at that step of the whole sequence
-(causality) and, for raw ticks, the CLI's prediction from the same ticks."""
+The server runs in "incremental" state mode on the CPU (a per-session key/value
+cache, issue 6), and every streamed step must equal ModelInfer's probability at
+that step of the whole sequence (causality) and, for raw ticks, the CLI's
+prediction from the same ticks."""
 import os
 import unittest
 
@@ -68,7 +69,7 @@ class TickStreamTest(unittest.TestCase):
         replies = list(self.call(iter(messages), timeout=TIMEOUT))
         opened = replies[0].opened
         self.assertEqual(opened.model_name, e2e_env.model_name)
-        self.assertEqual(opened.state_mode, "recompute")
+        self.assertEqual(opened.state_mode, "incremental")  # the CPU has attention_decode
         self.assertEqual(opened.max_steps, e2e_env.max_seq_len)
         self.assertEqual(opened.features, e2e_env.features)
         self.assertTrue(opened.kernel_path)
