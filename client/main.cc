@@ -1,5 +1,6 @@
 // flashtick: the command-line client of flashtickd.
-//   flashtick [--server host:port] [--timeout s] health|models|predict|sweep ...
+//   flashtick [--server host:port] [--timeout s] [--tls-ca ca.pem] [--tls-cert c.pem
+//             --tls-key c.key] [--token-file f] health|models|predict|sweep ...
 // Each subcommand lives in client/commands/<name>_command.{h,cc} and registers
 // itself on the app; `sweep submit|watch|list|cancel|report` (issue 5) joins
 // them the same way.
@@ -21,6 +22,14 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--timeout", options.timeout_seconds, "per-call deadline in seconds")
       ->capture_default_str();
+  flashtick::AddClientSecurityFlags(&app, &options);
+  // Runs after the flags are parsed and before any subcommand's callback, so a
+  // bad TLS or token file stops the CLI before it dials.
+  app.parse_complete_callback([&options] {
+    if (absl::Status s = flashtick::LoadClientSecurity(&options); !s.ok()) {
+      throw CLI::ValidationError(std::string(s.message()));
+    }
+  });
   app.require_subcommand(1);
   flashtick::AddHealthCommand(&app, &options, &exit_code);
   flashtick::AddModelsCommand(&app, &options, &exit_code);

@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
+#include "server/auth/server_security.h"
 #include "server/logging.h"
 #include "server/metrics/metrics_endpoint.h"
 #include "train/report/plot_runner.h"
@@ -26,6 +27,8 @@ absl::StatusOr<std::unique_ptr<FlashtickServer>> FlashtickServer::Start(
     const ServerOptions& options) {
   RETURN_IF_ERROR(options.Validate());
   std::unique_ptr<FlashtickServer> server(new FlashtickServer(options));
+  // TLS files and tokens first: a bad path fails before anything starts.
+  ASSIGN_OR_RETURN(server->credentials_, BuildServerCredentials(options));
   BackendOptions backend_options;
   backend_options.threads = options.threads;
   ASSIGN_OR_RETURN(server->backend_, CreateBackend(options.device, backend_options));
@@ -96,7 +99,7 @@ absl::Status FlashtickServer::StartGrpc() {
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
-  builder.AddListeningPort(options_.listen, grpc::InsecureServerCredentials(), &grpc_port_);
+  builder.AddListeningPort(options_.listen, credentials_, &grpc_port_);
   builder.SetMaxReceiveMessageSize(static_cast<int>(options_.max_message_bytes));
   builder.SetMaxSendMessageSize(static_cast<int>(options_.max_message_bytes));
   builder.RegisterService(inference_service_.get());
@@ -105,7 +108,10 @@ absl::Status FlashtickServer::StartGrpc() {
   server_ = builder.BuildAndStart();
   if (server_ == nullptr || grpc_port_ == 0) {
     return absl::UnavailableError(absl::StrCat("gRPC cannot listen on ", options_.listen,
-                                               " (address in use or not local? try --listen)"));
+                                               " (address in use or not local? try --listen",
+                                               options_.tls_cert.empty()
+                                                   ? ")"
+                                                   : "; or --tls-cert/--tls-key do not match)"));
   }
   auto* health = server_->GetHealthCheckService();
   health->SetServingStatus(true);

@@ -64,6 +64,7 @@ class FlashtickServer {
   std::unique_ptr<ExperimentRunner> experiment_runner_;
   std::unique_ptr<ExperimentsCore> experiments_core_;
   std::unique_ptr<ExperimentsService> experiments_service_;
+  std::shared_ptr<grpc::ServerCredentials> credentials_;  // plaintext/TLS (+ token check)
   std::unique_ptr<grpc::Server> server_;
   std::atomic<bool> ready_{false};
   std::mutex shutdown_mu_;

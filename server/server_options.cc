@@ -49,6 +49,17 @@ void AddServerFlags(CLI::App* app, ServerOptions* o) {
   app->add_option("--plot-script", o->plot_script,
                   "plot_report.py to run (default: beside the binary, else the source tree)")
       ->capture_default_str();
+  app->add_option("--tls-cert", o->tls_cert,
+                  "PEM certificate chain for TLS on the gRPC port (with --tls-key; "
+                  "default: plaintext)");
+  app->add_option("--tls-key", o->tls_key, "PEM private key of --tls-cert");
+  app->add_option("--tls-client-ca", o->tls_client_ca,
+                  "PEM CA: require and verify client certificates signed by it (mutual TLS)");
+  app->add_option("--auth-token-file", o->auth_token_file,
+                  "bearer tokens, one per line ('#' comments): flashtick.v1.Experiments then "
+                  "needs 'authorization: Bearer <token>'");
+  app->add_flag("--auth-inference", o->auth_inference,
+                "with --auth-token-file, require a token for inference and the tick stream too");
 }
 
 absl::Status ServerOptions::Validate() const {
@@ -73,6 +84,17 @@ absl::Status ServerOptions::Validate() const {
   }
   if (experiment_workers < 1) {
     return absl::InvalidArgumentError("--experiment-workers must be ≥ 1");
+  }
+  if (tls_cert.empty() != tls_key.empty()) {
+    return absl::InvalidArgumentError(
+        "--tls-cert and --tls-key go together: give both (TLS) or neither (plaintext)");
+  }
+  if (!tls_client_ca.empty() && tls_cert.empty()) {
+    return absl::InvalidArgumentError(
+        "--tls-client-ca (mutual TLS) needs TLS: add --tls-cert and --tls-key");
+  }
+  if (auth_inference && auth_token_file.empty()) {
+    return absl::InvalidArgumentError("--auth-inference needs --auth-token-file");
   }
   return absl::OkStatus();
 }

@@ -31,6 +31,13 @@ struct ServerOptions {
   int experiment_workers = 1;                 // sweeps run at once
   std::string report_python = "python3";      // draws the report plots ("" = none)
   std::string plot_script;                    // "" = train/report/plot_report.py found
+  // Security (issue 8, docs/security.md): TLS when both PEM files are given;
+  // mutual TLS with tls_client_ca; bearer tokens with auth_token_file.
+  std::string tls_cert;                       // PEM certificate chain of the gRPC port
+  std::string tls_key;                        // PEM private key of tls_cert
+  std::string tls_client_ca;                  // PEM CA clients' certificates must chain to
+  std::string auth_token_file;                // one token per line; "" = no token auth
+  bool auth_inference = false;                // tokens also for KServe v2 and TickStream
 
   // INVALID_ARGUMENT naming the flag and the accepted range.
   absl::Status Validate() const;

@@ -1,0 +1,81 @@
+// gRPC port credentials from the TLS and token flags (see server_security.h).
+#include "server/auth/server_security.h"
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
+#include "server/auth/plaintext_auth_credentials.h"
+#include "server/auth/token_auth_processor.h"
+#include "server/auth/token_set.h"
+#include "server/logging.h"
+
+namespace flashtick {
+
+absl::StatusOr<std::string> ReadPemFile(absl::string_view flag, const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    const int err = errno;
+    const std::string why =
+        absl::StrCat(std::string(flag), " '", path, "' cannot be read: ", std::strerror(err));
+    if (err == ENOENT) return absl::NotFoundError(why);
+    if (err == EACCES) return absl::PermissionDeniedError(why);
+    return absl::FailedPreconditionError(why);
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  if (!absl::StrContains(text.str(), "-----BEGIN ")) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(std::string(flag), " '", path, "' is not a PEM file (no '-----BEGIN ' line)"));
+  }
+  return text.str();
+}
+
+absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> BuildServerCredentials(
+    const ServerOptions& options) {
+  std::shared_ptr<grpc::ServerCredentials> creds;
+  if (options.tls_cert.empty()) {
+    if (!options.auth_token_file.empty()) {
+      creds = std::make_shared<PlaintextAuthCredentials>();
+      LogWarning(
+          "bearer tokens over plaintext gRPC: use --tls-cert/--tls-key unless a "
+          "TLS-terminating proxy sits in front");
+    } else {
+      creds = grpc::InsecureServerCredentials();
+    }
+  } else {
+    grpc::SslServerCredentialsOptions ssl;
+    grpc::SslServerCredentialsOptions::PemKeyCertPair pair;
+    ASSIGN_OR_RETURN(pair.cert_chain, ReadPemFile("--tls-cert", options.tls_cert));
+    ASSIGN_OR_RETURN(pair.private_key, ReadPemFile("--tls-key", options.tls_key));
+    ssl.pem_key_cert_pairs.push_back(std::move(pair));
+    if (options.tls_client_ca.empty()) {
+      ssl.client_certificate_request = GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE;
+      LogInfo(absl::StrCat("gRPC TLS with certificate ", options.tls_cert));
+    } else {
+      ASSIGN_OR_RETURN(ssl.pem_root_certs, ReadPemFile("--tls-client-ca", options.tls_client_ca));
+      ssl.client_certificate_request = GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY;
+      LogInfo(absl::StrCat("gRPC mutual TLS with certificate ", options.tls_cert,
+                           "; clients need a certificate signed by ", options.tls_client_ca));
+    }
+    creds = grpc::SslServerCredentials(ssl);
+  }
+  if (!options.auth_token_file.empty()) {
+    ASSIGN_OR_RETURN(TokenSet tokens, TokenSet::LoadFile(options.auth_token_file));
+    // The count and the path only: tokens are never logged.
+    LogInfo(absl::StrCat("bearer-token auth: ", tokens.size(), " token(s) from ",
+                         options.auth_token_file, "; protected: flashtick.v1.Experiments",
+                         options.auth_inference
+                             ? ", inference.GRPCInferenceService, flashtick.v1.TickStream"
+                             : " (inference and tick stream open; --auth-inference closes them)"));
+    creds->SetAuthMetadataProcessor(
+        std::make_shared<TokenAuthProcessor>(std::move(tokens), options.auth_inference));
+  }
+  return creds;
+}
+
+}  // namespace flashtick

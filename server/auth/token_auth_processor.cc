@@ -1,0 +1,76 @@
+// Bearer-token check on every call (see token_auth_processor.h).
+#include "server/auth/token_auth_processor.h"
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "server/logging.h"
+
+namespace flashtick {
+namespace {
+
+constexpr absl::string_view kAuthorization = "authorization";
+constexpr absl::string_view kBearer = "Bearer ";  // RFC 6750 §2.1; scheme is case-insensitive
+
+// Services whose every method needs a token once --auth-token-file is set.
+constexpr absl::string_view kAlwaysProtected[] = {"/flashtick.v1.Experiments/"};
+// Services that need one only with --auth-inference.
+constexpr absl::string_view kInferenceServices[] = {"/inference.GRPCInferenceService/",
+                                                    "/flashtick.v1.TickStream/"};
+
+absl::string_view ToView(grpc::string_ref s) { return absl::string_view(s.data(), s.size()); }
+
+}  // namespace
+
+bool ProtectedMethod(absl::string_view path, bool auth_inference) {
+  for (absl::string_view prefix : kAlwaysProtected) {
+    if (absl::StartsWith(path, prefix)) return true;
+  }
+  if (auth_inference) {
+    for (absl::string_view prefix : kInferenceServices) {
+      if (absl::StartsWith(path, prefix)) return true;
+    }
+  }
+  return false;
+}
+
+grpc::Status TokenAuthProcessor::Process(const InputMetadata& auth_metadata,
+                                         grpc::AuthContext* /*context*/,
+                                         OutputMetadata* consumed_auth_metadata,
+                                         OutputMetadata* /*response_metadata*/) {
+  const auto path_it = auth_metadata.find(":path");
+  // gRPC core always passes the method path; without it the method is unknown,
+  // so the call is refused rather than guessed open.
+  if (path_it == auth_metadata.end()) {
+    return grpc::Status(grpc::StatusCode::UNAUTHENTICATED,
+                        "flashtickd cannot tell which method was called; refusing it");
+  }
+  const std::string path(ToView(path_it->second));
+  if (!ProtectedMethod(path, auth_inference_)) return grpc::Status::OK;
+
+  const auto header = auth_metadata.find(std::string(kAuthorization));
+  if (header == auth_metadata.end()) {
+    LogWarning(absl::StrCat("rejected ", path, ": no authorization header"));
+    return grpc::Status(
+        grpc::StatusCode::UNAUTHENTICATED,
+        absl::StrCat(path,
+                     " needs a token: send metadata 'authorization: Bearer <token>' "
+                     "(flashtick: --token-file FILE or FLASHTICK_TOKEN)"));
+  }
+  const absl::string_view value = ToView(header->second);
+  if (value.size() <= kBearer.size() ||
+      !absl::EqualsIgnoreCase(value.substr(0, kBearer.size()), kBearer)) {
+    LogWarning(absl::StrCat("rejected ", path, ": authorization header is not 'Bearer <token>'"));
+    return grpc::Status(grpc::StatusCode::UNAUTHENTICATED,
+                        "the authorization header must be 'Bearer <token>'");
+  }
+  if (!tokens_.Matches(value.substr(kBearer.size()))) {
+    LogWarning(absl::StrCat("rejected ", path, ": bearer token not accepted"));
+    return grpc::Status(grpc::StatusCode::UNAUTHENTICATED,
+                        "the bearer token is not accepted by this server");
+  }
+  // Consumed: the handlers below never see the token.
+  consumed_auth_metadata->emplace(std::string(kAuthorization), std::string(value));
+  return grpc::Status::OK;
+}
+
+}  // namespace flashtick

@@ -1,0 +1,83 @@
+// Bearer-token file parsing and constant-time matching (see token_set.h).
+#include "server/auth/token_set.h"
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+
+namespace flashtick {
+namespace {
+
+// Printable ASCII without spaces: what survives "Bearer <token>" in a header.
+bool IsTokenChar(char c) { return c > ' ' && c < 0x7f; }
+
+// Constant-time equality for a presented token against one accepted token.
+// Every byte of `presented` is visited and the loop never exits early; the
+// accepted token is indexed modulo its length so a length mismatch costs the
+// same as a byte mismatch (the length flag is folded in at the end).
+bool ConstantTimeEquals(absl::string_view presented, absl::string_view accepted) {
+  unsigned char diff = presented.size() == accepted.size() ? 0 : 1;
+  for (size_t i = 0; i < presented.size(); ++i) {
+    diff |= static_cast<unsigned char>(presented[i]) ^
+            static_cast<unsigned char>(accepted[i % accepted.size()]);
+  }
+  return diff == 0;
+}
+
+}  // namespace
+
+absl::StatusOr<TokenSet> TokenSet::LoadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    const int err = errno;
+    const std::string why =
+        absl::StrCat("--auth-token-file '", path, "' cannot be read: ", std::strerror(err));
+    if (err == ENOENT) return absl::NotFoundError(why);
+    if (err == EACCES) return absl::PermissionDeniedError(why);
+    return absl::FailedPreconditionError(why);
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  return Parse(text.str(), absl::StrCat("--auth-token-file '", path, "'"));
+}
+
+absl::StatusOr<TokenSet> TokenSet::Parse(absl::string_view text, absl::string_view source) {
+  TokenSet set;
+  int line_number = 0;
+  for (absl::string_view line : absl::StrSplit(text, '\n')) {
+    ++line_number;
+    line = absl::StripAsciiWhitespace(line);
+    if (line.empty() || line.front() == '#') continue;
+    for (char c : line) {
+      if (!IsTokenChar(c)) {
+        // The token itself is not quoted: it is a secret even when malformed.
+        return absl::InvalidArgumentError(
+            absl::StrCat(source, " line ", line_number,
+                         ": a token may hold only printable ASCII without spaces (it is sent as "
+                         "'authorization: Bearer <token>')"));
+      }
+    }
+    set.tokens_.emplace_back(line);
+  }
+  if (set.tokens_.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(source, " holds no token (one per line; '#' starts a comment)"));
+  }
+  return set;
+}
+
+bool TokenSet::Matches(absl::string_view presented) const {
+  if (presented.empty()) return false;
+  bool matched = false;
+  // No early exit: every accepted token is compared, so the time does not say
+  // which one (or whether any) matched.
+  for (const std::string& token : tokens_) matched |= ConstantTimeEquals(presented, token);
+  return matched;
+}
+
+}  // namespace flashtick
