@@ -1,10 +1,13 @@
 // Bearer tokens (--auth-token-file) on an in-process flashtickd: Experiments
 // without a token → UNAUTHENTICATED naming the header, wrong token →
 // UNAUTHENTICATED, right token → OK; inference open without --auth-inference and
-// closed with it; health always open; the same over TLS; and the token string
+// closed with it (KServe v2 and the TickStream stream); health and reflection
+// always open; the same over TLS; and the token string
 // never appears in what the server writes to stderr (its log sink).
 #include <cstdlib>
 
+#include "flashtick/v1/tick_stream.grpc.pb.h"
+#include "server/auth/token_auth_processor.h"
 #include "tests/security/security_fixture.h"
 
 namespace flashtick {
@@ -57,6 +60,43 @@ TEST_F(TokenAuthTest, ExperimentsNeedTheRightTokenInferenceStaysOpen) {
   EXPECT_EQ(log.find("9f8e7d6c5b4"), std::string::npos) << "token fragment in the log";
 }
 
+// Opens StreamTicks, sends nothing, and returns the stream's final status.
+grpc::Status EmptyTickStream(const ClientOptions& client) {
+  auto stub = v1::TickStream::NewStub(MakeChannel(client));
+  grpc::ClientContext ctx;
+  SetDeadline(client, &ctx);
+  auto stream = stub->StreamTicks(&ctx);
+  stream->WritesDone();
+  v1::TickStreamResponse response;
+  while (stream->Read(&response)) {
+  }
+  return stream->Finish();
+}
+
+TEST(ProtectedMethodTest, ExperimentsAlwaysInferenceOnRequestHealthAndReflectionNever) {
+  for (bool auth_inference : {false, true}) {
+    EXPECT_TRUE(ProtectedMethod("/flashtick.v1.Experiments/SubmitSweep", auth_inference));
+    EXPECT_TRUE(ProtectedMethod("/flashtick.v1.Experiments/WatchExperiment", auth_inference));
+    EXPECT_EQ(ProtectedMethod("/inference.GRPCInferenceService/ModelInfer", auth_inference),
+              auth_inference);
+    EXPECT_EQ(ProtectedMethod("/inference.GRPCInferenceService/RepositoryIndex", auth_inference),
+              auth_inference);
+    EXPECT_EQ(ProtectedMethod("/flashtick.v1.TickStream/StreamTicks", auth_inference),
+              auth_inference);
+    EXPECT_FALSE(ProtectedMethod("/grpc.health.v1.Health/Check", auth_inference));
+    EXPECT_FALSE(ProtectedMethod("/grpc.health.v1.Health/Watch", auth_inference));
+    EXPECT_FALSE(ProtectedMethod(
+        "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo", auth_inference));
+    // A look-alike service name is not the Experiments service.
+    EXPECT_FALSE(ProtectedMethod("/flashtick.v1.ExperimentsX/List", false));
+  }
+}
+
+TEST_F(TokenAuthTest, TickStreamOpenByDefault) {
+  StartServer(TokenOptions());
+  EXPECT_NE(EmptyTickStream(Client()).error_code(), grpc::StatusCode::UNAUTHENTICATED);
+}
+
 TEST_F(TokenAuthTest, AuthInferenceClosesInferenceButNotHealth) {
   ServerOptions o = TokenOptions();
   o.auth_inference = true;
@@ -68,6 +108,9 @@ TEST_F(TokenAuthTest, AuthInferenceClosesInferenceButNotHealth) {
   grpc::Status open = CallServerLive(WithToken(kToken));
   EXPECT_TRUE(open.ok()) << open.error_message();
   EXPECT_TRUE(CallHealth(Client()).ok());
+  grpc::Status stream = EmptyTickStream(Client());
+  EXPECT_EQ(stream.error_code(), grpc::StatusCode::UNAUTHENTICATED) << stream.error_message();
+  EXPECT_NE(EmptyTickStream(WithToken(kToken)).error_code(), grpc::StatusCode::UNAUTHENTICATED);
 }
 
 TEST_F(TokenAuthTest, TokensOverMutualTls) {
