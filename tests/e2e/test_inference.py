@@ -168,6 +168,20 @@ class InferenceTest(unittest.TestCase):
         after, _ = self.infer(self.day[None, :50])
         np.testing.assert_array_equal(after, before)
 
+    def test_oversized_message_is_resource_exhausted_and_server_keeps_serving(self):
+        # One byte over flashtickd's --max-message-bytes (64 MiB by default): gRPC
+        # refuses the message before our code sees it; the next request is served.
+        limit = 64 << 20
+        steps = limit // (6 * 4) + 1
+        req = self.request(shape=[1, steps, 6], raw=bytes(steps * 6 * 4))
+        with self.assertRaises(grpc.RpcError) as err:
+            self.stub.ModelInfer(req, timeout=TIMEOUT)
+        self.assertEqual(err.exception.code(), grpc.StatusCode.RESOURCE_EXHAUSTED,
+                         err.exception.details())
+        self.assertIn("larger than max", err.exception.details())
+        probs, _ = self.infer(self.day[None, :20])
+        self.assertEqual(probs.shape, (1, 20, 3))
+
     def test_cli_unknown_model_says_what_exists(self):
         out = e2e_env.cli("predict", "--synthetic-day", "1", "--steps", "10", "--model", "nope")
         self.assertEqual(out.returncode, 1)

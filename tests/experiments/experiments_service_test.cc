@@ -155,6 +155,42 @@ TEST_F(ExperimentsServiceTest, BadRequestsAreRefusedWithTheReason) {
   s = stub_->GetExperiment(&ctx, req, &x);
   EXPECT_EQ(s.error_code(), grpc::StatusCode::NOT_FOUND);
   EXPECT_NE(s.error_message().find("exp-424242"), std::string::npos);
+  // Every RPC that takes an id names the unknown id, and none creates anything.
+  {
+    grpc::ClientContext c;
+    v1::CancelExperimentRequest r;
+    r.set_id("exp-424242");
+    v1::CancelExperimentResponse resp;
+    s = stub_->CancelExperiment(&c, r, &resp);
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::NOT_FOUND) << s.error_message();
+    EXPECT_NE(s.error_message().find("exp-424242"), std::string::npos) << s.error_message();
+  }
+  {
+    grpc::ClientContext c;
+    v1::GetReportRequest r;
+    r.set_id("exp-424242");
+    v1::GetReportResponse resp;
+    s = stub_->GetReport(&c, r, &resp);
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::NOT_FOUND) << s.error_message();
+    EXPECT_NE(s.error_message().find("exp-424242"), std::string::npos) << s.error_message();
+  }
+  {
+    grpc::ClientContext c;
+    v1::WatchExperimentRequest r;
+    r.set_id("exp-424242");
+    auto reader = stub_->WatchExperiment(&c, r);
+    v1::ExperimentProgress event;
+    while (reader->Read(&event)) {
+    }
+    s = reader->Finish();
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::NOT_FOUND) << s.error_message();
+    EXPECT_NE(s.error_message().find("exp-424242"), std::string::npos) << s.error_message();
+  }
+  grpc::ClientContext lctx;
+  v1::ListExperimentsRequest lreq;
+  v1::ListExperimentsResponse list;
+  ASSERT_TRUE(stub_->ListExperiments(&lctx, lreq, &list).ok());
+  EXPECT_EQ(list.experiments_size(), 0) << "a refused request created an experiment";
 }
 
 TEST_F(ExperimentsServiceTest, SubmitWatchReportList) {
