@@ -18,7 +18,6 @@ constexpr int kMaxTriesPerEvent = 10000;
 
 // The go marker's spread, in units of the normal spread, tags the family: 3, 5, 7, ...
 double GoSpreadRatio(int family) { return 3.0 + 2.0 * family; }
-constexpr uint64_t kNullStream = 0x9E3779B97F4A7C15ULL;
 
 }  // namespace
 
@@ -50,15 +49,8 @@ absl::StatusOr<PlantedCueData> GenerateGoCue(const PlantedCueConfig& c,
   }
   const int64_t total = c.steps_per_day * c.num_days;
   Rng rng(c.seed);
-  Rng twin(c.seed ^ kNullStream);
-  DaySeries s;
-  s.return_bps.resize(total);
-  s.flow.resize(total);
-  s.spread_bps.assign(total, c.spread_bps);
-  for (int64_t t = 0; t < total; ++t) {
-    s.return_bps[t] = c.sigma_bps * rng.Normal();
-    s.flow[t] = c.flow_noise * rng.Normal();
-  }
+  Rng twin = PlantedCueTwinRng(c.seed);
+  DaySeries s = PlantedCueBackground(c, &rng);
   PlantedCueData out;
   // Random placement, interleaving freely, with reservations that keep every event
   // readable: its burst and go steps are no other event's burst or go, and no other

@@ -18,7 +18,6 @@ namespace {
 
 constexpr int kMotifSteps = 4;
 constexpr int kMaxTriesPerEvent = 10000;
-constexpr uint64_t kNullStream = 0x9E3779B97F4A7C15ULL;
 
 struct Interval {
   int64_t lo, hi;  // [lo, hi)
@@ -45,15 +44,8 @@ absl::StatusOr<PlantedCueData> GenerateTaggedCue(const PlantedCueConfig& c, doub
     }
   }
   Rng rng(c.seed);
-  Rng twin(c.seed ^ kNullStream);
-  DaySeries s;
-  s.return_bps.resize(total);
-  s.flow.resize(total);
-  s.spread_bps.assign(total, c.spread_bps);
-  for (int64_t t = 0; t < total; ++t) {
-    s.return_bps[t] = c.sigma_bps * rng.Normal();
-    s.flow[t] = c.flow_noise * rng.Normal();
-  }
+  Rng twin = PlantedCueTwinRng(c.seed);
+  DaySeries s = PlantedCueBackground(c, &rng);
   PlantedCueData out;
   std::vector<Interval> used;
   std::vector<double> amplitude;

@@ -26,6 +26,21 @@ struct Interval {
 
 }  // namespace
 
+DaySeries PlantedCueBackground(const PlantedCueConfig& c, Rng* rng) {
+  const int64_t total = c.steps_per_day * c.num_days;
+  DaySeries s;
+  s.return_bps.resize(total);
+  s.flow.resize(total);
+  s.spread_bps.assign(total, c.spread_bps);
+  for (int64_t t = 0; t < total; ++t) {
+    s.return_bps[t] = c.sigma_bps * rng->Normal();
+    s.flow[t] = c.flow_noise * rng->Normal();
+  }
+  return s;
+}
+
+Rng PlantedCueTwinRng(uint64_t seed) { return Rng(seed ^ kNullStream); }
+
 absl::StatusOr<PlantedCueData> GeneratePlantedCue(const PlantedCueConfig& c) {
   const int64_t total = c.steps_per_day * c.num_days;
   if (c.steps_per_day < 1 || c.num_days < 1 || c.horizon < 1 || c.events_per_lag_per_day < 0 ||
@@ -51,15 +66,8 @@ absl::StatusOr<PlantedCueData> GeneratePlantedCue(const PlantedCueConfig& c) {
   }
 
   Rng rng(c.seed);
-  Rng twin(c.seed ^ kNullStream);
-  DaySeries s;
-  s.return_bps.resize(total);
-  s.flow.resize(total);
-  s.spread_bps.assign(total, c.spread_bps);
-  for (int64_t t = 0; t < total; ++t) {
-    s.return_bps[t] = c.sigma_bps * rng.Normal();
-    s.flow[t] = c.flow_noise * rng.Normal();
-  }
+  Rng twin = PlantedCueTwinRng(c.seed);
+  DaySeries s = PlantedCueBackground(c, &rng);
 
   PlantedCueData out;
   std::vector<Interval> used;

@@ -18,6 +18,8 @@
 
 #include "absl/status/statusor.h"
 #include "train/features.h"
+#include "train/rng.h"
+#include "train/synthetic/day_builder.h"
 
 namespace flashtick {
 
@@ -55,5 +57,13 @@ struct PlantedCueData {
 // day without cross_day, non-positive sizes); ResourceExhausted when the events
 // cannot be placed without overlapping (fewer events or more days).
 absl::StatusOr<PlantedCueData> GeneratePlantedCue(const PlantedCueConfig& cfg);
+
+// The grid before any event, shared by every planted-cue variant
+// (train/sweep/tagged_cue.h, go_cue.h): per step a return σ·N(0,1) then a flow
+// flow_noise·N(0,1), both drawn from `rng` (which placement then continues), and a
+// constant spread; num_days · steps_per_day steps.
+DaySeries PlantedCueBackground(const PlantedCueConfig& cfg, Rng* rng);
+// The null twin's coin: a stream seeded apart from cfg.seed's.
+Rng PlantedCueTwinRng(uint64_t seed);
 
 }  // namespace flashtick
