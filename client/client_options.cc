@@ -4,12 +4,8 @@
 // credentials refuse plaintext channels).
 #include "client/client_options.h"
 
-#include <cerrno>
 #include <chrono>
 #include <cstdlib>
-#include <cstring>
-#include <fstream>
-#include <sstream>
 
 #include <CLI/CLI.hpp>
 #include <grpcpp/security/credentials.h>
@@ -20,27 +16,13 @@
 #include "absl/strings/str_split.h"
 #include "client/bearer_token_interceptor.h"
 #include "common/status_macros.h"
+#include "model/file_io.h"
 
 namespace flashtick {
 namespace {
 
-absl::StatusOr<std::string> ReadFile(const std::string& flag, const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    const int err = errno;
-    const std::string why =
-        absl::StrCat(flag, " '", path, "' cannot be read: ", std::strerror(err));
-    if (err == ENOENT) return absl::NotFoundError(why);
-    if (err == EACCES) return absl::PermissionDeniedError(why);
-    return absl::FailedPreconditionError(why);
-  }
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 absl::StatusOr<std::string> ReadPem(const std::string& flag, const std::string& path) {
-  ASSIGN_OR_RETURN(std::string pem, ReadFile(flag, path));
+  ASSIGN_OR_RETURN(std::string pem, ReadFlagFile(flag, path));
   if (!absl::StrContains(pem, "-----BEGIN ")) {
     return absl::InvalidArgumentError(
         absl::StrCat(flag, " '", path, "' is not a PEM file (no '-----BEGIN ' line)"));
@@ -84,7 +66,7 @@ absl::Status LoadClientSecurity(ClientOptions* o) {
     ASSIGN_OR_RETURN(o->tls_key_pem, ReadPem("--tls-key", o->tls_key));
   }
   if (!o->token_file.empty()) {
-    ASSIGN_OR_RETURN(std::string text, ReadFile("--token-file", o->token_file));
+    ASSIGN_OR_RETURN(std::string text, ReadFlagFile("--token-file", o->token_file));
     o->token = FirstToken(text);
     if (o->token.empty()) {
       return absl::InvalidArgumentError(

@@ -53,6 +53,12 @@ absl::StatusOr<std::string> ReadFileToString(const std::string& path) {
   return out;
 }
 
+absl::StatusOr<std::string> ReadFlagFile(absl::string_view flag, const std::string& path) {
+  absl::StatusOr<std::string> text = ReadFileToString(path);
+  if (!text.ok()) return absl::Status(text.status().code(), absl::StrCat(flag, ": ", text.status().message()));
+  return text;
+}
+
 absl::Status WriteFileAtomic(const std::string& path, absl::string_view contents) {
   const std::filesystem::path target(path);
   const std::string dir = target.has_parent_path() ? target.parent_path().string() : ".";

@@ -13,6 +13,9 @@
 namespace flashtick {
 
 absl::StatusOr<std::string> ReadFileToString(const std::string& path);
+// ReadFileToString of a file a command-line flag names; an error keeps its code
+// (NOT_FOUND, PERMISSION_DENIED, ...) and names the flag: "--tls-cert: cannot open …".
+absl::StatusOr<std::string> ReadFlagFile(absl::string_view flag, const std::string& path);
 absl::Status WriteFileAtomic(const std::string& path, absl::string_view contents);
 // mkdir -p; OK when the directory already exists.
 absl::Status MakeDirs(const std::string& dir);

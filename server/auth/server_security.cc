@@ -1,14 +1,11 @@
 // gRPC port credentials from the TLS and token flags (see server_security.h).
 #include "server/auth/server_security.h"
 
-#include <cerrno>
-#include <cstring>
-#include <fstream>
-#include <sstream>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
+#include "model/file_io.h"
 #include "server/auth/plaintext_auth_credentials.h"
 #include "server/auth/token_auth_processor.h"
 #include "server/auth/token_set.h"
@@ -17,22 +14,12 @@
 namespace flashtick {
 
 absl::StatusOr<std::string> ReadPemFile(absl::string_view flag, const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    const int err = errno;
-    const std::string why =
-        absl::StrCat(std::string(flag), " '", path, "' cannot be read: ", std::strerror(err));
-    if (err == ENOENT) return absl::NotFoundError(why);
-    if (err == EACCES) return absl::PermissionDeniedError(why);
-    return absl::FailedPreconditionError(why);
-  }
-  std::stringstream text;
-  text << in.rdbuf();
-  if (!absl::StrContains(text.str(), "-----BEGIN ")) {
+  ASSIGN_OR_RETURN(std::string pem, ReadFlagFile(flag, path));
+  if (!absl::StrContains(pem, "-----BEGIN ")) {
     return absl::InvalidArgumentError(
-        absl::StrCat(std::string(flag), " '", path, "' is not a PEM file (no '-----BEGIN ' line)"));
+        absl::StrCat(flag, " '", path, "' is not a PEM file (no '-----BEGIN ' line)"));
   }
-  return text.str();
+  return pem;
 }
 
 absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> BuildServerCredentials(

@@ -1,14 +1,11 @@
 // Bearer-token file parsing and constant-time matching (see token_set.h).
 #include "server/auth/token_set.h"
 
-#include <cerrno>
-#include <cstring>
-#include <fstream>
-#include <sstream>
-
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "common/status_macros.h"
+#include "model/file_io.h"
 
 namespace flashtick {
 namespace {
@@ -32,18 +29,8 @@ bool ConstantTimeEquals(absl::string_view presented, absl::string_view accepted)
 }  // namespace
 
 absl::StatusOr<TokenSet> TokenSet::LoadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    const int err = errno;
-    const std::string why =
-        absl::StrCat("--auth-token-file '", path, "' cannot be read: ", std::strerror(err));
-    if (err == ENOENT) return absl::NotFoundError(why);
-    if (err == EACCES) return absl::PermissionDeniedError(why);
-    return absl::FailedPreconditionError(why);
-  }
-  std::stringstream text;
-  text << in.rdbuf();
-  return Parse(text.str(), absl::StrCat("--auth-token-file '", path, "'"));
+  ASSIGN_OR_RETURN(std::string text, ReadFlagFile("--auth-token-file", path));
+  return Parse(text, absl::StrCat("--auth-token-file '", path, "'"));
 }
 
 absl::StatusOr<TokenSet> TokenSet::Parse(absl::string_view text, absl::string_view source) {
