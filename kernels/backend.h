@@ -56,6 +56,10 @@ class Backend {
   virtual absl::Status Synchronize() = 0;
   virtual MemoryStats Memory() const = 0;
   virtual void ResetPeakMemory() = 0;
+  // The native stream Run enqueues on (a cudaStream_t on CUDA), so a library that
+  // must order its own work against ours (NCCL all-reduces, train/parallel/) can wait
+  // on it with events; nullptr where Run is synchronous (the CPU backend).
+  virtual void* NativeStream() { return nullptr; }
 };
 
 // device: "cpu", "cuda" or "auto" (CUDA when a GPU is present and the build has

@@ -150,6 +150,7 @@ class CudaBackend final : public Backend {
 
   MemoryStats Memory() const override { return device_->Memory(); }
   void ResetPeakMemory() override { device_->ResetPeak(); }
+  void* NativeStream() override { return device_->context().stream; }
 
  private:
   static bool IsPageable(const void* p) {
