@@ -335,9 +335,18 @@ CaseResult RunCase(const TestCase& test, Backend& target, DType dtype, ParityCon
     }
     const double nmse = ref2 > 0.0 ? err2 / ref2 : err2;  // all-zero reference: plain MSE·n
     worst_nmse = std::max(worst_nmse, nmse);
-    if (nmse > test.MaxNmse(dtype, o))
+    const bool bounded = naive && o < naive->size() && !(*naive)[o].empty();
+    // fp32 noise at the output's scale (see the bound below).
+    const double slack = kUlpSlack * std::max({1.0, max_ref, test.RoundingScale()});
+    // An output that is exactly 0 in exact arithmetic (T = 1 backward-over-backward: ∂Q,
+    // ∂K, ∂V, since dS ≡ 0) has an fp64 reference made of rounding residue, RMS far
+    // below the slack; nmse against residue is noise over noise (the H200 printed 2.5
+    // for D = 128 with max errors inside the bound). Such outputs are held to the
+    // absolute max-error bound alone; without a naive bound nmse still applies.
+    const bool residue_reference = bounded && std::sqrt(ref2 / std::max<size_t>(r.size(), 1)) < slack;
+    if (!residue_reference && nmse > test.MaxNmse(dtype, o))
       absl::StrAppend(&fail, " ", name, ": nmse ", Fmt(nmse), " > ", Fmt(test.MaxNmse(dtype, o)), ";");
-    if (naive && o < naive->size() && !(*naive)[o].empty()) {
+    if (bounded) {
       double naive_err = 0.0;
       for (size_t i = 0; i < r.size(); ++i)
         if (std::isfinite(r[i])) naive_err = std::max(naive_err, std::fabs((*naive)[o][i] - r[i]));
@@ -345,7 +354,6 @@ CaseResult RunCase(const TestCase& test, Backend& target, DType dtype, ParityCon
       // precision, plus fp32 noise at the output's scale. The slack covers outputs the
       // naive code gets exactly (T = 1: dS = dP − D = 0 when both dot products run in
       // one order, while a kernel's D pre-pass and its MMA sum in different orders).
-      const double slack = kUlpSlack * std::max({1.0, max_ref, test.RoundingScale()});
       if (max_err > 2.0 * naive_err + slack)
         absl::StrAppend(&fail, " ", name, ": max_err ", Fmt(max_err), " > 2 x naive ",
                         DTypeName(dtype), " max_err ", Fmt(naive_err), ";");
