@@ -3,6 +3,7 @@
 #include "train/report/markdown_report.h"
 
 #include <cmath>
+#include <cstdio>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -15,7 +16,10 @@ using nlohmann::json;
 
 std::string F(const json& v, const char* fmt = "%.4f") {
   if (!v.is_number()) return "n/a";
-  return absl::StrFormat(fmt, v.get<double>());
+  // snprintf, not absl::StrFormat: clang requires StrFormat's format to be constexpr.
+  char buf[64];
+  std::snprintf(buf, sizeof buf, fmt, v.get<double>());
+  return buf;
 }
 
 std::string Bytes(const json& v) {
