@@ -9,7 +9,8 @@
 namespace flashtick {
 
 absl::Status EstimateHessianDiagonal(TransformerGraph& graph, ParamStore& store, TrainRng& rng,
-                                     int samples, double scale, const TensorView& hhat) {
+                                     int samples, double scale, const TensorView& hhat,
+                                     GradientAllReducer* reducer) {
   if (samples < 1)
     return absl::InvalidArgumentError(
         absl::StrCat("Hutchinson samples must be >= 1, got ", samples));
@@ -28,7 +29,14 @@ absl::Status EstimateHessianDiagonal(TransformerGraph& graph, ParamStore& store,
       }
     }
     RETURN_IF_ERROR(store.FromHost(store.probe(), u));
-    RETURN_IF_ERROR(graph.HessianVectorProduct());
+    if (reducer != nullptr) {
+      RETURN_IF_ERROR(reducer->Begin(store.hv()));
+      graph.set_param_ready([reducer](int i) { return reducer->ParamReady(i); });
+    }
+    const absl::Status hvp = graph.HessianVectorProduct();
+    graph.set_param_ready(nullptr);
+    RETURN_IF_ERROR(hvp);
+    if (reducer != nullptr) RETURN_IF_ERROR(reducer->Finish());
     ASSIGN_OR_RETURN(std::vector<double> hu, store.ToHost(store.hv()));
     for (size_t i = 0; i < u.size(); ++i) sum[i] += u[i] * hu[i];
   }

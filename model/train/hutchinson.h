@@ -6,17 +6,23 @@
 // (reverse over reverse), after the graph's Forward and Backward on the batch.
 // The probe is formed and the product u∘(Hu) taken on the host: one parameter-sized
 // transfer each way per sample, every k-th step (no elementwise-multiply op exists).
+// Data parallel: every replica draws the same u, and ∇²L·u is summed over replicas
+// (bucketed, overlapped with the HVP's last sweep) before the product, so hhat is the
+// estimate for the union of the replicas' batches, identical on each.
 #pragma once
 
 #include "absl/status/status.h"
+#include "model/train/gradient_all_reducer.h"
 #include "model/train/param_store.h"
 #include "model/train/train_rng.h"
 #include "model/train/transformer_graph.h"
 
 namespace flashtick {
 
-// hhat (a flat buffer of the store) = scale·(1/S)·Σ_s u_s∘(∇²L·u_s).
+// hhat (a flat buffer of the store) = scale·(1/S)·Σ_s u_s∘(∇²L·u_s); with a reducer,
+// ∇²L·u_s is summed over the replicas first.
 absl::Status EstimateHessianDiagonal(TransformerGraph& graph, ParamStore& store, TrainRng& rng,
-                                     int samples, double scale, const TensorView& hhat);
+                                     int samples, double scale, const TensorView& hhat,
+                                     GradientAllReducer* reducer = nullptr);
 
 }  // namespace flashtick

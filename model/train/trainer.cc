@@ -108,6 +108,12 @@ absl::StatusOr<StepStats> Trainer::TrainStep(absl::Span<const float> ticks,
     labelled += labels[i] >= 0;
     if (i >= (B - micro) * T) last_labelled += labels[i] >= 0;
   }
+  if (reducer_ != nullptr) {  // the global batch's counts (exact in double below 2^53)
+    double counts[2] = {static_cast<double>(labelled), static_cast<double>(last_labelled)};
+    RETURN_IF_ERROR(reducer_->SumHost(absl::MakeSpan(counts)));
+    labelled = static_cast<int64_t>(counts[0]);
+    last_labelled = static_cast<int64_t>(counts[1]);
+  }
   if (labelled == 0)
     return absl::InvalidArgumentError("the batch has no labelled steps (every label is -1)");
   const auto t0 = std::chrono::steady_clock::now();
@@ -122,9 +128,20 @@ absl::StatusOr<StepStats> Trainer::TrainStep(absl::Span<const float> ticks,
                                     labels.subspan(b0 * T, micro * T), w));
     ASSIGN_OR_RETURN(double l, graph->Forward());
     loss += l;
-    RETURN_IF_ERROR(graph->Backward());
+    const bool last = b0 + micro >= B;
+    if (reducer_ != nullptr && last) {  // the gradient is final tensor by tensor from here
+      RETURN_IF_ERROR(reducer_->Begin(store_->grads()));
+      graph->set_param_ready([this](int i) { return reducer_->ParamReady(i); });
+    }
+    const absl::Status backward = graph->Backward();
+    graph->set_param_ready(nullptr);
+    RETURN_IF_ERROR(backward);
   }
   RETURN_IF_ERROR(store_->CompleteGrads());
+  if (reducer_ != nullptr) {
+    RETURN_IF_ERROR(reducer_->Finish());
+    RETURN_IF_ERROR(reducer_->SumHost(absl::MakeSpan(&loss, 1)));
+  }
   ASSIGN_OR_RETURN(double norm2, GradNormSquared());
   const double norm = std::sqrt(norm2);
   const int64_t step = step_ + 1;
@@ -150,7 +167,7 @@ absl::StatusOr<StepStats> Trainer::TrainStep(absl::Span<const float> ticks,
     // rescale to that micro-batch's own mean loss.
     const double rescale = static_cast<double>(labelled) / static_cast<double>(last_labelled);
     RETURN_IF_ERROR(EstimateHessianDiagonal(*graph, *store_, rng_, options_.hutchinson_samples,
-                                            rescale, hhat_));
+                                            rescale, hhat_, reducer_));
     hhat = &hhat_;
     st.hessian_refreshed = true;
   }

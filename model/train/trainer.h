@@ -17,6 +17,7 @@
 #include "absl/types/span.h"
 #include "kernels/backend.h"
 #include "model/config.h"
+#include "model/train/gradient_all_reducer.h"
 #include "model/train/lr_schedule.h"
 #include "model/train/param_store.h"
 #include "model/train/train_optimizer.h"
@@ -79,6 +80,15 @@ class Trainer {
   TrainRng& rng() { return rng_; }
   Backend* backend() const { return backend_; }
 
+  // Data parallelism (train/parallel/): this trainer is one of reducer->world_size()
+  // replicas with the same options and seed, and TrainStep gets this replica's share
+  // of the global batch. Gradients (and Sophia-H's Hessian-vector products) are summed
+  // over replicas by `reducer`, row weights are 1/(labelled rows of the global batch),
+  // so every replica applies the update of the global batch and the weights stay
+  // identical. The Hessian estimate covers every replica's last micro-batch. nullptr
+  // (the default): one device.
+  void set_all_reducer(GradientAllReducer* reducer) { reducer_ = reducer; }
+
  private:
   friend class TrainCheckpoint;  // restores step_ and rng_
   Trainer(const TrainerOptions& options, Backend* backend)
@@ -97,6 +107,7 @@ class Trainer {
   std::shared_ptr<void> norm2_mem_;
   TrainRng rng_;
   int64_t step_ = 0;
+  GradientAllReducer* reducer_ = nullptr;
 };
 
 }  // namespace flashtick

@@ -31,7 +31,23 @@ absl::StatusOr<std::unique_ptr<TransformerGraph>> TransformerGraph::Create(Param
 int TransformerGraph::P(const std::string& name) {
   const int i = store_->layout().Find(name);
   if (i < 0 && missing_.empty()) missing_ = name;
+  if (i >= 0) pending_params_.push_back(i);
   return i;
+}
+
+void TransformerGraph::AddNode(std::unique_ptr<Node> node) {
+  nodes_.push_back(std::move(node));
+  node_params_.push_back(std::move(pending_params_));
+  pending_params_.clear();
+}
+
+absl::Status TransformerGraph::ReportReady(size_t node, Sweep s) {
+  if (!param_ready_) return absl::OkStatus();
+  GraphParams& p = store_->graph();
+  for (int i : node_params_[node]) {
+    if (p.Adj(i, s).written) RETURN_IF_ERROR(param_ready_(i));
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<Activation*> TransformerGraph::NewActivation(int64_t width, bool needs_grad) {
@@ -61,7 +77,7 @@ absl::Status TransformerGraph::Build() {
     ASSIGN_OR_RETURN(input32_, ws_.Allocate(DType::kF32, {M, int64_t(c.features)}));
   }
   ASSIGN_OR_RETURN(Activation * h, NewActivation(C));
-  nodes_.push_back(std::make_unique<LinearNode>(input_, h, P("embed.weight"), P("embed.bias")));
+  AddNode(std::make_unique<LinearNode>(input_, h, P("embed.weight"), P("embed.bias")));
   for (int l = 0; l < c.layers; ++l) {
     const std::string p = absl::StrCat("blocks.", l, ".");
     ASSIGN_OR_RETURN(Activation * a, NewActivation(C));
@@ -78,36 +94,36 @@ absl::Status TransformerGraph::Build() {
     const DType st = AttentionStatsDType(dt);
     ASSIGN_OR_RETURN(TensorView lse, ws_.Allocate(st, {B_, H, T_}));
     ASSIGN_OR_RETURN(TensorView dvec, ws_.Allocate(st, {B_, H, T_}));
-    nodes_.push_back(std::make_unique<LayerNormNode>(h, a, P(p + "ln1.weight"), P(p + "ln1.bias"),
+    AddNode(std::make_unique<LayerNormNode>(h, a, P(p + "ln1.weight"), P(p + "ln1.bias"),
                                                      c.layernorm_eps));
-    nodes_.push_back(
+    AddNode(
         std::make_unique<LinearNode>(a, qkv, P(p + "attn.qkv.weight"), P(p + "attn.qkv.bias")));
-    nodes_.push_back(std::make_unique<AttentionNode>(
+    AddNode(std::make_unique<AttentionNode>(
         qkv, o, AttentionDims{B_, T_, H, Hkv, D, c.rope_theta}, rot, lse, dvec));
-    nodes_.push_back(
+    AddNode(
         std::make_unique<LinearNode>(o, proj, P(p + "attn.proj.weight"), P(p + "attn.proj.bias")));
-    nodes_.push_back(std::make_unique<ResidualNode>(h, proj, h1));
-    nodes_.push_back(std::make_unique<LayerNormNode>(h1, b, P(p + "ln2.weight"), P(p + "ln2.bias"),
+    AddNode(std::make_unique<ResidualNode>(h, proj, h1));
+    AddNode(std::make_unique<LayerNormNode>(h1, b, P(p + "ln2.weight"), P(p + "ln2.bias"),
                                                      c.layernorm_eps));
-    nodes_.push_back(
+    AddNode(
         std::make_unique<LinearNode>(b, u, P(p + "mlp.fc1.weight"), P(p + "mlp.fc1.bias")));
-    nodes_.push_back(std::make_unique<GeluNode>(u, z));
-    nodes_.push_back(
+    AddNode(std::make_unique<GeluNode>(u, z));
+    AddNode(
         std::make_unique<LinearNode>(z, f, P(p + "mlp.fc2.weight"), P(p + "mlp.fc2.bias")));
-    nodes_.push_back(std::make_unique<ResidualNode>(h1, f, h2));
+    AddNode(std::make_unique<ResidualNode>(h1, f, h2));
     h = h2;
   }
   ASSIGN_OR_RETURN(Activation * hf, NewActivation(C));
-  nodes_.push_back(
+  AddNode(
       std::make_unique<LayerNormNode>(h, hf, P("ln_f.weight"), P("ln_f.bias"), c.layernorm_eps));
   ASSIGN_OR_RETURN(logits_, NewActivation(c.classes));
-  nodes_.push_back(std::make_unique<LinearNode>(hf, logits_, P("head.weight"), P("head.bias")));
+  AddNode(std::make_unique<LinearNode>(hf, logits_, P("head.weight"), P("head.bias")));
   ASSIGN_OR_RETURN(labels_, ws_.Allocate(DType::kI32, {M}));
   ASSIGN_OR_RETURN(weights_, ws_.Allocate(ParamDType(dt), {M}));
   ASSIGN_OR_RETURN(rows_, ws_.Allocate(ParamDType(dt), {M}));
   auto loss = std::make_unique<LossNode>(logits_, labels_, weights_, rows_, kIgnoreLabel);
   loss_ = loss.get();
-  nodes_.push_back(std::move(loss));
+  AddNode(std::move(loss));
   if (!missing_.empty())
     return absl::InternalError(absl::StrCat("training graph: no parameter '", missing_, "'"));
   return absl::OkStatus();
@@ -177,8 +193,10 @@ absl::StatusOr<double> TransformerGraph::Forward() {
 absl::Status TransformerGraph::Backward() {
   GraphParams& p = store_->graph();
   for (auto& a : acts_) a->cot.written = false;
-  for (auto it = nodes_.rbegin(); it != nodes_.rend(); ++it)
-    RETURN_IF_ERROR((*it)->Backward(ws_, p, Sweep::kGrad));
+  for (size_t k = nodes_.size(); k-- > 0;) {
+    RETURN_IF_ERROR(nodes_[k]->Backward(ws_, p, Sweep::kGrad));
+    RETURN_IF_ERROR(ReportReady(k, Sweep::kGrad));
+  }
   return absl::OkStatus();
 }
 
@@ -189,8 +207,10 @@ absl::Status TransformerGraph::HessianVectorProduct() {
   for (auto& a : acts_) a->gcot.written = a->acot.written = false;
   store_->ResetHv();
   for (auto& n : nodes_) RETURN_IF_ERROR(n->BackwardBackward(ws_, p));
-  for (auto it = nodes_.rbegin(); it != nodes_.rend(); ++it)
-    RETURN_IF_ERROR((*it)->Backward(ws_, p, Sweep::kHvp));
+  for (size_t k = nodes_.size(); k-- > 0;) {
+    RETURN_IF_ERROR(nodes_[k]->Backward(ws_, p, Sweep::kHvp));
+    RETURN_IF_ERROR(ReportReady(k, Sweep::kHvp));
+  }
   return store_->CompleteHv();
 }
 

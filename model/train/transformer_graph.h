@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -43,6 +44,14 @@ class TransformerGraph {
   // Backward (which it needs: the second reverse runs through the stored backward).
   absl::Status HessianVectorProduct();
 
+  // Called during Backward (gradient slots) and the last sweep of
+  // HessianVectorProduct (product slots) for each parameter tensor as soon as the node
+  // owning it has run: its slot is final for the sweep. Parameters nothing wrote are
+  // not reported. Data parallelism (model/train/gradient_all_reducer.h) launches its
+  // bucketed all-reduces from here; empty (the default) costs nothing.
+  using ParamReadyFn = std::function<absl::Status(int param)>;
+  void set_param_ready(ParamReadyFn fn) { param_ready_ = std::move(fn); }
+
   int64_t B() const { return B_; }
   int64_t T() const { return T_; }
   const TensorView& logits() const { return logits_->value; }
@@ -54,6 +63,9 @@ class TransformerGraph {
   absl::StatusOr<Activation*> NewActivation(int64_t width, bool needs_grad = true);
   absl::Status Build();
   int P(const std::string& name);  // parameter index; records the first missing name
+  // Appends a node; the parameters P() returned since the last AddNode are its own.
+  void AddNode(std::unique_ptr<Node> node);
+  absl::Status ReportReady(size_t node, Sweep s);
 
   ParamStore* store_;
   Workspace ws_;
@@ -61,6 +73,9 @@ class TransformerGraph {
   bool hvp_;
   std::vector<std::unique_ptr<Activation>> acts_;
   std::vector<std::unique_ptr<Node>> nodes_;  // forward order; the loss node last
+  std::vector<std::vector<int>> node_params_;  // per node, the parameters it owns
+  std::vector<int> pending_params_;
+  ParamReadyFn param_ready_;
   Activation *input_ = nullptr, *logits_ = nullptr;
   LossNode* loss_ = nullptr;
   TensorView labels_, weights_, rows_, input32_;
