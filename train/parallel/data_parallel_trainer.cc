@@ -37,31 +37,57 @@ absl::StatusOr<std::unique_ptr<DataParallelTrainer>> DataParallelTrainer::Create
     bo.threads = dp.cpu_threads;
     if (dp.device == "cuda") bo.device_index = t->gpus_[r];
     ASSIGN_OR_RETURN(std::unique_ptr<Backend> be, CreateBackend(dp.device, bo));
-    t->backends_.push_back(std::move(be));
-    ASSIGN_OR_RETURN(std::unique_ptr<Trainer> tr,
-                     Trainer::Create(config, options, t->backends_.back().get()));
-    t->trainers_.push_back(std::move(tr));
+    t->backends_.push_back(be.get());
+    t->owned_backends_.push_back(std::move(be));
   }
-  if (R == 1) return t;  // one device: the plain Trainer, no reducer
-  const ParamStore& store = t->trainers_[0]->params();
+  RETURN_IF_ERROR(t->Init(
+      [&](Backend* be) { return Trainer::Create(config, options, be); }, dp.bucket_bytes));
+  return t;
+}
+
+absl::StatusOr<std::unique_ptr<DataParallelTrainer>> DataParallelTrainer::CreateOn(
+    const std::vector<Backend*>& backends, const std::vector<int>& gpus,
+    const ReplicaFactory& make, int64_t bucket_bytes) {
+  if (backends.empty()) return absl::InvalidArgumentError("data parallel: no backends");
+  const bool cuda = backends[0]->device() == DeviceKind::kCuda;
+  for (Backend* be : backends) {
+    if (be == nullptr || (be->device() == DeviceKind::kCuda) != cuda)
+      return absl::InvalidArgumentError("data parallel: replicas must all be CPU or all CUDA");
+  }
+  if (cuda && gpus.size() != backends.size())
+    return absl::InvalidArgumentError(absl::StrCat("data parallel: ", backends.size(),
+                                                   " CUDA backends but ", gpus.size(), " GPUs"));
+  std::unique_ptr<DataParallelTrainer> t(new DataParallelTrainer());
+  t->backends_ = backends;
+  if (cuda) t->gpus_ = gpus;
+  RETURN_IF_ERROR(t->Init(make, bucket_bytes));
+  return t;
+}
+
+absl::Status DataParallelTrainer::Init(const ReplicaFactory& make, int64_t bucket_bytes) {
+  const int R = static_cast<int>(backends_.size());
+  for (int r = 0; r < R; ++r) {
+    ASSIGN_OR_RETURN(std::unique_ptr<Trainer> tr, make(backends_[r]));
+    trainers_.push_back(std::move(tr));
+  }
+  if (R == 1) return absl::OkStatus();  // one device: the plain Trainer, no reducer
+  const ParamStore& store = trainers_[0]->params();
   const int64_t elements =
-      std::max<int64_t>(1, dp.bucket_bytes / static_cast<int64_t>(DTypeSize(store.dtype())));
+      std::max<int64_t>(1, bucket_bytes / static_cast<int64_t>(DTypeSize(store.dtype())));
   ASSIGN_OR_RETURN(BucketPlan plan, BucketPlan::Create(store.layout(), elements));
-  if (dp.device == "cpu") {
+  if (gpus_.empty()) {
     auto group = std::make_shared<HostReduceGroup>(R);
     for (int r = 0; r < R; ++r) {
       ASSIGN_OR_RETURN(std::unique_ptr<HostAllReducer> red,
-                       HostAllReducer::Create(group, r, t->backends_[r].get(), plan));
-      t->reducers_.push_back(std::move(red));
+                       HostAllReducer::Create(group, r, backends_[r], plan));
+      reducers_.push_back(std::move(red));
     }
   } else {
-    std::vector<Backend*> bes;
-    for (auto& b : t->backends_) bes.push_back(b.get());
-    ASSIGN_OR_RETURN(auto group, NcclAllReducer::CreateGroup(bes, t->gpus_, plan));
-    for (auto& red : group) t->reducers_.push_back(std::move(red));
+    ASSIGN_OR_RETURN(auto group, NcclAllReducer::CreateGroup(backends_, gpus_, plan));
+    for (auto& red : group) reducers_.push_back(std::move(red));
   }
-  for (int r = 0; r < R; ++r) t->trainers_[r]->set_all_reducer(t->reducers_[r].get());
-  return t;
+  for (int r = 0; r < R; ++r) trainers_[r]->set_all_reducer(reducers_[r].get());
+  return absl::OkStatus();
 }
 
 DataParallelTrainer::~DataParallelTrainer() {

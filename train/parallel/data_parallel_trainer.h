@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -38,6 +39,15 @@ class DataParallelTrainer {
 
   static absl::StatusOr<std::unique_ptr<DataParallelTrainer>> Create(
       const ModelConfig& config, const TrainerOptions& options, const DataParallelOptions& dp);
+
+  // Replicas on caller-owned backends that outlive this trainer (all CPU, or one CUDA
+  // backend per GPU of `gpus`), each made by `make` on its backend: a new Trainer, or
+  // one loaded from a checkpoint (model/train/train_checkpoint.h). `make` must give
+  // every replica the same state.
+  using ReplicaFactory = std::function<absl::StatusOr<std::unique_ptr<Trainer>>(Backend*)>;
+  static absl::StatusOr<std::unique_ptr<DataParallelTrainer>> CreateOn(
+      const std::vector<Backend*>& backends, const std::vector<int>& gpus,
+      const ReplicaFactory& make, int64_t bucket_bytes = int64_t{25} << 20);
   ~DataParallelTrainer();
 
   // The global batch (host ticks [B, T, F], labels [B, T]); B a multiple of R. The
@@ -52,10 +62,12 @@ class DataParallelTrainer {
 
  private:
   DataParallelTrainer() = default;
+  absl::Status Init(const ReplicaFactory& make, int64_t bucket_bytes);
   absl::Status CheckGlobalBatch(absl::Span<const float> ticks, absl::Span<const int32_t> labels,
                                 int64_t B, int64_t T) const;
 
-  std::vector<std::unique_ptr<Backend>> backends_;
+  std::vector<std::unique_ptr<Backend>> owned_backends_;
+  std::vector<Backend*> backends_;
   std::vector<std::unique_ptr<Trainer>> trainers_;
   std::vector<std::unique_ptr<BucketedAllReducer>> reducers_;
   std::vector<int> gpus_;

@@ -14,6 +14,7 @@
 #include "model/file_io.h"
 #include "model/train/train_checkpoint.h"
 #include "model/train/trainer.h"
+#include "train/parallel/data_parallel_trainer.h"
 #include "train/features.h"
 #include "train/sweep/fold_evaluator.h"
 #include "train/sweep/window_sampler.h"
@@ -50,7 +51,7 @@ class Arm {
   absl::Status TrainFold(int fold, const FoldLabels& labels, bool* cancelled);
   absl::Status Checkpoint(int trainer_fold);
   void Report(const char* phase, int fold, double step_seconds);
-  int64_t GlobalStep() const { return plan_.folds[trainer_fold_].first_step + trainer_->step(); }
+  int64_t GlobalStep() const { return plan_.folds[trainer_fold_].first_step + lead_->step(); }
 
   const ArmInputs& in_;
   const ArmHooks& hooks_;
@@ -58,6 +59,8 @@ class Arm {
   ArmResult r_;
   std::vector<float> features_;
   std::unique_ptr<Trainer> trainer_;
+  std::unique_ptr<DataParallelTrainer> dp_;  // replicas > 1: trainer_ stays empty
+  Trainer* lead_ = nullptr;                   // trainer_, or dp_'s replica 0
   int trainer_fold_ = -1;
   int64_t bucket_ = 1, bucket_count_ = 0;
   double bucket_sum_ = 0;
@@ -89,17 +92,25 @@ absl::Status Arm::Prepare() {
 
 absl::Status Arm::EnsureTrainer(int fold) {
   const int want = in_.config->warm_start ? 0 : fold;
-  if (trainer_ != nullptr && trainer_fold_ == want) return absl::OkStatus();
+  if (lead_ != nullptr && trainer_fold_ == want) return absl::OkStatus();
+  lead_ = nullptr;
   trainer_.reset();
+  dp_.reset();
   const std::string ckpt = CkptDir(in_.dir, want);
-  if (fs::exists(ckpt + "/manifest.json")) {
-    ASSIGN_OR_RETURN(trainer_, TrainCheckpoint::Load(ckpt, in_.backend));
+  // With warm start one schedule spans the arm: warmup and cosine over the first
+  // fold, then the floor rate while later folds fine-tune.
+  const TrainerOptions options = in_.config->TrainerFor(in_.seed, plan_.folds[want].steps);
+  const bool resume = fs::exists(ckpt + "/manifest.json");
+  auto make = [&](Backend* be) -> absl::StatusOr<std::unique_ptr<Trainer>> {
+    if (resume) return TrainCheckpoint::Load(ckpt, be);
+    return Trainer::Create(in_.config->ModelFor(), options, be);
+  };
+  if (in_.replicas.size() > 1) {  // every replica from the same checkpoint or seed
+    ASSIGN_OR_RETURN(dp_, DataParallelTrainer::CreateOn(in_.replicas, in_.gpus, make));
+    lead_ = &dp_->replica(0);
   } else {
-    // With warm start one schedule spans the arm: warmup and cosine over the first
-    // fold, then the floor rate while later folds fine-tune.
-    const TrainerOptions options =
-        in_.config->TrainerFor(in_.seed, plan_.folds[want].steps);
-    ASSIGN_OR_RETURN(trainer_, Trainer::Create(in_.config->ModelFor(), options, in_.backend));
+    ASSIGN_OR_RETURN(trainer_, make(in_.backend));
+    lead_ = trainer_.get();
   }
   if (trainer_fold_ >= 0 && trainer_fold_ != want) {
     std::error_code ec;
@@ -110,7 +121,7 @@ absl::Status Arm::EnsureTrainer(int fold) {
 }
 
 absl::Status Arm::Checkpoint(int trainer_fold) {
-  RETURN_IF_ERROR(TrainCheckpoint::Save(*trainer_, CkptDir(in_.dir, trainer_fold)));
+  RETURN_IF_ERROR(TrainCheckpoint::Save(*lead_, CkptDir(in_.dir, trainer_fold)));
   r_.step = GlobalStep();
   return SaveState(in_.dir, r_);
 }
@@ -154,7 +165,9 @@ absl::Status Arm::TrainFold(int fold, const FoldLabels& labels, bool* cancelled)
     }
     const int64_t fold_step = GlobalStep() - fp.first_step;
     sampler.Batch(in_.seed, fold, fold_step, plan_.batch, &ticks, &y);
-    ASSIGN_OR_RETURN(StepStats s, trainer_->TrainStep(ticks, y, plan_.batch, plan_.context));
+    ASSIGN_OR_RETURN(StepStats s, dp_ != nullptr
+                                      ? dp_->TrainStep(ticks, y, plan_.batch, plan_.context)
+                                      : trainer_->TrainStep(ticks, y, plan_.batch, plan_.context));
     r_.step = GlobalStep();
     r_.loss = s.loss;
     r_.train_seconds += s.step_seconds;
@@ -188,7 +201,7 @@ absl::StatusOr<ArmResult> Arm::Run() {
     Report("test", fold, 0);
     const auto t0 = std::chrono::steady_clock::now();
     const std::string model_dir = in_.dir + "/model";
-    RETURN_IF_ERROR(trainer_->ExportModel(model_dir));
+    RETURN_IF_ERROR(lead_->ExportModel(model_dir));
     RETURN_IF_ERROR(EvaluateFold(*in_.dataset, *in_.data, plan_, fold, labels, features_,
                                  model_dir, in_.backend, in_.config->cost_bps, &r_));
     r_.eval_seconds += Seconds(t0);

@@ -20,6 +20,7 @@
 #include <atomic>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "kernels/backend.h"
@@ -59,6 +60,10 @@ struct ArmInputs {
   uint64_t seed = 0;
   std::string dir;
   Backend* backend = nullptr;
+  // Data parallelism (config replicas_per_arm > 1): every replica's backend, the first
+  // being `backend`, and on CUDA their GPUs. Empty: one device.
+  std::vector<Backend*> replicas;
+  std::vector<int> gpus;
 };
 
 class ArmRunner {

@@ -131,6 +131,11 @@ void CrossCheck(const SweepConfig& c, JsonErrors* e) {
                           " is not a multiple of N=", n,
                           ": every arm must take the same tokens per step (B·N)"));
     }
+    if ((c.optimizer.tokens_per_step / n) % c.replicas_per_arm != 0) {
+      e->Add(absl::StrCat("replicas_per_arm ", c.replicas_per_arm, " does not divide the batch ",
+                          c.optimizer.tokens_per_step / n, " of N=", n,
+                          " (tokens_per_step / N sequences are split among the replicas)"));
+    }
     if (c.training.eval_stride > n) {
       e->Add(absl::StrCat("training.eval_stride ", c.training.eval_stride,
                           " exceeds the context N=", n, "; use at most the smallest N"));
@@ -313,6 +318,7 @@ absl::StatusOr<SweepConfig> ParseSweepConfig(const std::string& json_text) {
   }
   f.String("device", &c.device, {"auto", "cpu", "cuda"});
   f.Int("max_parallel_arms", 1, 64, &c.max_parallel_arms);
+  f.Int("replicas_per_arm", 1, 64, &c.replicas_per_arm);
   f.Int("cpu_threads", 0, 1024, &c.cpu_threads);
   f.Finish();
   CrossCheck(c, &errors);  // bad fields kept their defaults, so the rules still apply
@@ -414,6 +420,7 @@ std::string SweepConfigToJson(const SweepConfig& c, int indent) {
         {"max_windows", c.precision_check.max_windows}}},
       {"device", c.device},
       {"max_parallel_arms", c.max_parallel_arms},
+      {"replicas_per_arm", c.replicas_per_arm},
       {"cpu_threads", c.cpu_threads}};
   return j.dump(indent);
 }

@@ -134,6 +134,9 @@ struct SweepConfig {
   PrecisionCheckConfig precision_check;
   std::string device = "auto";  // cpu | cuda | auto (the server's device)
   int max_parallel_arms = 1;
+  // Data-parallel replicas per arm (train/parallel/): GPUs on CUDA, CPU backends on the
+  // CPU; every N's batch (tokens_per_step / N) must be a multiple of it.
+  int replicas_per_arm = 1;
   int cpu_threads = 0;  // CPU backend threads per arm; 0: the server's setting
 
   // The model every arm trains (max_context = the longest N).

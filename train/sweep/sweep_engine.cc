@@ -1,7 +1,9 @@
 // SweepEngine (see sweep_engine.h).
 #include "train/sweep/sweep_engine.h"
 
+#include <algorithm>
 #include <chrono>
+#include <functional>
 #include <mutex>
 #include <thread>
 
@@ -14,6 +16,10 @@
 #include "train/sweep/arm_plan.h"
 #include "train/sweep/day_predictor.h"
 #include "train/sweep/sweep_data.h"
+#include "train/parallel/gpu_scheduler.h"
+#ifdef FLASHTICK_WITH_CUDA
+#include "kernels/cuda/cuda_backend.h"
+#endif
 
 namespace flashtick {
 namespace {
@@ -134,12 +140,61 @@ absl::StatusOr<SweepOutcome> SweepEngine::Run(const SweepConfig& config,
   EtaClock eta(slots);
   std::mutex hook_mu;  // hooks see one event at a time
   std::string backend_name;
+  int visible_gpus = 0;
+#ifdef FLASHTICK_WITH_CUDA
+  if (device == "cuda" || device == "auto") visible_gpus = cuda::CudaDeviceCount();
+#endif
+  const int gpus = options.gpus >= 0 ? std::min(options.gpus, visible_gpus) : visible_gpus;
+  if (device == "cuda" && options.gpus == 0)
+    return absl::InvalidArgumentError("device cuda with gpus = 0: no GPU to place arms on");
+  GpuScheduler scheduler(gpus);
 
+  const int replicas = config.replicas_per_arm;
   auto worker = [&]() {
     BackendOptions bo;
-    bo.threads = threads > 0 ? std::max(1, threads / parallel) : 0;
-    auto backend = CreateBackend(device, bo);
+    bo.threads = threads > 0 ? std::max(1, threads / (parallel * replicas)) : 0;
+    // This worker's backends, one per replica of the arm, reused while the arm's
+    // GPUs stay the same (−1: a CPU backend).
+    std::vector<std::unique_ptr<Backend>> backends;
+    absl::Status backend_error = absl::FailedPreconditionError("no backend yet");
+    std::vector<int> backend_gpus;
     for (int i = next++; i < static_cast<int>(slots.size()); i = next++) {
+      auto placed = scheduler.Acquire(replicas, &stop);
+      if (!placed.ok()) {
+        if (!stop) errors[i] = placed.status();
+        stop = true;
+        continue;
+      }
+      const std::vector<int> want = placed->empty() ? std::vector<int>(replicas, -1) : *placed;
+      if (want != backend_gpus) {
+        backends.clear();
+        backend_error = absl::OkStatus();
+        for (int gpu : want) {
+          bo.device_index = gpu < 0 ? 0 : gpu;
+          auto be = CreateBackend(gpu >= 0 ? "cuda" : (device == "auto" ? "cpu" : device), bo);
+          if (!be.ok()) {
+            backend_error = be.status();
+            break;
+          }
+          backends.push_back(*std::move(be));
+        }
+        backend_gpus = want;
+      }
+      absl::StatusOr<Backend*> backend =
+          backend_error.ok() ? absl::StatusOr<Backend*>(backends.front().get()) : backend_error;
+      auto place = [&](bool on) {
+        ArmPlacement pl{i, slots[i].id, *placed, on, scheduler.busy(), scheduler.total()};
+        std::lock_guard<std::mutex> lock(hook_mu);
+        if (hooks.on_placement) hooks.on_placement(pl);
+      };
+      place(true);
+      struct Releaser {  // the GPU goes back however the arm ends
+        std::function<void()> fn;
+        ~Releaser() { fn(); }
+      } release{[&] {
+        scheduler.Release(*placed);
+        place(false);
+      }};
       if (!backend.ok()) {
         errors[i] = backend.status();
         stop = true;
@@ -151,7 +206,11 @@ absl::StatusOr<SweepOutcome> SweepEngine::Run(const SweepConfig& config,
       }
       ArmInputs in{&config, &dataset, &data, &slots[i].plan, i,
                    slots[i].id, slots[i].seed, options.dir + "/arms/" + slots[i].id,
-                   backend->get()};
+                   *backend, {}, {}};
+      if (replicas > 1) {  // a data-parallel arm (train/parallel/data_parallel_trainer.h)
+        for (auto& be : backends) in.replicas.push_back(be.get());
+        in.gpus = *placed;
+      }
       ArmHooks ah;
       ah.cancel = &stop;
       ah.on_progress = [&](const ArmProgress& p) {

@@ -1,7 +1,8 @@
 // SweepEngine: one N-sweep end to end (RESEARCH.md, issue 5). Loads the data,
 // plans every arm (one per N and seed; same architecture, optimizer, tokens per
 // step and test days), runs the arms one after another or side by side
-// (max_parallel_arms, each on its own backend), then, when every arm is done:
+// (max_parallel_arms, each on its own backend; on CUDA each arm is placed on a free
+// GPU by train/parallel/gpu_scheduler.h), then, when every arm is done:
 // the gate (train/stats/gate.h: the longest N strictly best out of sample, Deflated
 // Sharpe over every configuration tried, PBO by CSCV), the precision check on the
 // chosen arm, and the report (train/report/) in the experiment's directory.
@@ -30,8 +31,23 @@ struct SweepEngineOptions {
   std::string dir;              // the experiment's directory (created if missing)
   std::string device = "cpu";   // cpu | cuda | auto, used when the config says "auto"
   int cpu_threads = 0;          // CPU backend threads when the config leaves it 0
+  // GPUs the scheduler places arms on (0..gpus−1); −1 = every GPU visible when the
+  // device resolves to CUDA. Arms running side by side (max_parallel_arms) each get a
+  // free GPU; an arm waits when none is free.
+  int gpus = -1;
   std::string python = "python3";  // runs the plot script; "" skips the plots
   std::string plot_script;      // train/report/plot_report.py; "" skips the plots
+};
+
+// Where an arm trains (train/parallel/gpu_scheduler.h): sent when the scheduler places
+// it (placed = true) and when it hands its GPUs back (placed = false).
+struct ArmPlacement {
+  int arm_index = 0;
+  std::string arm_id;
+  std::vector<int> gpus;  // empty: the CPU
+  bool placed = true;
+  int gpus_busy = 0;   // after this event
+  int gpus_total = 0;  // GPUs the scheduler places arms on (0 on the CPU)
 };
 
 struct SweepEvent {
@@ -42,6 +58,7 @@ struct SweepEvent {
 struct SweepHooks {
   std::function<void(const SweepEvent&)> on_progress;  // may be empty; any thread
   std::function<void(const ArmResult&)> on_arm;        // an arm started/finished/cancelled
+  std::function<void(const ArmPlacement&)> on_placement;  // may be empty; any thread
   const std::atomic<bool>* cancel = nullptr;
 };
 

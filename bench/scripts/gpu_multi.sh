@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# Issue 9 on a 2-GPU machine (nvidia-h200-x2), about 6 minutes: builds the data-parallel
+# targets (gpu-kernels preset: no gRPC), runs the data-parallel tests (CPU replicas,
+# then 2 GPUs through NCCL vs 1 GPU), then the scaling benchmark of one arm at
+# N = 23,400 (global batch 2: 1 GPU vs 2 GPUs, AdamW and Sophia-H) beside PyTorch
+# (1 GPU vs DistributedDataParallel, AdamW) measured in the same run. NCCL is the pip
+# package nvidia-nccl-cu13 (loaded with dlopen through FLASHTICK_NCCL_LIBRARY).
+# NVLink multicast stays off (NCCL_NVLS_ENABLE=0): the machine owner requires it.
+# Output: $OUT/gpu_multi_summary.txt (read first) and $OUT/gpu_multi.tgz (logs, JSON).
+# Usage, from the repository root:  OUT=dir bench/scripts/gpu_multi.sh
+# Env: MG_N (23400), MG_BATCH (2), MG_STEPS (6), MG_ARCH (90).
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+source scripts/device_env.sh
+export NCCL_NVLS_ENABLE=0
+out=${OUT:?set OUT to the results folder}
+mkdir -p "$out"
+r=$(mktemp -d /tmp/gpu_multi.XXXXXX)
+summary="$out/gpu_multi_summary.txt"
+: > "$summary"
+note() { echo "$*" | tee -a "$summary"; }
+stage() { echo "== $1 ($(date +%T))" | tee -a "$summary"; }
+commit=${FLASHTICK_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
+gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 | tr ' ' '_')
+n=${MG_N:-23400}
+batch=${MG_BATCH:-2}
+steps=${MG_STEPS:-6}
+build=build/gpu-kernels
+note "commit $commit, $(nvidia-smi -L 2>/dev/null | wc -l) GPU(s): ${gpu:-none}; NCCL_NVLS_ENABLE=$NCCL_NVLS_ENABLE"
+nvidia-smi topo -m > "$r/topo.txt" 2>&1
+
+stage nccl
+if [ -z "${FLASHTICK_NCCL_LIBRARY:-}" ]; then
+  ncdir=$(python3 -c 'import nvidia.nccl as m, os; print(list(m.__path__)[0])' 2>/dev/null)
+  if [ -n "$ncdir" ] && [ -f "$ncdir/lib/libnccl.so.2" ]; then
+    export FLASHTICK_NCCL_LIBRARY="$ncdir/lib/libnccl.so.2"
+  fi
+fi
+note "FLASHTICK_NCCL_LIBRARY=${FLASHTICK_NCCL_LIBRARY:-<unset: libnccl.so.2 on the loader path>}"
+
+stage build
+cmake --preset gpu-kernels -DFLASHTICK_BUILD_TESTS=ON -DFLASHTICK_BUILD_BENCH=ON \
+  -DCMAKE_CUDA_ARCHITECTURES="${MG_ARCH:-90}" > "$r/cmake.log" 2>&1 || note "cmake FAILED"
+timeout 330 ninja -C "$build" -j16 parallel_data_parallel_test parallel_data_parallel_gpu_test \
+  data_parallel_bench > "$r/build.log" 2>&1
+note "build exit $?"
+grep -E "error:" "$r/build.log" | head -5 | tee -a "$summary"
+
+stage tests
+(cd "$build" && timeout 150 ctest -R '^parallel_' --timeout 140 --output-on-failure -V) \
+  > "$r/ctest.log" 2>&1
+grep -E "tests passed|\*\*\*|Not Run|SKIPPED|Skipped|loss .* -> |Failure|Expected|Which is" "$r/ctest.log" \
+  | head -20 | tee -a "$summary"
+
+stage bench
+timeout 200 "$build/bench/data_parallel/data_parallel_bench" --device cuda --n "$n" --batch "$batch" \
+  --replicas 1,2 --warmup 2 --steps "$steps" --gpu "${gpu:-unknown}" --commit "$commit" \
+  > "$r/ours.jsonl" 2> "$r/ours.err"
+note "data_parallel_bench exit $?"
+
+stage torch
+timeout 150 python3 bench/data_parallel/torch_ddp.py --n "$n" --batch "$batch" --replicas 1,2 \
+  --warmup 2 --steps "$steps" --commit "$commit" > "$r/torch.jsonl" 2> "$r/torch.err"
+note "torch_ddp exit $?"
+tail -3 "$r/torch.err" | grep -iE "error|Traceback" | tee -a "$summary"
+
+stage table
+python3 - "$r/ours.jsonl" "$r/torch.jsonl" <<'PY' | tee -a "$summary"
+import json, sys
+rows = []
+for path in sys.argv[1:]:
+    for line in open(path):
+        line = line.strip()
+        if line.startswith("{"):
+            rows.append(json.loads(line))
+print("%-9s %-15s %2s %6s %10s %12s %7s %9s %s" % ("optimizer", "impl", "R", "N", "ms/step", "tokens/s",
+                                                   "eff", "loss", "buckets(early/late)"))
+for d in rows:
+    if "error" in d:
+        print("%-9s %-15s %2s ERROR %s" % (d.get("op", "?"), d.get("impl", "?"), d.get("replicas", "?"), d["error"][:200]))
+        continue
+    eff = d.get("scaling_efficiency")
+    bk = "%s/%s" % (d["buckets_launched_during_backward"], d["buckets_launched_after"]) if "buckets" in d else ""
+    print("%-9s %-15s %2d %6d %10.2f %12.0f %7s %9.5f %s" % (d["op"], d["impl"], d["replicas"], d["N"], d["ms"],
+          d["tokens_per_s"], "%.3f" % eff if eff else "-", d.get("final_loss", 0), bk))
+PY
+
+cp "$summary" "$r/"
+tar czf "$out/gpu_multi.tgz" -C "$r" .
+echo "results: $out/gpu_multi_summary.txt, $out/gpu_multi.tgz"
