@@ -237,6 +237,15 @@ void ExperimentRunner::RunOne(const std::string& id) {
         indexes[ArmId(n, seed, config->seeds.size() > 1)] = index++;
       }
     }
+    hooks.on_placement = [&](const ArmPlacement& p) {
+      if (p.placed) metrics_->SetArmGpu(id, p.arm_id, p.gpus.empty() ? -1 : p.gpus.front());
+      metrics_->SetSweepGpus(p.gpus_busy, p.gpus_total);
+      if (p.placed)
+        LogInfo(absl::StrCat("experiment ", id, " arm ", p.arm_id, " placed on ",
+                             p.gpus.empty() ? std::string("the CPU")
+                                            : absl::StrCat("GPU ", p.gpus.front()),
+                             " (", p.gpus_busy, "/", p.gpus_total, " GPUs busy)"));
+    };
     hooks.on_arm = [&](const ArmResult& a) {
       metrics_->SetArmRunning(id, a.arm_id, false);
       (void)store_->UpsertArm(ArmFromResult(id, indexes[a.arm_id], a));

@@ -93,6 +93,18 @@ Metrics::Metrics() : registry_(std::make_shared<prometheus::Registry>()) {
   for (const char* state : {"queued", "running", "succeeded", "failed", "cancelled"}) {
     experiments_->Add({{"state", state}}).Set(0);
   }
+  sweep_arm_gpu_ = &prometheus::BuildGauge()
+                        .Name("flashtick_sweep_arm_gpu")
+                        .Help("GPU index the sweep arm was placed on (-1: the CPU).")
+                        .Register(*registry_);
+  sweep_gpus_busy_ = &prometheus::BuildGauge()
+                          .Name("flashtick_sweep_gpus_busy")
+                          .Help("GPUs holding a sweep arm now.")
+                          .Register(*registry_);
+  sweep_gpus_ = &prometheus::BuildGauge()
+                     .Name("flashtick_sweep_gpus")
+                     .Help("GPUs the sweep scheduler places arms on (0 on the CPU).")
+                     .Register(*registry_);
 }
 
 void Metrics::RecordRequest(const std::string& model, const std::string& method,
@@ -141,6 +153,15 @@ void Metrics::SetArmRunning(const std::string& experiment, const std::string& ar
 
 void Metrics::SetExperiments(const std::string& state, int64_t count) {
   experiments_->Add({{"state", state}}).Set(static_cast<double>(count));
+}
+
+void Metrics::SetArmGpu(const std::string& experiment, const std::string& arm, int gpu) {
+  sweep_arm_gpu_->Add({{"experiment", experiment}, {"arm", arm}}).Set(gpu);
+}
+
+void Metrics::SetSweepGpus(int busy, int total) {
+  sweep_gpus_busy_->Add({}).Set(busy);
+  sweep_gpus_->Add({}).Set(total);
 }
 
 }  // namespace flashtick

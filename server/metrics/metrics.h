@@ -49,6 +49,10 @@ class Metrics {
   void SetArmRunning(const std::string& experiment, const std::string& arm, bool running);
   // The number of experiments in one state ("queued", "running", ...).
   void SetExperiments(const std::string& state, int64_t count);
+  // Where an arm trains: its GPU index (the first, for a data-parallel arm), −1 on
+  // the CPU; and how many of the scheduler's GPUs hold an arm (issue 9).
+  void SetArmGpu(const std::string& experiment, const std::string& arm, int gpu);
+  void SetSweepGpus(int busy, int total);
 
  private:
   std::shared_ptr<prometheus::Registry> registry_;
@@ -80,6 +84,12 @@ class Metrics {
   prometheus::Family<prometheus::Gauge>* train_gpu_peak_bytes_;
   // flashtick_experiments{state}: experiments in the store by state.
   prometheus::Family<prometheus::Gauge>* experiments_;
+  // flashtick_sweep_arm_gpu{experiment,arm}: GPU index the arm was placed on, −1 = CPU.
+  prometheus::Family<prometheus::Gauge>* sweep_arm_gpu_;
+  // flashtick_sweep_gpus_busy: GPUs holding a sweep arm now.
+  prometheus::Family<prometheus::Gauge>* sweep_gpus_busy_;
+  // flashtick_sweep_gpus: GPUs the sweep scheduler places arms on (0 on the CPU).
+  prometheus::Family<prometheus::Gauge>* sweep_gpus_;
 };
 
 }  // namespace flashtick
