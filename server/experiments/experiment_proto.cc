@@ -121,6 +121,7 @@ absl::StatusOr<std::string> ProtoConfigToJson(const v1::SweepConfig& c) {
   if (c.gates().cost_bps() != 0) j["cost_bps"] = c.gates().cost_bps();
   if (!c.device().empty()) j["device"] = c.device();
   if (c.max_parallel_arms() != 0) j["max_parallel_arms"] = c.max_parallel_arms();
+  if (c.replicas_per_arm() != 0) j["replicas_per_arm"] = c.replicas_per_arm();
   return j.dump();
 }
 
@@ -179,6 +180,7 @@ v1::SweepConfig ConfigToProto(const SweepConfig& c) {
   p.mutable_gates()->set_cost_bps(c.cost_bps);
   p.set_device(c.device);
   p.set_max_parallel_arms(c.max_parallel_arms);
+  p.set_replicas_per_arm(c.replicas_per_arm);
   return p;
 }
 
