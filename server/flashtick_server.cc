@@ -41,9 +41,12 @@ absl::StatusOr<std::unique_ptr<FlashtickServer>> FlashtickServer::Start(
                                    entry->device);
   }
   Metrics* metrics = server->metrics_.get();
+  BatchPolicy batching;
+  batching.max_delay = absl::Microseconds(options.batch_max_delay_us);
+  batching.max_size = options.batch_max_size;
   server->queue_ = std::make_unique<WorkQueue>(
       options.workers, options.max_queue,
-      [metrics](int64_t length) { metrics->SetInferenceQueueLength(length); });
+      [metrics](int64_t length) { metrics->SetInferenceQueueLength(length); }, batching);
   server->core_ = std::make_unique<InferenceCore>(server->repository_.get(), options.max_seq_len);
   RETURN_IF_ERROR(server->StartExperiments());
   RETURN_IF_ERROR(server->StartMetrics());

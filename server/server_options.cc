@@ -33,6 +33,13 @@ void AddServerFlags(CLI::App* app, ServerOptions* o) {
   app->add_option("--max-queue", o->max_queue,
                   "inference requests queued before RESOURCE_EXHAUSTED")
       ->capture_default_str();
+  app->add_option("--batch-max-delay-us", o->batch_max_delay_us,
+                  "ModelInfer batching: longest wait (microseconds, from the first request's "
+                  "arrival) for requests of the same model and length bucket; 0: no batching")
+      ->capture_default_str();
+  app->add_option("--batch-max-size", o->batch_max_size,
+                  "ModelInfer batching: most requests merged into one forward (1: no batching)")
+      ->capture_default_str();
   app->add_option("--shutdown-grace-seconds", o->shutdown_grace_seconds,
                   "on SIGTERM/SIGINT, time in-flight requests get to finish")
       ->capture_default_str();
@@ -79,6 +86,13 @@ absl::Status ServerOptions::Validate() const {
   }
   if (workers < 1) return absl::InvalidArgumentError("--workers must be ≥ 1");
   if (max_queue < 1) return absl::InvalidArgumentError("--max-queue must be ≥ 1");
+  if (batch_max_delay_us < 0 || batch_max_delay_us > 10'000'000) {
+    return absl::InvalidArgumentError(
+        "--batch-max-delay-us must be between 0 (no batching) and 10,000,000 (10 s)");
+  }
+  if (batch_max_size < 1 || batch_max_size > 1024) {
+    return absl::InvalidArgumentError("--batch-max-size must be between 1 (no batching) and 1024");
+  }
   if (shutdown_grace_seconds < 0) {
     return absl::InvalidArgumentError("--shutdown-grace-seconds must be ≥ 0");
   }

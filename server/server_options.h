@@ -25,6 +25,10 @@ struct ServerOptions {
   int64_t max_message_bytes = 64LL << 20;     // gRPC send/receive limit
   int workers = 1;                            // inference worker threads
   int max_queue = 64;                         // queued inference requests before refusing
+  // ModelInfer batching (issue 6): requests of one model and length bucket wait
+  // up to this long (from the first one's arrival) to share a forward; 0: off.
+  int64_t batch_max_delay_us = 250;
+  int batch_max_size = 8;                     // requests per forward; 1: off
   double shutdown_grace_seconds = 30;         // drain time on SIGTERM/SIGINT
   // Experiments (issue 5): "" disables them (the RPCs say how to enable them).
   std::string experiment_dir;                 // SQLite store, checkpoints and reports

@@ -1,19 +1,25 @@
-// Bounded job queue with worker threads (see work_queue.h).
+// Bounded job queue with worker threads and key-wise batching (see work_queue.h).
+// A worker that pops a batchable job marks its key as "gathering": other workers
+// skip that key's entries, so one batch collects them instead of several small
+// ones racing for them; plain jobs and other keys keep flowing to other workers.
 #include "server/work_queue.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 
 namespace flashtick {
 
-WorkQueue::WorkQueue(int workers, int max_pending, std::function<void(int64_t)> on_length)
-    : max_pending_(max_pending), on_length_(std::move(on_length)) {
+WorkQueue::WorkQueue(int workers, int max_pending, std::function<void(int64_t)> on_length,
+                     BatchPolicy batch)
+    : max_pending_(max_pending), on_length_(std::move(on_length)), batch_(batch) {
   for (int i = 0; i < workers; ++i) workers_.emplace_back([this] { WorkerLoop(); });
 }
 
 WorkQueue::~WorkQueue() { Shutdown(); }
 
-absl::Status WorkQueue::Submit(std::function<void()> job) {
-  std::lock_guard<std::mutex> lock(mu_);
+absl::Status WorkQueue::Admit() {
   if (stopping_) {
     return absl::UnavailableError("the server is shutting down; retry on another replica");
   }
@@ -22,9 +28,32 @@ absl::Status WorkQueue::Submit(std::function<void()> job) {
         "inference queue is full (", max_pending_,
         " requests waiting); retry with backoff or raise --max-queue"));
   }
-  jobs_.push_back(std::move(job));
+  return absl::OkStatus();
+}
+
+absl::Status WorkQueue::Submit(std::function<void()> job) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (absl::Status admitted = Admit(); !admitted.ok()) return admitted;
+  Entry entry;
+  entry.run = std::move(job);
+  jobs_.push_back(std::move(entry));
   ReportLength();
-  cv_.notify_one();
+  cv_.notify_all();  // idle workers and a gathering worker may both be waiting
+  return absl::OkStatus();
+}
+
+absl::Status WorkQueue::SubmitBatchable(std::string key, std::shared_ptr<BatchJob> job,
+                                        BatchRunner run) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (absl::Status admitted = Admit(); !admitted.ok()) return admitted;
+  job->enqueued = absl::Now();
+  Entry entry;
+  entry.key = key.empty() ? std::string(1, '\0') : std::move(key);  // "" means plain
+  entry.job = std::move(job);
+  entry.run_batch = std::move(run);
+  jobs_.push_back(std::move(entry));
+  ReportLength();
+  cv_.notify_all();
   return absl::OkStatus();
 }
 
@@ -39,20 +68,66 @@ void WorkQueue::Shutdown() {
   workers_.clear();
 }
 
-void WorkQueue::WorkerLoop() {
+std::deque<WorkQueue::Entry>::iterator WorkQueue::FindRunnable() {
+  return std::find_if(jobs_.begin(), jobs_.end(), [this](const Entry& e) {
+    return e.key.empty() || gathering_.count(e.key) == 0;
+  });
+}
+
+std::vector<std::shared_ptr<BatchJob>> WorkQueue::Gather(std::unique_lock<std::mutex>& lock,
+                                                         Entry& first) {
+  std::vector<std::shared_ptr<BatchJob>> batch{first.job};
+  const size_t max_size =
+      batch_.max_delay > absl::ZeroDuration() ? static_cast<size_t>(std::max(1, batch_.max_size))
+                                              : 1;
+  if (max_size <= 1) return batch;
+  // The delay counts from the first job's arrival: a job that already waited
+  // behind a busy worker is not held any longer.
+  const absl::Time flush_at = first.job->enqueued + batch_.max_delay;
+  gathering_.insert(first.key);
   for (;;) {
-    std::function<void()> job;
-    {
-      std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait(lock, [this] { return stopping_ || !jobs_.empty(); });
-      if (jobs_.empty()) return;  // stopping and drained
-      job = std::move(jobs_.front());
-      jobs_.pop_front();
-      ++running_;
+    for (auto it = jobs_.begin(); it != jobs_.end() && batch.size() < max_size;) {
+      if (it->key != first.key) {
+        ++it;
+        continue;
+      }
+      batch.push_back(std::move(it->job));
+      ++running_;  // queued -> running: the reported length does not change
+      it = jobs_.erase(it);
     }
-    job();
-    std::lock_guard<std::mutex> lock(mu_);
-    --running_;
+    if (batch.size() >= max_size || stopping_ || absl::Now() >= flush_at) break;
+    cv_.wait_until(lock, absl::ToChronoTime(flush_at));
+  }
+  gathering_.erase(first.key);
+  cv_.notify_all();  // entries of this key left behind are runnable again
+  return batch;
+}
+
+void WorkQueue::WorkerLoop() {
+  std::unique_lock<std::mutex> lock(mu_);
+  for (;;) {
+    auto it = jobs_.end();
+    cv_.wait(lock, [&] {
+      it = FindRunnable();
+      return it != jobs_.end() || (stopping_ && jobs_.empty());
+    });
+    if (it == jobs_.end()) return;  // stopping and drained
+    Entry entry = std::move(*it);
+    jobs_.erase(it);
+    ++running_;
+    if (entry.key.empty()) {
+      lock.unlock();
+      entry.run();
+      lock.lock();
+      --running_;
+    } else {
+      std::vector<std::shared_ptr<BatchJob>> batch = Gather(lock, entry);
+      const int64_t size = static_cast<int64_t>(batch.size());
+      lock.unlock();
+      entry.run_batch(std::move(batch));
+      lock.lock();
+      running_ -= size;
+    }
     ReportLength();
   }
 }

@@ -1,26 +1,52 @@
 // WorkQueue: a bounded FIFO of jobs run by a fixed set of worker threads. Model
 // compute runs here, not on gRPC's callback threads, so a multi-second full-day
 // prediction never stalls health checks or metadata RPCs. The bound turns
-// overload into a quick RESOURCE_EXHAUSTED instead of unbounded memory (issue 8);
-// issue 6's batcher replaces the FIFO pop with a length-aware batch pop.
+// overload into a quick RESOURCE_EXHAUSTED instead of unbounded memory (issue 8).
+// Batching (issue 6, Triton's dynamic batcher): a job submitted with a batch key
+// is popped together with the queued jobs of the same key, up to max_size, and
+// the worker waits for more until the first one has waited max_delay; a busy
+// server therefore batches what piled up without waiting at all.
 #pragma once
 
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <mutex>
+#include <set>
+#include <string>
 #include <thread>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/time/time.h"
 
 namespace flashtick {
 
+// A job that may run together with others of the same batch key; the caller
+// subclasses it with what its runner needs.
+struct BatchJob {
+  virtual ~BatchJob() = default;
+  absl::Time enqueued;  // set by WorkQueue::SubmitBatchable
+};
+
+// How jobs of one key are merged. max_delay ≤ 0 or max_size ≤ 1: never (each
+// batchable job runs alone, in FIFO order like any other job).
+struct BatchPolicy {
+  absl::Duration max_delay = absl::ZeroDuration();
+  int max_size = 1;
+};
+
 class WorkQueue {
  public:
-  // `on_length` (may be empty) observes queued + running jobs after each change.
-  WorkQueue(int workers, int max_pending, std::function<void(int64_t)> on_length = {});
+  // Runs a batch: jobs of one key in arrival order (at least one).
+  using BatchRunner = std::function<void(std::vector<std::shared_ptr<BatchJob>>)>;
+
+  // `on_length` (may be empty) observes queued + running jobs after each change
+  // (a batch counts as its number of jobs).
+  WorkQueue(int workers, int max_pending, std::function<void(int64_t)> on_length = {},
+            BatchPolicy batch = {});
   ~WorkQueue();
   WorkQueue(const WorkQueue&) = delete;
   WorkQueue& operator=(const WorkQueue&) = delete;
@@ -28,18 +54,36 @@ class WorkQueue {
   // RESOURCE_EXHAUSTED when max_pending jobs already wait; UNAVAILABLE after
   // Shutdown. On error the job is not run (the caller answers the client).
   absl::Status Submit(std::function<void()> job);
+  // As Submit; `run` receives `job` with the queued jobs of the same `key`. All
+  // jobs of a key must be submitted with equivalent runners (the first one's runs).
+  absl::Status SubmitBatchable(std::string key, std::shared_ptr<BatchJob> job, BatchRunner run);
   // Stops accepting jobs, runs those already queued, joins the workers.
   void Shutdown();
 
  private:
+  struct Entry {
+    std::function<void()> run;             // a plain job, or
+    std::string key;                       // a batchable one (key non-empty)
+    std::shared_ptr<BatchJob> job;
+    BatchRunner run_batch;
+  };
+
+  absl::Status Admit();  // callers hold mu_
   void WorkerLoop();
+  // First entry a worker may take: plain, or of a key no worker is gathering.
+  std::deque<Entry>::iterator FindRunnable();  // callers hold mu_
+  // Waits for and removes the jobs that join `first`'s batch.
+  std::vector<std::shared_ptr<BatchJob>> Gather(std::unique_lock<std::mutex>& lock,
+                                                Entry& first);
   void ReportLength();  // callers hold mu_
 
   const int max_pending_;
   std::function<void(int64_t)> on_length_;
+  const BatchPolicy batch_;
   std::mutex mu_;
   std::condition_variable cv_;
-  std::deque<std::function<void()>> jobs_;
+  std::deque<Entry> jobs_;
+  std::set<std::string> gathering_;  // keys a worker is collecting a batch of
   int64_t running_ = 0;
   bool stopping_ = false;
   std::vector<std::thread> workers_;

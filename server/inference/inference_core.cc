@@ -1,5 +1,6 @@
 // ModelInfer / metadata logic (see inference_core.h). Output bytes are the
-// Transformer's host FP32 probabilities copied once into the response.
+// Transformer's host FP32 probabilities copied once into the response; a batch
+// of requests runs as one forward (batched_predict.h) and is split back here.
 #include "server/inference/inference_core.h"
 
 #include <algorithm>
@@ -8,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "common/status_macros.h"
+#include "server/inference/batched_predict.h"
 
 namespace flashtick {
 namespace {
@@ -51,15 +53,47 @@ absl::StatusOr<InferenceCore::Prepared> InferenceCore::Prepare(
 
 absl::Status InferenceCore::Run(const Prepared& prepared,
                                 inference::ModelInferResponse* response) const {
-  const ModelEntry& model = *prepared.model;
-  const ValidatedInfer& in = prepared.input;
+  const Prepared* one[] = {&prepared};
+  inference::ModelInferResponse* out[] = {response};
+  return RunBatch(one, out, nullptr);
+}
+
+absl::Status InferenceCore::RunBatch(absl::Span<const Prepared* const> batch,
+                                     absl::Span<inference::ModelInferResponse* const> responses,
+                                     double* compute_seconds) const {
+  if (batch.empty() || batch.size() != responses.size()) {
+    return absl::InternalError(absl::StrCat("RunBatch got ", batch.size(), " requests and ",
+                                            responses.size(), " responses; this is a bug"));
+  }
+  const ModelEntry& model = *batch.front()->model;
   if (model.model == nullptr) {
     return absl::InternalError(absl::StrCat("model '", model.name, "' has no loaded weights"));
   }
+  std::vector<BatchedRequest> requests;
+  requests.reserve(batch.size());
+  for (const Prepared* prepared : batch) {
+    if (prepared->model != &model) {
+      return absl::InternalError("a batch mixes model versions; this is a bug");
+    }
+    const ValidatedInfer& in = prepared->input;
+    requests.push_back({in.ticks, in.batch, in.steps, in.last_only});
+  }
   const absl::Time start = absl::Now();
-  ASSIGN_OR_RETURN(std::vector<float> probs,
-                   model.model->Predict(in.ticks, in.batch, in.steps, in.last_only));
-  const double compute_seconds = absl::ToDoubleSeconds(absl::Now() - start);
+  ASSIGN_OR_RETURN(std::vector<std::vector<float>> probs,
+                   PredictBatched(model.model.get(), requests));
+  const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
+  if (compute_seconds != nullptr) *compute_seconds = seconds;
+  for (size_t i = 0; i < batch.size(); ++i) {
+    RETURN_IF_ERROR(FillResponse(*batch[i], std::move(probs[i]), seconds, responses[i]));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status InferenceCore::FillResponse(const Prepared& prepared, std::vector<float> probs,
+                                         double compute_seconds,
+                                         inference::ModelInferResponse* response) const {
+  const ModelEntry& model = *prepared.model;
+  const ValidatedInfer& in = prepared.input;
   const int64_t out_steps = in.last_only ? 1 : in.steps;
   const int64_t expected = in.batch * out_steps * model.classes;
   if (static_cast<int64_t>(probs.size()) != expected) {
@@ -73,6 +107,7 @@ absl::Status InferenceCore::Run(const Prepared& prepared,
   auto* params = response->mutable_parameters();
   SetStringParameter(params, kKernelPathParameter, model.kernel_path);
   SetStringParameter(params, kDeviceParameter, model.device);
+  // The batch's forward time: requests batched together report the same figure.
   (*params)["compute_seconds"].set_double_param(compute_seconds);
   auto* output = response->add_outputs();
   output->set_name(kProbsOutputName);

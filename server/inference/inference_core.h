@@ -12,6 +12,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 #include "inference/grpc_service.pb.h"
 #include "server/model_repository.h"
 #include "server/request_validation.h"
@@ -32,6 +33,12 @@ class InferenceCore {
 
   absl::StatusOr<Prepared> Prepare(const inference::ModelInferRequest& request) const;
   absl::Status Run(const Prepared& prepared, inference::ModelInferResponse* response) const;
+  // Runs requests for the SAME model as one forward (server/inference/batched_predict.h)
+  // and fills responses[i] for batch[i]. One status for all: they share the forward.
+  // `compute_seconds` (may be null) receives the forward's wall time.
+  absl::Status RunBatch(absl::Span<const Prepared* const> batch,
+                        absl::Span<inference::ModelInferResponse* const> responses,
+                        double* compute_seconds) const;
 
   absl::StatusOr<inference::ModelMetadataResponse> ModelMetadata(
       const inference::ModelMetadataRequest& request) const;
@@ -49,6 +56,10 @@ class InferenceCore {
   const ModelRepository& repository() const { return *repository_; }
 
  private:
+  // Fills one response from its request's probabilities.
+  absl::Status FillResponse(const Prepared& prepared, std::vector<float> probs,
+                            double compute_seconds, inference::ModelInferResponse* response) const;
+
   const ModelRepository* repository_;
   int64_t max_seq_len_;
 };

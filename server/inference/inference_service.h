@@ -3,10 +3,15 @@
 // each records flashtick_requests_total / _duration_seconds once. ModelInfer is
 // validated on the RPC thread (bad requests answer at once and change nothing)
 // and computed on the WorkQueue; the reactor is finished from the worker.
+// Requests of one model and length bucket are batched by the queue (issue 6:
+// --batch-max-delay-us, --batch-max-size) into one forward; expired or
+// cancelled ones are dropped before it and answered DEADLINE_EXCEEDED/CANCELLED.
 #pragma once
 
 #include <atomic>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include <grpcpp/grpcpp.h>
 
@@ -50,6 +55,9 @@ class InferenceService final : public inference::GRPCInferenceService::CallbackS
   // Records the request's metrics and finishes the reactor with `status`.
   void Finish(grpc::ServerUnaryReactor* reactor, const std::string& model, const char* method,
               absl::Time start, const absl::Status& status);
+
+  // Answers one batch of ModelInfer jobs popped together by the queue.
+  void RunBatch(const std::vector<std::shared_ptr<BatchJob>>& batch);
 
   const InferenceCore* core_;
   WorkQueue* queue_;

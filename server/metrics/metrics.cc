@@ -30,6 +30,12 @@ const prometheus::Histogram::BucketBoundaries& LengthBuckets() {
   return *buckets;
 }
 
+const prometheus::Histogram::BucketBoundaries& BatchBuckets() {
+  static const auto* buckets =
+      new prometheus::Histogram::BucketBoundaries(Exponential(1, 2, 9));  // 1 ... 256
+  return *buckets;
+}
+
 }  // namespace
 
 Metrics::Metrics() : registry_(std::make_shared<prometheus::Registry>()) {
@@ -49,6 +55,18 @@ Metrics::Metrics() : registry_(std::make_shared<prometheus::Registry>()) {
                       .Name("flashtick_ticks_total")
                       .Help("Steps predicted (rows x N); rate() gives ticks per second.")
                       .Register(*registry_);
+  batch_size_ = &prometheus::BuildHistogram()
+                    .Name("flashtick_batch_size")
+                    .Help("ModelInfer requests merged into one forward pass (1: not batched).")
+                    .Register(*registry_);
+  queue_duration_seconds_ = &prometheus::BuildHistogram()
+                                .Name("flashtick_queue_duration_seconds")
+                                .Help("Time a request waited on the inference queue before its forward.")
+                                .Register(*registry_);
+  compute_duration_seconds_ = &prometheus::BuildHistogram()
+                                  .Name("flashtick_compute_duration_seconds")
+                                  .Help("Model time of the forward (or decode step) that served a request.")
+                                  .Register(*registry_);
   model_info_ = &prometheus::BuildGauge()
                      .Name("flashtick_model_info")
                      .Help("1 for each loaded model version, labelled with its kernel path and device.")
@@ -118,6 +136,17 @@ void Metrics::RecordInference(const std::string& model, int64_t rows, int64_t st
   auto& lengths = request_sequence_length_->Add({{"model", model}}, LengthBuckets());
   for (int64_t r = 0; r < rows; ++r) lengths.Observe(static_cast<double>(steps));
   ticks_total_->Add({{"model", model}}).Increment(static_cast<double>(rows * steps));
+}
+
+void Metrics::RecordBatch(const std::string& model, int64_t requests) {
+  batch_size_->Add({{"model", model}}, BatchBuckets()).Observe(static_cast<double>(requests));
+}
+
+void Metrics::RecordQueueAndCompute(const std::string& model, const std::string& method,
+                                    double queue_seconds, double compute_seconds) {
+  const prometheus::Labels labels{{"model", model}, {"method", method}};
+  queue_duration_seconds_->Add(labels, LatencyBuckets()).Observe(queue_seconds);
+  compute_duration_seconds_->Add(labels, LatencyBuckets()).Observe(compute_seconds);
 }
 
 void Metrics::SetModelInfo(const std::string& model, const std::string& version,

@@ -32,6 +32,12 @@ class Metrics {
                      const std::string& code, double seconds);
   // One inference batch that ran: `steps` per row, `rows` rows.
   void RecordInference(const std::string& model, int64_t rows, int64_t steps);
+  // One forward pass that served `requests` ModelInfer requests at once (batching).
+  void RecordBatch(const std::string& model, int64_t requests);
+  // Where one request's time went: waiting on the inference queue (arrival on the
+  // queue to the start of its forward) and the forward itself.
+  void RecordQueueAndCompute(const std::string& model, const std::string& method,
+                             double queue_seconds, double compute_seconds);
   // Marks a loaded model version, with the kernel path and device it runs on.
   void SetModelInfo(const std::string& model, const std::string& version,
                     const std::string& kernel_path, const std::string& device);
@@ -64,6 +70,12 @@ class Metrics {
   prometheus::Family<prometheus::Histogram>* request_sequence_length_;
   // flashtick_ticks_total{model}: steps predicted (rows × N); rate() is ticks per second.
   prometheus::Family<prometheus::Counter>* ticks_total_;
+  // flashtick_batch_size{model}: ModelInfer requests merged into one forward pass.
+  prometheus::Family<prometheus::Histogram>* batch_size_;
+  // flashtick_queue_duration_seconds{model,method}: time on the inference queue.
+  prometheus::Family<prometheus::Histogram>* queue_duration_seconds_;
+  // flashtick_compute_duration_seconds{model,method}: model time of the request's forward.
+  prometheus::Family<prometheus::Histogram>* compute_duration_seconds_;
   // flashtick_model_info{model,version,kernel_path,device}: 1 per loaded model version.
   prometheus::Family<prometheus::Gauge>* model_info_;
   // flashtick_inference_queue_length: inference requests queued or running.

@@ -131,9 +131,12 @@ void TickStreamReactor::PredictLast(absl::Time arrived) {
   prediction->mutable_probs()->Assign(probs->begin(), probs->end());
   prediction->set_label(static_cast<int>(std::max_element(probs->begin(), probs->end()) -
                                          probs->begin()));
-  prediction->set_compute_seconds(absl::ToDoubleSeconds(absl::Now() - compute_start));
+  const double compute_seconds = absl::ToDoubleSeconds(absl::Now() - compute_start);
+  prediction->set_compute_seconds(compute_seconds);
   prediction->set_kernel_path(model_->kernel_path);
   metrics_->RecordInference(model_->name, 1, session_->steps());
+  metrics_->RecordQueueAndCompute(model_->name, kMethod,
+                                  absl::ToDoubleSeconds(compute_start - arrived), compute_seconds);
   metrics_->RecordStreamTick(model_->name, absl::ToDoubleSeconds(absl::Now() - arrived));
   StartWrite(&response_);
 }

@@ -1,14 +1,21 @@
 // WorkQueue: jobs run in order on the workers; beyond max_pending, Submit is
 // RESOURCE_EXHAUSTED at once (the job is not run); after Shutdown it is
-// UNAVAILABLE; Shutdown runs what was already queued.
+// UNAVAILABLE; Shutdown runs what was already queued. Batching: queued jobs of
+// one key run together up to max_size, other keys apart; a lone job waits at
+// most max_delay for company; max_delay 0 never merges.
 #include "server/work_queue.h"
 
 #include <atomic>
 #include <chrono>
 #include <future>
+#include <map>
+#include <mutex>
+#include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
+
+#include "absl/time/clock.h"
 
 namespace flashtick {
 namespace {
@@ -48,6 +55,127 @@ TEST(WorkQueue, RunsJobsInOrderOnOneWorker) {
   }
   ASSERT_EQ(order.size(), 50u);
   for (int i = 0; i < 50; ++i) EXPECT_EQ(order[i], i);
+}
+
+struct TaggedJob : BatchJob {
+  explicit TaggedJob(int id) : id(id) {}
+  int id;
+};
+
+// Records each batch as the list of its job ids.
+class BatchLog {
+ public:
+  WorkQueue::BatchRunner Runner() {
+    return [this](std::vector<std::shared_ptr<BatchJob>> batch) {
+      std::vector<int> ids;
+      for (const auto& job : batch) ids.push_back(static_cast<TaggedJob*>(job.get())->id);
+      std::lock_guard<std::mutex> lock(mu_);
+      batches_.push_back(ids);
+    };
+  }
+  std::vector<std::vector<int>> batches() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return batches_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::vector<std::vector<int>> batches_;
+};
+
+TEST(WorkQueue, QueuedJobsOfOneKeyRunAsBatchesUpToMaxSize) {
+  BatchLog log;
+  std::promise<void> release;
+  std::shared_future<void> gate = release.get_future().share();
+  std::promise<void> started;
+  std::atomic<int64_t> last_length{-1};
+  WorkQueue queue(1, 100, [&](int64_t length) { last_length = length; },
+                  BatchPolicy{absl::Milliseconds(50), 3});
+  ASSERT_TRUE(queue.Submit([&] {
+    started.set_value();
+    gate.wait();
+  }).ok());
+  started.get_future().wait();  // the only worker is busy: everything below queues
+  for (int id : {0, 1, 100, 2, 3, 4}) {
+    ASSERT_TRUE(queue.SubmitBatchable(id >= 100 ? "b" : "a", std::make_shared<TaggedJob>(id),
+                                      log.Runner()).ok());
+  }
+  EXPECT_EQ(last_length.load(), 7);  // 6 queued + the blocker
+  release.set_value();
+  queue.Shutdown();
+  // Key a: the first three in arrival order, then the other two (flushed by the
+  // delay or the shutdown); key b alone, after a's first batch.
+  const std::vector<std::vector<int>> expected = {{0, 1, 2}, {100}, {3, 4}};
+  EXPECT_EQ(log.batches(), expected);
+  EXPECT_EQ(last_length.load(), 0);
+}
+
+TEST(WorkQueue, ZeroDelayNeverMerges) {
+  BatchLog log;
+  std::promise<void> release;
+  std::shared_future<void> gate = release.get_future().share();
+  std::promise<void> started;
+  WorkQueue queue(1, 100, {}, BatchPolicy{absl::ZeroDuration(), 8});
+  ASSERT_TRUE(queue.Submit([&] {
+    started.set_value();
+    gate.wait();
+  }).ok());
+  started.get_future().wait();
+  for (int id = 0; id < 4; ++id) {
+    ASSERT_TRUE(queue.SubmitBatchable("a", std::make_shared<TaggedJob>(id), log.Runner()).ok());
+  }
+  release.set_value();
+  queue.Shutdown();
+  const std::vector<std::vector<int>> expected = {{0}, {1}, {2}, {3}};
+  EXPECT_EQ(log.batches(), expected);
+}
+
+TEST(WorkQueue, LoneJobWaitsAtMostMaxDelayAndAFullBatchGoesAtOnce) {
+  BatchLog log;
+  const absl::Duration delay = absl::Milliseconds(300);
+  WorkQueue queue(1, 100, {}, BatchPolicy{delay, 2});
+  std::promise<absl::Time> ran;
+  const absl::Time submitted = absl::Now();
+  ASSERT_TRUE(queue.SubmitBatchable("a", std::make_shared<TaggedJob>(0),
+                                    [&](std::vector<std::shared_ptr<BatchJob>> batch) {
+                                      EXPECT_EQ(batch.size(), 1u);
+                                      ran.set_value(absl::Now());
+                                    }).ok());
+  const absl::Duration waited = ran.get_future().get() - submitted;
+  EXPECT_GE(waited, delay - absl::Milliseconds(5));  // held for company...
+  EXPECT_LT(waited, delay + absl::Seconds(5));        // ...but not forever (loose: CI load)
+
+  // Two jobs of one key with max_size 2: the second completes the batch, so the
+  // pair runs long before the (now 30 s) delay.
+  WorkQueue quick(1, 100, {}, BatchPolicy{absl::Seconds(30), 2});
+  std::promise<size_t> pair;
+  auto runner = [&](std::vector<std::shared_ptr<BatchJob>> batch) { pair.set_value(batch.size()); };
+  const absl::Time t0 = absl::Now();
+  ASSERT_TRUE(quick.SubmitBatchable("a", std::make_shared<TaggedJob>(1), runner).ok());
+  ASSERT_TRUE(quick.SubmitBatchable("a", std::make_shared<TaggedJob>(2), runner).ok());
+  EXPECT_EQ(pair.get_future().get(), 2u);
+  EXPECT_LT(absl::Now() - t0, absl::Seconds(10));
+}
+
+TEST(WorkQueue, BatchableJobsCountTowardTheBound) {
+  std::promise<void> release;
+  std::shared_future<void> gate = release.get_future().share();
+  std::promise<void> started;
+  BatchLog log;
+  WorkQueue queue(1, 2, {}, BatchPolicy{absl::Milliseconds(1), 8});
+  ASSERT_TRUE(queue.Submit([&] {
+    started.set_value();
+    gate.wait();
+  }).ok());
+  started.get_future().wait();
+  ASSERT_TRUE(queue.SubmitBatchable("a", std::make_shared<TaggedJob>(0), log.Runner()).ok());
+  ASSERT_TRUE(queue.SubmitBatchable("a", std::make_shared<TaggedJob>(1), log.Runner()).ok());
+  EXPECT_EQ(queue.SubmitBatchable("a", std::make_shared<TaggedJob>(2), log.Runner()).code(),
+            absl::StatusCode::kResourceExhausted);
+  release.set_value();
+  queue.Shutdown();
+  const std::vector<std::vector<int>> expected = {{0, 1}};
+  EXPECT_EQ(log.batches(), expected);
 }
 
 }  // namespace

@@ -1,0 +1,36 @@
+// PredictBatched: several ModelInfer requests as ONE Transformer forward (issue 6
+// batching). Each request's [B_i, T_i, F] ticks are stacked into a [ΣB_i, T, F]
+// batch, T = max T_i, padded on the RIGHT with zeros: the model is causal, so
+// row t < T_i attends only to rows ≤ t of its own sequence and the padding
+// changes none of its outputs (LayerNorm, matmuls and the head are row-wise).
+// Each request gets its rows [0, T_i) back, or its row T_i − 1 when last_only.
+// LengthBucket groups lengths whose padding stays under 2^(1/4) − 1 ≈ 19 %.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "model/transformer.h"
+
+namespace flashtick {
+
+struct BatchedRequest {
+  absl::Span<const float> ticks;  // [batch, steps, F] row-major
+  int64_t batch = 0;
+  int64_t steps = 0;
+  bool last_only = false;
+};
+
+// Quarter-octave bucket of a sequence length: floor(4·log2(steps)). Requests are
+// merged only within a bucket, so max/min length < 2^(1/4) inside a batch.
+int LengthBucket(int64_t steps);
+
+// One forward over all `requests` (same model). Returns each request's fp32
+// probabilities [batch, steps or 1, classes], in order. A failing forward fails
+// every request with its status.
+absl::StatusOr<std::vector<std::vector<float>>> PredictBatched(
+    Transformer* model, absl::Span<const BatchedRequest> requests);
+
+}  // namespace flashtick
