@@ -85,7 +85,8 @@ double Median(std::vector<double> v) {
 // One (optimizer, R) measurement as a JSON object (with "error" on failure).
 nlohmann::json Measure(const Args& a, OptimizerKind kind, int R, const TrainBatch& batch) {
   nlohmann::json rec = {{"bench", "data_parallel"}, {"op", OptimizerKindName(kind)},
-                        {"impl", a.device == "cuda" ? "flashtick_nccl" : "flashtick_host"},
+                        {"impl", R == 1 ? "flashtick" : (a.device == "cuda" ? "flashtick_nccl"
+                                                                           : "flashtick_host")},
                         {"replicas", R}, {"B", a.B}, {"N", a.n}, {"width", a.model.width},
                         {"heads", a.model.heads}, {"layers", a.model.layers},
                         {"hessian_interval", a.k}, {"gpu", a.gpu}, {"commit", a.commit}};
