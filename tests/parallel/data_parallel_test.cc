@@ -96,15 +96,18 @@ struct Case {
   int replicas;
   int64_t replica_micro;  // micro-batch of each replica (0 = its whole share)
   double tol;
+  int hutchinson_samples = 1;  // several HVP sums per refresh
 };
 
 void ExpectSameTraining(const Case& c, const Batch& batch, int steps) {
   SCOPED_TRACE(testing::Message() << OptimizerKindName(c.kind) << " " << DTypeName(c.dtype)
-                                  << " R=" << c.replicas << " micro=" << c.replica_micro);
+                                  << " R=" << c.replicas << " micro=" << c.replica_micro
+                                  << " probes=" << c.hutchinson_samples);
   auto be = *CreateBackend("cpu", BackendOptions{1, 0});
-  auto single = Trainer::Create(TinyConfig(), Options(c.kind, c.dtype), be.get());
-  ASSERT_TRUE(single.ok()) << single.status();
   TrainerOptions o = Options(c.kind, c.dtype);
+  o.hutchinson_samples = c.hutchinson_samples;
+  auto single = Trainer::Create(TinyConfig(), o, be.get());
+  ASSERT_TRUE(single.ok()) << single.status();
   o.micro_batch = c.replica_micro;
   DataParallelOptions dp;
   dp.replicas = c.replicas;
@@ -140,6 +143,7 @@ TEST(DataParallel, ReplicasTrainLikeOneTrainerOnTheWholeBatch) {
   // Gradient accumulation inside each replica: AdamW's update does not depend on the
   // split (Sophia-H's ĥ covers the last micro-batches by design).
   ExpectSameTraining({OptimizerKind::kAdamW, DType::kF64, 2, 1, 1e-10}, batch, 4);
+  ExpectSameTraining({OptimizerKind::kSophiaH, DType::kF64, 2, 0, 1e-10, 3}, batch, 4);
 }
 
 TEST(DataParallel, AShardWithoutLabelsStillContributes) {
