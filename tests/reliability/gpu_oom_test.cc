@@ -85,7 +85,13 @@ TEST_F(GpuOom, ForwardLargerThanTheGpuIsResourceExhaustedAndTheNextWorks) {
   c.width = 1024;
   c.heads = 16;
   c.kv_heads = 16;
-  auto m = Transformer::InitRandom(c, 2, &gpu());
+  // Predict splits a batch into chunks of whole sequences under ModelOptions'
+  // workspace_bytes (512 MiB by default), so a large B alone never runs out of memory:
+  // the H200 ran B = 70 at N = 262,144 in chunks (67 s). A budget above the device
+  // makes the whole batch one chunk, so its workspace allocation must fail.
+  ModelOptions options;
+  options.workspace_bytes = 4 * total;
+  auto m = Transformer::InitRandom(c, 2, &gpu(), options);
   ASSERT_TRUE(m.ok()) << m.status();
   const int64_t used_before = gpu().Memory().used_bytes;
   // One [B, N, 4C] MLP activation in bf16 larger than the device: B·N·4C·2 > total.
