@@ -31,7 +31,8 @@ def cell(rec):
         return "—"
     if "error" in rec:
         return "error: " + rec["error"][:40]
-    return "%.3g / %.3g / %.3g" % (rec["p50_ms"], rec["p99_ms"], rec["p999_ms"])
+    return " / ".join(("%.0f" if v >= 100 else "%.3g") % v
+                      for v in (rec["p50_ms"], rec["p99_ms"], rec["p999_ms"]))
 
 
 def table(recs):

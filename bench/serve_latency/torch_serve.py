@@ -245,10 +245,12 @@ def main():
 
     if args.ticks > 0:
         x = torch.from_numpy(rng.normal(size=(args.ticks, nf)).astype(np.float32))
-        for day in range(2 if args.warmup > 0 else 1):  # with warm-up the first day is dropped
+        # With warm-up, a short first day (≤ 256 steps) is run and dropped.
+        days = [min(256, args.ticks), args.ticks] if args.warmup > 0 else [args.ticks]
+        for day_steps in days:
             cache = model.new_cache(args.ticks)
             ms = []
-            for t in range(args.ticks):
+            for t in range(day_steps):
                 t0 = time.perf_counter()
                 model.step(x[t].to(device), cache, t).cpu()
                 sync(device)
