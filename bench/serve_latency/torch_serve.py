@@ -143,12 +143,15 @@ class TickTransformer(torch.nn.Module):
         return logits.float().softmax(-1)
 
     def new_cache(self, steps):
+        """Per-layer K/V caches for `steps` rows, and the day's rotary tables (made
+        once, sliced per step, so a step does no host work beyond launching ops)."""
         shape = (1, steps, self.hkv, self.d)
+        self.day_cos, self.day_sin = self.rope_tables(steps)
         return [(torch.zeros(shape, device=self.device, dtype=self.dtype),
                  torch.zeros(shape, device=self.device, dtype=self.dtype)) for _ in range(self.layers)]
 
     def step(self, row, cache, t):
-        cos, sin = self.rope_tables(1, t)
+        cos, sin = self.day_cos[:, t:t + 1], self.day_sin[:, t:t + 1]
         x = self.lin(row.to(self.dtype).reshape(1, 1, -1), "embed")
         for l in range(self.layers):
             x = self.block(x, l, cos, sin, cache=cache, t=t)
