@@ -23,14 +23,15 @@
 namespace flashtick::cuda::flash {
 
 template <int kHeadDim_, int kBlockM_, int kBlockN_, int kNWarps_, int kWarpsMSdP_,
-          int kWarpsNdKV_, int kWarpsMdQ_>
+          int kWarpsNdKV_, int kWarpsMdQ_, int kMinBlocksPerSm_ = 1>
 struct FlashBwdTraits {
   static constexpr int kHeadDim = kHeadDim_;
   static constexpr int kBlockM = kBlockM_;  // query rows per streamed block
   static constexpr int kBlockN = kBlockN_;  // keys per CTA
   static constexpr int kNWarps = kNWarps_;
   static constexpr int kNThreads = kNWarps * kWarpSize;
-  static constexpr int kMinBlocksPerSm = 1;  // 256 threads × ≤ 255 registers fill the SM
+  // 1: 256 threads × ≤ 255 registers fill the SM; 2 caps registers at 128 per thread.
+  static constexpr int kMinBlocksPerSm = kMinBlocksPerSm_;
   // k steps in flight per GEMM (WarpGemm): 2 removed the spills of the full unroll.
   static constexpr int kUnrollK = 2;
   // S and dP [kBlockM × kBlockN]: kWarpsMSdP × kWarpsNSdP warps.

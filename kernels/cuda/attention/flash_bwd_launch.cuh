@@ -65,34 +65,38 @@ __global__ void __launch_bounds__(kRowKernelWarps * kWarpSize)
 }
 
 #ifndef FLASHTICK_CUDA_EMULATION
-// Enqueues the three backward kernels for one traits choice.
-template <typename Traits>
-cudaError_t RunFlashBwd(const AttentionBwdParams& p, cudaStream_t stream) {
+// Enqueues the three backward kernels for one traits choice, element type and masking
+// (bench/attention/bwd_tiles_bench.cu times tile variants through this directly).
+template <typename Traits, typename Elem, bool kCausal>
+cudaError_t RunFlashBwdTyped(const AttentionBwdParams& p, cudaStream_t stream) {
   constexpr int kD = Traits::kHeadDim;
   const int64_t rows = static_cast<int64_t>(p.B) * p.T * p.H;
   const dim3 row_grid(static_cast<unsigned>((rows + kRowKernelWarps - 1) / kRowKernelWarps));
   const dim3 row_block(kRowKernelWarps * kWarpSize);
-  auto launch = [&](auto elem_tag, auto main_kernel) {
-    using Elem = decltype(elem_tag);
-    flash_bwd_dot_do_o_kernel<Elem, kD><<<row_grid, row_block, 0, stream>>>(p);
-    cudaError_t err = cudaGetLastError();
-    if (err != cudaSuccess) return err;
-    constexpr int kSmem = Traits::kSmemBytes;
-    err = cudaFuncSetAttribute(main_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
-    if (err != cudaSuccess) return err;
-    const dim3 grid(p.B * p.Hkv, (p.T + Traits::kBlockN - 1) / Traits::kBlockN);
-    main_kernel<<<grid, Traits::kNThreads, kSmem, stream>>>(p);
-    err = cudaGetLastError();
-    if (err != cudaSuccess) return err;
-    flash_bwd_convert_dq_kernel<Elem, kD><<<row_grid, row_block, 0, stream>>>(p);
-    return cudaGetLastError();
-  };
+  flash_bwd_dot_do_o_kernel<Elem, kD><<<row_grid, row_block, 0, stream>>>(p);
+  cudaError_t err = cudaGetLastError();
+  if (err != cudaSuccess) return err;
+  constexpr int kSmem = Traits::kSmemBytes;
+  auto main_kernel = flash_bwd_kernel<Traits, Elem, kCausal>;
+  err = cudaFuncSetAttribute(main_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
+  if (err != cudaSuccess) return err;
+  const dim3 grid(p.B * p.Hkv, (p.T + Traits::kBlockN - 1) / Traits::kBlockN);
+  main_kernel<<<grid, Traits::kNThreads, kSmem, stream>>>(p);
+  err = cudaGetLastError();
+  if (err != cudaSuccess) return err;
+  flash_bwd_convert_dq_kernel<Elem, kD><<<row_grid, row_block, 0, stream>>>(p);
+  return cudaGetLastError();
+}
+
+// The variant for p's dtype and masking.
+template <typename Traits>
+cudaError_t RunFlashBwd(const AttentionBwdParams& p, cudaStream_t stream) {
   const bool bf16 = p.dtype == DType::kBF16;
   if (p.causal)
-    return bf16 ? launch(__nv_bfloat16{}, flash_bwd_kernel<Traits, __nv_bfloat16, true>)
-                : launch(__half{}, flash_bwd_kernel<Traits, __half, true>);
-  return bf16 ? launch(__nv_bfloat16{}, flash_bwd_kernel<Traits, __nv_bfloat16, false>)
-              : launch(__half{}, flash_bwd_kernel<Traits, __half, false>);
+    return bf16 ? RunFlashBwdTyped<Traits, __nv_bfloat16, true>(p, stream)
+                : RunFlashBwdTyped<Traits, __half, true>(p, stream);
+  return bf16 ? RunFlashBwdTyped<Traits, __nv_bfloat16, false>(p, stream)
+              : RunFlashBwdTyped<Traits, __half, false>(p, stream);
 }
 #endif  // FLASHTICK_CUDA_EMULATION
 

@@ -24,8 +24,15 @@ using FwdTraitsD128 = FlashFwdTraits</*kHeadDim=*/128, /*kBlockM=*/128, /*kBlock
 // of shared memory, one CTA per SM. FA2's sm_80 choice for d = 64 with 144 KB+ of
 // shared memory (run_mha_bwd_hdim64, AtomLayoutMSdP = 4). The 2×4 S/dP grid measured
 // 0.79× SDPA flash for fwd+bwd on the H200 (bench/results, 2026-11-29).
+// FLASHTICK_BWD_D64_TRAITS (a compile definition: the 8 template arguments) replaces
+// the choice for tile experiments; bench/scripts/gpu_bwd_tiles.sh builds and times such
+// variants beside this one.
+#ifdef FLASHTICK_BWD_D64_TRAITS
+using BwdTraitsD64 = FlashBwdTraits<FLASHTICK_BWD_D64_TRAITS>;
+#else
 using BwdTraitsD64 = FlashBwdTraits</*kHeadDim=*/64, /*kBlockM=*/128, /*kBlockN=*/128, /*kNWarps=*/8,
                                     /*kWarpsMSdP=*/4, /*kWarpsNdKV=*/4, /*kWarpsMdQ=*/4>;
+#endif
 
 // d = 128 backward: 128 keys per CTA, 64-row query blocks, 8 warps: S/dP 2×4 (32×32 per
 // warp), dK/dV 4×2 (32×64: 128 accumulator registers for the pair), dQ 2×4 (32×32);
