@@ -54,8 +54,9 @@ def table(recs):
                  if "p50_ms" in eager and "p50_ms" in inproc else "—")
         lines.append("| %s | %d | %d | %d | %s | %s | %s | %s |" % (
             key[0], key[1], key[2], key[3], " | ".join(cell(by.get(i)) for i, _ in IMPLS),
-            "%.1f" % grpc["requests_per_s"] if "requests_per_s" in grpc else "—",
-            "%.1f" % inproc["rows_per_s"] if "rows_per_s" in inproc else "—", ratio))
+            "%.3g" % grpc["requests_per_s"] if "requests_per_s" in grpc else "—",
+            "%.3g" % inproc["rows_per_s"] if "rows_per_s" in inproc else "—", ratio))
+    lines.append("")  # the notes below are a paragraph, not table rows
     checks = [r for r in recs if "max_abs_diff" in r]
     for r in checks:
         lines.append("check %s %s N=%d: max |diff| %.3g%s" % (
