@@ -10,7 +10,7 @@
 # at B = 1 under its own time limit). Checks first: CUDA Step vs CUDA full forward
 # (2,048 steps, bound 2e-2 in bf16), PyTorch vs our CUDA forward on the same input.
 # At most ~6 minutes on a fresh machine (build ≤ 4 min, then stages under their own
-# time limits: 100 s, 120 s, 75 s; results are written line by line, so a stage cut
+# time limits: 100 s, 150 s, 60 s; results are written line by line, so a stage cut
 # short keeps what it measured). Results in $OUT (≤ 8 files):
 #   serve_latency_summary.txt  read first: stage exits, checks, the side-by-side table
 #   inproc.jsonl, torch_eager.jsonl, torch_compile.jsonl  raw JSON lines
@@ -55,16 +55,16 @@ timeout 100 "$bin" --model-dir "$model" --device cuda --n "$n" --batch "$batch" 
 note "serve_latency_inproc exit $?"; tail -3 "$r/inproc.err" >> "$summary"
 
 stage "PyTorch eager (bf16)"
-timeout 120 python3 bench/serve_latency/torch_serve.py --model-dir "$model" --device cuda \
+timeout 150 python3 bench/serve_latency/torch_serve.py --model-dir "$model" --device cuda \
   --n "$n" --batch "$batch" --reps "$reps" --warmup 5 --ticks "$ticks" --compare "$r/check" \
   > "$out/torch_eager.jsonl" 2> "$r/torch_eager.err"
 note "torch eager exit $?"; tail -3 "$r/torch_eager.err" >> "$summary"
 
 stage "torch.compile (B=1)"
-timeout 75 python3 bench/serve_latency/torch_serve.py --model-dir "$model" --device cuda \
+timeout 60 python3 bench/serve_latency/torch_serve.py --model-dir "$model" --device cuda \
   --n "$n" --batch 1 --reps "$reps" --warmup 3 --ticks 0 --no-eager \
   > "$out/torch_compile.jsonl" 2> "$r/torch_compile.err"
-note "torch.compile exit $? (124: ran out of its 75 s; the shapes it finished are kept)"; tail -3 "$r/torch_compile.err" >> "$summary"
+note "torch.compile exit $? (124: ran out of its 60 s; the shapes it finished are kept)"; tail -3 "$r/torch_compile.err" >> "$summary"
 
 stage table
 python3 bench/serve_latency/latency_table.py "$out/inproc.jsonl" "$out/torch_eager.jsonl" \
