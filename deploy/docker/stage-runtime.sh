@@ -44,8 +44,9 @@ done
 echo /opt/flashtick/lib >"$stage/etc/ld.so.conf.d/flashtick.conf"
 
 # The default model the image serves without a volume.
-# Seeded and tiny (the tool's default shape); its context covers the largest
-# --max-seq-len the deployment configures.
-"$make_model" --out="$stage/models" --name=flashtick-tiny --version=1 --seed=1 --max-context=262144
+# Seeded and tiny (C = 64, one head of D = 64: the CUDA attention kernels take D ∈ {64,
+# 128}, and the image is for GPU nodes); its context covers the largest --max-seq-len
+# the deployment configures.
+"$make_model" --out="$stage/models" --name=flashtick-tiny --version=1 --seed=1 --max-context=262144 --heads=1
 echo "stage-runtime: staged $(find "$stage/opt/flashtick/lib" -type f | wc -l) libraries, model:"
 find "$stage/models" -type f | sed "s|^$stage||"
