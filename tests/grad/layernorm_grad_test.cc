@@ -46,7 +46,9 @@ Bwd RunBwd(Backend& be, std::vector<double>& x, std::vector<double>& g, std::vec
 class LayerNormGrad : public ::testing::TestWithParam<std::pair<int64_t, int64_t>> {};
 
 TEST_P(LayerNormGrad, BwdMatchesFiniteDifferences) {
-  const auto [M, C] = GetParam();
+  // Plain variables, not a structured binding: clang 14 (the sanitizer stage) cannot
+  // capture a binding in the lambdas below.
+  const int64_t M = GetParam().first, C = GetParam().second;
   auto be = Cpu();
   std::vector<double> x = Randn(M * C, 1, 1.5), g = Randn(C, 2), b = Randn(C, 3),
                       w = Randn(M * C, 4);
@@ -64,7 +66,9 @@ TEST_P(LayerNormGrad, BwdMatchesFiniteDifferences) {
 }
 
 TEST_P(LayerNormGrad, BwdBwdMatchesFiniteDifferencesOfBwd) {
-  const auto [M, C] = GetParam();
+  // Plain variables, not a structured binding: clang 14 (the sanitizer stage) cannot
+  // capture a binding in the lambdas below.
+  const int64_t M = GetParam().first, C = GetParam().second;
   auto be = Cpu();
   std::vector<double> x = Randn(M * C, 11, 1.2), g = Randn(C, 12), dy = Randn(M * C, 13);
   std::vector<double> gx = Randn(M * C, 14), gg = Randn(C, 15), gb = Randn(C, 16);
