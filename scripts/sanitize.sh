@@ -19,11 +19,15 @@
 #   e2e_serving   predicts full 23,400-step days; under ASan flashtickd spent over 15
 #       CPU minutes in it. The server's paths run under the sanitizers in e2e_overload,
 #       e2e_crash, security_test, server_unit_test and experiments_service_test
+#   model_transformer_day_test   one full 23,400-step forward whose point is peak memory
+#       (ASan's redzones and quarantine make that figure meaningless); it ran past its
+#       20-minute timeout under ASan in the clean-clone run of 2026-11-30. The model's
+#       forward runs under the sanitizers in model_transformer_test at short N
 # Ends with ctest's summary line. Usage: scripts/sanitize.sh [extra ctest args]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=${FLASHTICK_JOBS:-$(nproc)}
-skip='^(parity_cpu|sweep_planted_test|research_real_data_test|sweep_usdchf_test|bob_oracle_test|bob_verify_derivation|train_model_oracle_test|grad_train_ops_jax_test|attention_oracle_cpu|research_stats_oracle_test|deploy_.*|e2e_serving)$'
+skip='^(parity_cpu|sweep_planted_test|research_real_data_test|sweep_usdchf_test|bob_oracle_test|bob_verify_derivation|train_model_oracle_test|grad_train_ops_jax_test|attention_oracle_cpu|research_stats_oracle_test|deploy_.*|e2e_serving|model_transformer_day_test)$'
 # Leaks and UB are failures; symbolized stacks for whoever reads the log.
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:symbolize=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
