@@ -21,15 +21,8 @@ namespace flashtick::train_test {
 namespace {
 
 TrainerOptions Options(OptimizerKind kind, DType dtype) {
-  TrainerOptions o;
+  TrainerOptions o = ShortRunOptions(kind, /*seed=*/5);
   o.dtype = dtype;
-  o.optimizer = kind;
-  o.hyper = OptimizerHyper::Defaults(kind);
-  o.lr.peak = 1e-2;
-  o.lr.warmup_steps = 2;
-  o.lr.total_steps = 20;
-  o.hessian_interval = 2;
-  o.seed = 5;
   return o;
 }
 

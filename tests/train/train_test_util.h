@@ -1,5 +1,6 @@
-// Helpers for the training-engine tests (tests/train): a tiny model config (GQA,
-// two layers), seeded synthetic batches with ignored labels, and flat-vector algebra.
+// Helpers for the training-engine tests (tests/train, tests/parallel): a tiny model
+// config (GQA, two layers), the options of a short training run, seeded synthetic
+// batches with ignored labels, and flat-vector algebra.
 #pragma once
 
 #include <cmath>
@@ -7,6 +8,7 @@
 #include <vector>
 
 #include "model/config.h"
+#include "model/train/trainer.h"
 #include "model/train/train_rng.h"
 
 namespace flashtick::train_test {
@@ -23,6 +25,21 @@ inline ModelConfig TinyConfig() {
   c.classes = 3;
   c.max_context = 64;
   return c;
+}
+
+// A 20-step run with a 2-step warmup to a peak of 1e-2 and a Sophia-H Hessian
+// refresh every other step, so that a few steps exercise warmup, cosine decay and
+// several refreshes. Callers set the dtype (and anything else) they test.
+inline TrainerOptions ShortRunOptions(OptimizerKind kind, uint64_t seed) {
+  TrainerOptions o;
+  o.optimizer = kind;
+  o.hyper = OptimizerHyper::Defaults(kind);
+  o.lr.peak = 1e-2;
+  o.lr.warmup_steps = 2;
+  o.lr.total_steps = 20;
+  o.hessian_interval = 2;
+  o.seed = seed;
+  return o;
 }
 
 struct Batch {

@@ -23,15 +23,8 @@ std::unique_ptr<Trainer> MakeTrainer(Backend* be, TrainerOptions o) {
 }
 
 TrainerOptions F64Options(OptimizerKind kind) {
-  TrainerOptions o;
+  TrainerOptions o = ShortRunOptions(kind, /*seed=*/3);
   o.dtype = DType::kF64;
-  o.optimizer = kind;
-  o.hyper = OptimizerHyper::Defaults(kind);
-  o.lr.peak = 1e-2;
-  o.lr.warmup_steps = 2;
-  o.lr.total_steps = 20;
-  o.hessian_interval = 2;
-  o.seed = 3;
   return o;
 }
 
