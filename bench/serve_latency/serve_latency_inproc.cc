@@ -19,13 +19,13 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
-#include <random>
 #include <string>
 #include <vector>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "common/random_ticks.h"
 #include "common/status_macros.h"
 #include "kernels/backend.h"
 #include "model/decode_state.h"
@@ -114,14 +114,6 @@ nlohmann::json Stats(std::vector<double> ms) {
           {"p99_ms", Percentile(ms, 0.99)},
           {"p999_ms", Percentile(ms, 0.999)},
           {"mean_ms", sum / static_cast<double>(ms.size())}};
-}
-
-std::vector<float> RandomTicks(int64_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> normal(0.0f, 1.0f);
-  std::vector<float> v(static_cast<size_t>(n));
-  for (float& x : v) x = normal(rng);
-  return v;
 }
 
 void Emit(const nlohmann::json& rec) {

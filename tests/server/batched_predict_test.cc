@@ -6,10 +6,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <random>
 
 #include <gtest/gtest.h>
 
+#include "common/random_ticks.h"
 #include "kernels/backend.h"
 #include "model/transformer.h"
 
@@ -17,14 +17,6 @@ namespace flashtick {
 namespace {
 
 constexpr float kTol = 1e-6f;  // same ops, same rows: only summation order could differ
-
-std::vector<float> RandomTicks(int64_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> normal(0.0f, 1.0f);
-  std::vector<float> v(static_cast<size_t>(n));
-  for (float& x : v) x = normal(rng);
-  return v;
-}
 
 float MaxAbsDiff(const std::vector<float>& a, const std::vector<float>& b) {
   EXPECT_EQ(a.size(), b.size());
