@@ -8,10 +8,12 @@
 // "final_loss" of the timed steps, equal across R up to the order of the sums.
 #include <algorithm>
 #include <iostream>
+#include <limits>
+#include <string>
+#include <vector>
 
-#include "absl/strings/numbers.h"
-#include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
+#include <CLI/CLI.hpp>
+
 #include "bench/train_step/train_step_run.h"
 #include "common/status_macros.h"
 #include "nlohmann/json.hpp"
@@ -28,50 +30,59 @@ struct Args {
   ModelConfig model;
 };
 
-absl::StatusOr<Args> Parse(int argc, char** argv) {
+// The flags; with --help, prints it and sets *help_shown.
+absl::StatusOr<Args> Parse(int argc, char** argv, bool* help_shown) {
   Args a;
   a.model.name = "bench-data-parallel";
   a.model.width = 768, a.model.heads = 12, a.model.kv_heads = 12, a.model.layers = 4;
   a.model.max_context = 1 << 20;
-  for (int i = 1; i < argc; ++i) {
-    const std::string flag = argv[i];
-    if (i + 1 >= argc) return absl::InvalidArgumentError(absl::StrCat(flag, " needs a value"));
-    const std::string v = argv[++i];
-    int64_t x = 0;
-    const bool is_num = absl::SimpleAtoi(v, &x) && x >= 1;
-    auto need_num = [&]() -> absl::Status {
-      if (!is_num) return absl::InvalidArgumentError(absl::StrCat(flag, ": bad value ", v));
-      return absl::OkStatus();
-    };
-    if (flag == "--device") a.device = v;
-    else if (flag == "--commit") a.commit = v;
-    else if (flag == "--gpu") a.gpu = v;
-    else if (flag == "--n") { RETURN_IF_ERROR(need_num()); a.n = x; }
-    else if (flag == "--batch") { RETURN_IF_ERROR(need_num()); a.B = x; }
-    else if (flag == "--warmup") { RETURN_IF_ERROR(need_num()); a.warmup = x; }
-    else if (flag == "--steps") { RETURN_IF_ERROR(need_num()); a.steps = x; }
-    else if (flag == "--k") { RETURN_IF_ERROR(need_num()); a.k = x; }
-    else if (flag == "--hessian-interval") { RETURN_IF_ERROR(need_num()); a.interval = x; }
-    else if (flag == "--width") { RETURN_IF_ERROR(need_num()); a.model.width = x; }
-    else if (flag == "--heads") { RETURN_IF_ERROR(need_num()); a.model.heads = a.model.kv_heads = x; }
-    else if (flag == "--layers") { RETURN_IF_ERROR(need_num()); a.model.layers = x; }
-    else if (flag == "--replicas") {
-      a.replicas.clear();
-      for (absl::string_view p : absl::StrSplit(v, ',')) {
-        int64_t r = 0;
-        if (!absl::SimpleAtoi(p, &r) || r < 1)
-          return absl::InvalidArgumentError(absl::StrCat("--replicas: bad value ", v));
-        a.replicas.push_back(r);
-      }
-    } else if (flag == "--optimizers") {
-      a.optimizers.clear();
-      for (absl::string_view p : absl::StrSplit(v, ',')) {
-        ASSIGN_OR_RETURN(OptimizerKind kind, ParseOptimizerKind(std::string(p)));
-        a.optimizers.push_back(kind);
-      }
-    } else {
-      return absl::InvalidArgumentError(absl::StrCat("unknown flag ", flag));
-    }
+  std::vector<std::string> optimizers = {"adamw", "sophia_h"};
+  const CLI::Range kAtLeastOne(1, std::numeric_limits<int>::max());
+  CLI::App app{
+      "One sweep arm's training step at length N on 1 and on R replicas (strong scaling: a "
+      "fixed global batch B, B/R sequences a replica), through NCCL on GPUs or the host "
+      "all-reducer on the CPU. Prints one JSON line per (optimizer, R).",
+      "data_parallel_bench"};
+  app.add_option("--device", a.device, "cuda or cpu")->capture_default_str();
+  app.add_option("--commit", a.commit, "Recorded in each line")->capture_default_str();
+  app.add_option("--gpu", a.gpu, "Recorded in each line")->capture_default_str();
+  app.add_option("--n", a.n, "Sequence length N")->check(kAtLeastOne)->capture_default_str();
+  app.add_option("--batch", a.B, "Global batch B (sequences a step)")
+      ->check(kAtLeastOne)
+      ->capture_default_str();
+  app.add_option("--warmup", a.warmup, "Untimed steps first")
+      ->check(kAtLeastOne)
+      ->capture_default_str();
+  app.add_option("--steps", a.steps, "Timed steps")->check(kAtLeastOne)->capture_default_str();
+  app.add_option("--k", a.k, "Sophia-H refresh interval the time is amortised over")
+      ->check(kAtLeastOne)
+      ->capture_default_str();
+  app.add_option("--hessian-interval", a.interval, "Sophia-H refresh interval of the timed steps")
+      ->check(kAtLeastOne)
+      ->capture_default_str();
+  app.add_option("--width", a.model.width, "Model width")->check(kAtLeastOne)->capture_default_str();
+  app.add_option_function<int>(
+         "--heads", [&a](int h) { a.model.heads = a.model.kv_heads = h; },
+         "Attention heads, also the K/V heads (default 12)")
+      ->check(kAtLeastOne);
+  app.add_option("--layers", a.model.layers, "Layers")->check(kAtLeastOne)->capture_default_str();
+  app.add_option("--replicas", a.replicas, "Replica counts, comma-separated")
+      ->delimiter(',')
+      ->check(kAtLeastOne)
+      ->capture_default_str();
+  app.add_option("--optimizers", optimizers, "Optimizers, comma-separated")
+      ->delimiter(',')
+      ->capture_default_str();
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    *help_shown = app.exit(e) == 0;  // prints the help, or the error to stderr
+    return absl::InvalidArgumentError(e.what());
+  }
+  a.optimizers.clear();
+  for (const std::string& name : optimizers) {
+    ASSIGN_OR_RETURN(OptimizerKind kind, ParseOptimizerKind(name));
+    a.optimizers.push_back(kind);
   }
   return a;
 }
@@ -132,7 +143,9 @@ nlohmann::json Measure(const Args& a, OptimizerKind kind, int R, const TrainBatc
 }
 
 int Main(int argc, char** argv) {
-  auto args = Parse(argc, argv);
+  bool help_shown = false;
+  auto args = Parse(argc, argv, &help_shown);
+  if (help_shown) return 0;
   if (!args.ok()) {
     std::cout << nlohmann::json({{"error", args.status().ToString()}}).dump() << std::endl;
     return 2;
