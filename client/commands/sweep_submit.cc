@@ -26,7 +26,7 @@ struct SubmitArgs {
 int RunSubmit(const ClientOptions& options, const SubmitArgs& args) {
   if (args.preset.empty() == args.config_file.empty()) {
     std::fprintf(stderr, "sweep submit: give one of --preset (%s) and --config FILE\n",
-                 "demo, demo_null, planted, planted_null");
+                 "demo, demo_null, planted, planted_null, planted_small, planted_small_null");
     return 2;
   }
   v1::SubmitSweepRequest request;
@@ -83,7 +83,8 @@ void AddSweepSubmit(CLI::App* sweep, const ClientOptions* options, int* exit_cod
   auto args = std::make_shared<SubmitArgs>();
   CLI::App* cmd = sweep->add_subcommand("submit", "Submit an N-sweep; prints its id.");
   cmd->add_option("--preset", args->preset,
-                  "a built-in sweep: demo (CPU, minutes), demo_null, planted (GPU), planted_null");
+                  "a built-in sweep: demo (CPU, minutes), demo_null, planted (GPU), planted_null, "
+                  "planted_small (CPU, planted scaled by 1/64), planted_small_null");
   cmd->add_option("--config", args->config_file,
                   "a JSON sweep configuration (see --print-config for every field)");
   cmd->add_option("--request-key", args->request_key,

@@ -43,6 +43,23 @@ TEST(SweepConfig, PresetsParseAndRoundTrip) {
   EXPECT_EQ(demo->contexts, (std::vector<int64_t>{16, 32, 64}));
   auto null_demo = ParseSweepConfig(*SweepPresetJson("demo_null"));
   EXPECT_EQ(null_demo->data.synthetic.generator, "planted_cue_go_null");
+  // The GPU sweep: RESEARCH.md's Ns and lags, the go-marker generator, a head dim the
+  // CUDA attention kernels take (D ∈ {64, 128}); its CPU twin has the same model.
+  auto planted = ParseSweepConfig(*SweepPresetJson("planted"));
+  ASSERT_TRUE(planted.ok()) << planted.status();
+  EXPECT_EQ(planted->contexts, (std::vector<int64_t>{512, 4096, 32768}));
+  EXPECT_EQ(planted->data.synthetic.lags, (std::vector<int64_t>{300, 3000, 15000}));
+  EXPECT_EQ(planted->data.synthetic.steps_per_day, 23400);
+  EXPECT_EQ(planted->data.synthetic.generator, "planted_cue_go");
+  const int head_dim = planted->model.width / planted->model.heads;
+  EXPECT_TRUE(head_dim == 64 || head_dim == 128) << head_dim;
+  EXPECT_EQ(ParseSweepConfig(*SweepPresetJson("planted_null"))->data.synthetic.generator,
+            "planted_cue_go_null");
+  auto small = ParseSweepConfig(*SweepPresetJson("planted_small_null"));
+  ASSERT_TRUE(small.ok()) << small.status();
+  EXPECT_EQ(small->data.synthetic.generator, "planted_cue_go_null");
+  EXPECT_EQ(small->model.width, planted->model.width);
+  EXPECT_EQ(small->model.heads, planted->model.heads);
 }
 
 TEST(SweepConfig, ContextsAreSortedShortestFirst) {

@@ -1,5 +1,6 @@
-// Planted cue with a go marker: the demo-scale variant of RESEARCH.md's planted-cue
-// days (its full-scale sweep keeps train/synthetic/planted_cue.h unchanged).
+// Planted cue with a go marker: the variant of RESEARCH.md's planted-cue days that
+// the sweep presets use (demo, planted, planted_small; train/synthetic/planted_cue.h
+// keeps RESEARCH.md's original generator).
 //   event of family f (lag L_f) at step c:
 //     cue      flow[c], flow[c+1] = δ·A        a buy (δ=+1) or sell (δ=−1) burst
 //     go       spread[c+L−1] = (3 + 2f) · spread   a widening that names the family

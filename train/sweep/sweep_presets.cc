@@ -6,7 +6,8 @@
 // measured (2026-11-29, flashtick_sweep, 1 thread) with 2 heads a model learned at
 // most two offsets, and offsets beyond ~40 steps (lags 96, 160, 320) stayed at a
 // coin's accuracy within that budget; 4 heads and 80 first-fold epochs learned all
-// three. The `planted` preset is RESEARCH.md's full-scale sweep for the GPU.
+// three. The `planted` preset is RESEARCH.md's full-scale sweep for the GPU with the
+// same generator, and `planted_small` its twin scaled by 1/64 for the CPU.
 #include "train/sweep/sweep_presets.h"
 
 #include "absl/status/status.h"
@@ -41,38 +42,105 @@ std::string Demo(const char* name, const char* generator) {
 })");
 }
 
-// One head of D = 64: the CUDA attention kernels take D ∈ {64, 128}, and this preset is
-// for the GPU (4 heads of 16 could only run on the CPU backend).
-std::string Planted(const char* name, const char* generator) {
+// The planted-cue sweep of RESEARCH.md (N ∈ {512, 4,096, 32,768}, lags 300 / 3,000 /
+// 15,000, 23,400-step days) and its scaled twin for the CPU, built by one function
+// so the twin differs only in what scales. Both use the go-marker generator: the
+// original planted_cue was not learned by small models (see the file comment).
+// Every length in steps of the twin is the full sweep's divided by 64: day 366
+// (23,400/64), lags 8 / 47 / 234 (the first is 300/64 = 4.7 raised to 8, the least
+// lag a horizon of 4 allows), contexts 16 / 64 / 512 (the first raised from 8 so
+// lag 8 sits inside it, as lag 300 sits in 512), tokens per step 1,024 (65,536/64)
+// and RoPE θ 156.25 (10,000/64, so the rotary frequencies meet the offsets at the
+// same phases). Kept equal, so each optimizer step holds about the same number of
+// events (3.8% vs 4.1% of the steps) and an arm makes the same number of steps: events per day, horizon, σ/drift, epochs,
+// learning rate, model.
+//   model     width 128, 2 heads of D = 64 (the CUDA kernels take D ∈ {64, 128}),
+//             2 layers, MLP ×2: 4 attention heads in all, since the demo learned
+//             at most two offsets with 2 heads; width 128 keeps the twin ~3k tok/s
+//             on one CPU core
+//   events    300 per lag family a day (900 a day, 3.8% of the steps; the demo's
+//             is 5.9%). It must stay high: the strategy trades every non-flat call
+//             and DeepLOB labels are partly predictable from past mids (m₋ holds
+//             p_t), so a model also trades the noise, losing 0.5 bp a trade; the
+//             planted moves must outweigh that, as in the demo (a sparse 36 events
+//             a day would drown in thousands of noise trades). It cannot be much
+//             higher: every lag-15,000 go marker falls in a day's last 8,400 steps,
+//             which these events fill to ~55%. The twin: 5 a family on 366 steps.
+//   horizon   k = 4 with σ 0.5 bp and drift 2 bp a step: a move of 8 bp against
+//             1 bp of noise, the demo's; each event reserves 2k + 2 = 10 steps, so
+//             events fill 38% of a day
+//   walk-forward  28 days, 8 to train the first fold, 20 test days (T for the
+//             Sharpe statistics); first fold 200 epochs (8·23,400·200/65,536 =
+//             572 steps, the twin 8·366·200/1,024 = 572), later folds 8 epochs
+//             (3 steps each): ~630 optimizer steps per arm
+//   lr        5e-3 (the demo's 1e-2 was for width 32), 30 warmup steps, floor 10%
+//   GPU cost  (bench/results/h200-2026-11-29-da79869, AdamW step of a 4-layer,
+//             12-head, width-768 model: 2.4 / 5.4 / 65.5 ms at N = 512 / 4,096 /
+//             23,400, B = 1, ~75% of the last in attention): this model has 4 of
+//             its 48 head-layers, so a step of 65,536 tokens at N = 32,768 (2
+//             sequences) is ≈ 65.5 ms × (32,768/23,400)² × 2 × 4/48 + linear ≈ 20 ms,
+//             at N = 4,096 (16 sequences) and 512 (128) launch-bound, ≤ 10 ms:
+//             630 steps ≈ 13 s for the long arm, ≤ 7 s for the others, plus
+//             evaluation (20 test days, ≤ 0.2 M tokens each, forward only) and the
+//             precision check (2 windows of the float64 CPU reference at N =
+//             32,768, the slow part: ~1 min on 16 cores). Upper bound taking the
+//             whole big-model step per token: 630 × 236 ms ≈ 2.5 min for N = 32,768.
+struct PlantedScale {
+  const char* contexts;
+  int64_t steps_per_day, tokens_per_step;
+  const char* lags;
+  int events_per_family;
+  double rope_theta;
+  const char* device;
+};
+
+constexpr PlantedScale kPlantedFull = {"[512, 4096, 32768]", 23400, 65536,
+                                       "[300, 3000, 15000]", 300, 10000.0, "auto"};
+constexpr PlantedScale kPlantedSmall = {"[16, 64, 512]", 366, 1024, "[8, 47, 234]", 5,
+                                        156.25, "cpu"};
+
+std::string Planted(const char* name, const char* generator, const PlantedScale& s) {
+  const std::string events = absl::StrCat("[", s.events_per_family, ", ", s.events_per_family,
+                                          ", ", s.events_per_family, "]");
   return absl::StrCat(R"({
   "name": ")", name, R"(",
-  "contexts": [512, 4096, 32768],
+  "contexts": )", s.contexts, R"(,
   "seeds": [1],
-  "model": {"width": 64, "layers": 2, "heads": 1, "kv_heads": 1, "mlp_ratio": 4},
-  "optimizer": {"name": "adamw", "learning_rate": 0.001, "warmup_steps": 50,
-                "tokens_per_step": 65536},
-  "training": {"first_fold_epochs": 4, "epochs_per_fold": 1, "checkpoint_every_steps": 100},
-  "data": {"synthetic": {"generator": ")", generator, R"(", "seed": 7, "days": 24,
-                         "steps_per_day": 23400, "lags": [300, 3000, 15000],
-                         "events_per_lag_per_day": 6}},
-  "labels": {"horizon": 100},
-  "walk_forward": {"mode": "expanding", "train_days": 4, "test_days": 1},
+  "model": {"width": 128, "layers": 2, "heads": 2, "kv_heads": 2, "mlp_ratio": 2,
+            "rope_theta": )", s.rope_theta, R"(},
+  "optimizer": {"name": "adamw", "learning_rate": 0.005, "warmup_steps": 30,
+                "min_lr_ratio": 0.1, "grad_clip_norm": 1.0, "weight_decay": 0.0,
+                "tokens_per_step": )", s.tokens_per_step, R"(},
+  "training": {"first_fold_epochs": 200, "epochs_per_fold": 8, "min_steps_per_fold": 2,
+               "checkpoint_every_steps": 100},
+  "data": {"synthetic": {"generator": ")", generator, R"(", "seed": 7, "days": 28,
+                         "steps_per_day": )", s.steps_per_day, R"(, "lags": )", s.lags, R"(,
+                         "events_per_day": )", events, R"(, "sigma_bps": 0.5,
+                         "drift_bps": 2.0}},
+  "labels": {"horizon": 4},
+  "walk_forward": {"mode": "expanding", "train_days": 8, "test_days": 1},
   "cost_bps": 0.5,
-  "device": "auto"
+  "gates": {"min_dsr": 0.95, "max_pbo": 0.10, "pbo_blocks": 16, "best_by": "sharpe"},
+  "precision_check": {"enabled": true, "max_windows": 2},
+  "device": ")", s.device, R"("
 })");
 }
 
 }  // namespace
 
 std::vector<std::string> SweepPresetNames() {
-  return {"demo", "demo_null", "planted", "planted_null"};
+  return {"demo", "demo_null", "planted", "planted_null", "planted_small", "planted_small_null"};
 }
 
 absl::StatusOr<std::string> SweepPresetJson(const std::string& name) {
   if (name == "demo") return Demo("demo", "planted_cue_go");
   if (name == "demo_null") return Demo("demo_null", "planted_cue_go_null");
-  if (name == "planted") return Planted("planted", "planted_cue");
-  if (name == "planted_null") return Planted("planted_null", "planted_cue_null");
+  if (name == "planted") return Planted("planted", "planted_cue_go", kPlantedFull);
+  if (name == "planted_null") return Planted("planted_null", "planted_cue_go_null", kPlantedFull);
+  if (name == "planted_small") return Planted("planted_small", "planted_cue_go", kPlantedSmall);
+  if (name == "planted_small_null") {
+    return Planted("planted_small_null", "planted_cue_go_null", kPlantedSmall);
+  }
   return absl::NotFoundError(absl::StrCat("no sweep preset '", name, "'; presets: ",
                                           absl::StrJoin(SweepPresetNames(), ", ")));
 }
