@@ -33,15 +33,13 @@ import time
 
 import grpc
 import numpy as np
-from google.protobuf import descriptor_pool, message_factory
-from grpc_reflection.v1alpha.proto_reflection_descriptor_database import (
-    ProtoReflectionDescriptorDatabase)
-from tritonclient.grpc import service_pb2 as pb
 from tritonclient.grpc import service_pb2_grpc as pb_grpc
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "..", "tests", "e2e"))
 import latency_table  # noqa: E402
+from flashtickd_client import infer_request, queued, tick_stream  # noqa: E402
 
 READY_RE = re.compile(r"flashtickd ready grpc=(\S+):(\d+) metrics=(-?\d+)")
 MODEL = "flashtick-bench"
@@ -76,17 +74,9 @@ def start_server(args, models, workdir):
     raise RuntimeError("flashtickd not ready: " + open(log_path).read())
 
 
-def infer_request(x):
-    req = pb.ModelInferRequest(model_name=MODEL)
-    t = req.inputs.add(name="ticks", datatype="FP32")
-    t.shape.extend(list(x.shape))
-    req.raw_input_contents.append(np.ascontiguousarray(x, np.float32).tobytes())
-    return req
-
-
 def bench_model_infer(stub, n, clients, reps, warmup, features):
     rng = np.random.default_rng(n)
-    reqs = [infer_request(rng.normal(size=(1, n, features)).astype(np.float32))
+    reqs = [infer_request(MODEL, rng.normal(size=(1, n, features)).astype(np.float32))
             for _ in range(clients)]
     for _ in range(warmup):
         stub.ModelInfer(reqs[0], timeout=3600)
@@ -114,27 +104,14 @@ def bench_model_infer(stub, n, clients, reps, warmup, features):
 
 
 def bench_stream(channel, ticks, features):
-    pool = descriptor_pool.DescriptorPool(ProtoReflectionDescriptorDatabase(channel))
-    Req = message_factory.GetMessageClass(pool.FindMessageTypeByName("flashtick.v1.TickStreamRequest"))
-    Resp = message_factory.GetMessageClass(pool.FindMessageTypeByName("flashtick.v1.TickStreamResponse"))
-    call = channel.stream_stream("/flashtick.v1.TickStream/StreamTicks",
-                                 request_serializer=Req.SerializeToString,
-                                 response_deserializer=Resp.FromString)
+    Req, call = tick_stream(channel)
     outbox = queue.Queue()
-
-    def requests():
-        while True:
-            item = outbox.get()
-            if item is None:
-                return
-            yield item
-
     opening = Req()
     opening.open.model_name = MODEL
     opening.open.instrument = "BENCH"
     opening.open.date = "2026-01-02"
     outbox.put(opening)
-    replies = call(requests(), timeout=3600)
+    replies = call(queued(outbox), timeout=3600)
     opened = next(replies).opened
     rows = np.random.default_rng(3).normal(size=(ticks, features)).astype(np.float32)
     lat = []

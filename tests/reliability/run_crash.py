@@ -34,13 +34,11 @@ import tempfile
 import time
 
 import grpc
-from google.protobuf import descriptor_pool, message_factory
-from grpc_reflection.v1alpha.proto_reflection_descriptor_database import (
-    ProtoReflectionDescriptorDatabase)
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "e2e"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from e2e_server import ServerProcess  # noqa: E402
+from flashtickd_client import Checks, Reflected  # noqa: E402
 from inotify_watch import Watch  # noqa: E402
 
 MODEL = "crash"
@@ -63,37 +61,22 @@ def sweep(name, contexts, epochs=3):
         "device": "cpu", "cpu_threads": 1})
 
 
-class Checks:
-    def __init__(self):
-        self.failures = []
-
-    def check(self, ok, what):
-        print(("ok   " if ok else "FAIL ") + what, flush=True)
-        if not ok:
-            self.failures.append(what)
-
-
 class Client:
     """Experiments RPCs with message classes from the server's reflection."""
 
     def __init__(self, address):
         self.channel = grpc.insecure_channel(address)
-        pool = descriptor_pool.DescriptorPool(ProtoReflectionDescriptorDatabase(self.channel))
+        reflected = Reflected(self.channel)
         self.cls = {}
 
         def method(name, req, resp):
-            Req = message_factory.GetMessageClass(pool.FindMessageTypeByName("flashtick.v1." + req))
-            Resp = message_factory.GetMessageClass(pool.FindMessageTypeByName("flashtick.v1." + resp))
-            self.cls[req] = Req
-            return self.channel.unary_unary("/flashtick.v1.Experiments/" + name,
-                                            request_serializer=Req.SerializeToString,
-                                            response_deserializer=Resp.FromString)
+            self.cls[req], call = reflected.unary("Experiments", name, req, resp)
+            return call
 
         self.submit = method("SubmitSweep", "SubmitSweepRequest", "SubmitSweepResponse")
         self.get = method("GetExperiment", "GetExperimentRequest", "Experiment")
         self.report = method("GetReport", "GetReportRequest", "GetReportResponse")
-        self.states = {v.number: v.name for v in
-                       pool.FindEnumTypeByName("flashtick.v1.ExperimentState").values}
+        self.states = reflected.enum_names("ExperimentState")
 
     def Submit(self, config_json):
         return self.submit(self.cls["SubmitSweepRequest"](config_json=config_json), timeout=30).experiment

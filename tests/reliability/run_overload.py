@@ -30,14 +30,11 @@ import time
 
 import grpc
 import numpy as np
-from google.protobuf import descriptor_pool, message_factory
-from grpc_reflection.v1alpha.proto_reflection_descriptor_database import (
-    ProtoReflectionDescriptorDatabase)
-from tritonclient.grpc import service_pb2 as pb
 from tritonclient.grpc import service_pb2_grpc as pb_grpc
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "e2e"))
 from e2e_server import ServerProcess  # noqa: E402
+from flashtickd_client import Checks, infer_request, queued, tick_stream  # noqa: E402
 
 MODEL = "overload"
 FEATURES = 6
@@ -61,24 +58,9 @@ def rss_kib(pid):
     return 0
 
 
-class Checks:
-    def __init__(self):
-        self.failures = []
-
-    def check(self, ok, what):
-        print(("ok   " if ok else "FAIL ") + what, flush=True)
-        if not ok:
-            self.failures.append(what)
-
-
 def make_request(steps, seed=0):
     x = np.random.default_rng(seed).normal(0, 1, (1, steps, FEATURES)).astype(np.float32)
-    req = pb.ModelInferRequest(model_name=MODEL)
-    t = req.inputs.add(name="ticks", datatype="FP32", shape=list(x.shape))
-    del t
-    req.raw_input_contents.append(x.tobytes())
-    req.parameters["last_only"].bool_param = True
-    return req
+    return infer_request(MODEL, x, last_only=True)
 
 
 def timed_call(stub, req, timeout=60):
@@ -208,30 +190,12 @@ def recovery(stub, req, service_p50, checks):
                  % (p50 * 1e3, service_p50 * 1e3))
 
 
-def stream_client(channel):
-    pool = descriptor_pool.DescriptorPool(ProtoReflectionDescriptorDatabase(channel))
-    Req = message_factory.GetMessageClass(pool.FindMessageTypeByName("flashtick.v1.TickStreamRequest"))
-    Resp = message_factory.GetMessageClass(pool.FindMessageTypeByName("flashtick.v1.TickStreamResponse"))
-    call = channel.stream_stream("/flashtick.v1.TickStream/StreamTicks",
-                                 request_serializer=Req.SerializeToString,
-                                 response_deserializer=Resp.FromString)
-    return Req, call
-
-
 def graceful_shutdown(server, channel, stub, long_steps, checks):
     """Long requests in flight and a stream open, then SIGTERM."""
-    Req, call = stream_client(channel)
+    Req, call = tick_stream(channel)
     import queue
     outbox = queue.Queue()
-
-    def messages():
-        while True:
-            m = outbox.get()
-            if m is None:
-                return
-            yield m
-
-    replies = call(messages(), timeout=120)
+    replies = call(queued(outbox), timeout=120)
     o = Req()
     o.open.model_name = MODEL
     o.open.instrument = "SYNTH"

@@ -1,0 +1,83 @@
+"""Client-side helpers for the scripts that drive a real flashtickd over gRPC
+(tests/reliability/run_overload.py, run_crash.py, bench/serve_latency/serve_latency.py):
+KServe ModelInfer requests, flashtick.v1 stubs with message classes taken from the
+server's reflection (the scripts need no generated flashtick code), a TickStream call
+fed from a queue, and the ok/FAIL check lines the reliability scripts print.
+
+Import it after putting this folder on sys.path, as those scripts do.
+"""
+from google.protobuf import descriptor_pool, message_factory
+from grpc_reflection.v1alpha.proto_reflection_descriptor_database import (
+    ProtoReflectionDescriptorDatabase)
+from tritonclient.grpc import service_pb2 as pb
+
+FLASHTICK_PACKAGE = "flashtick.v1."
+
+
+def infer_request(model, x, last_only=False):
+    """A ModelInferRequest with the FP32 ticks x [B, N, F] as raw bytes."""
+    req = pb.ModelInferRequest(model_name=model)
+    t = req.inputs.add(name="ticks", datatype="FP32")
+    t.shape.extend(list(x.shape))
+    req.raw_input_contents.append(x.astype("float32", copy=False).tobytes())
+    if last_only:
+        req.parameters["last_only"].bool_param = True
+    return req
+
+
+class Reflected:
+    """flashtick.v1 message classes and enums as the server's reflection describes them."""
+
+    def __init__(self, channel):
+        self.channel = channel
+        self.pool = descriptor_pool.DescriptorPool(ProtoReflectionDescriptorDatabase(channel))
+
+    def message(self, name):
+        return message_factory.GetMessageClass(
+            self.pool.FindMessageTypeByName(FLASHTICK_PACKAGE + name))
+
+    def enum_names(self, name):
+        """{number: name} of a flashtick.v1 enum."""
+        return {v.number: v.name for v in
+                self.pool.FindEnumTypeByName(FLASHTICK_PACKAGE + name).values}
+
+    def unary(self, service, method, request, response):
+        """(request class, callable) of the unary method /flashtick.v1.<service>/<method>."""
+        Req, Resp = self.message(request), self.message(response)
+        call = self.channel.unary_unary("/%s%s/%s" % (FLASHTICK_PACKAGE, service, method),
+                                        request_serializer=Req.SerializeToString,
+                                        response_deserializer=Resp.FromString)
+        return Req, call
+
+
+def tick_stream(channel):
+    """(TickStreamRequest class, the StreamTicks call) for a bidirectional tick stream."""
+    reflected = Reflected(channel)
+    Req = reflected.message("TickStreamRequest")
+    Resp = reflected.message("TickStreamResponse")
+    call = channel.stream_stream("/flashtick.v1.TickStream/StreamTicks",
+                                 request_serializer=Req.SerializeToString,
+                                 response_deserializer=Resp.FromString)
+    return Req, call
+
+
+def queued(outbox):
+    """Yields what is put on the queue outbox until None: a request stream the caller
+    feeds one message at a time, waiting for each reply."""
+    while True:
+        item = outbox.get()
+        if item is None:
+            return
+        yield item
+
+
+class Checks:
+    """Prints each check as an ok / FAIL line and keeps the failures."""
+
+    def __init__(self):
+        self.failures = []
+
+    def check(self, ok, what):
+        print(("ok   " if ok else "FAIL ") + what, flush=True)
+        if not ok:
+            self.failures.append(what)
