@@ -5,15 +5,26 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <random>
+#include <vector>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 
 namespace flashtick {
 namespace {
+
+constexpr char kTempInfix[] = ".tmp.";  // <path>.tmp.<pid>.<random>
+
+bool AllDigits(absl::string_view s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), absl::ascii_isdigit);
+}
 
 absl::Status ErrnoError(const std::string& what, const std::string& path) {
   const int e = errno;
@@ -59,11 +70,27 @@ absl::StatusOr<std::string> ReadFlagFile(absl::string_view flag, const std::stri
   return text;
 }
 
+std::string AtomicWriteTempName(const std::string& path) {
+  std::random_device rd;
+  return absl::StrCat(path, kTempInfix, ::getpid(), ".", rd());
+}
+
+bool ParseAtomicWriteTempName(absl::string_view name, std::string* target, int64_t* pid) {
+  const size_t at = name.rfind(kTempInfix);
+  if (at == absl::string_view::npos || at == 0) return false;
+  const std::vector<absl::string_view> parts =
+      absl::StrSplit(name.substr(at + std::strlen(kTempInfix)), '.');
+  if (parts.size() != 2 || !AllDigits(parts[0]) || !AllDigits(parts[1]) ||
+      !absl::SimpleAtoi(parts[0], pid))
+    return false;
+  *target = std::string(name.substr(0, at));
+  return true;
+}
+
 absl::Status WriteFileAtomic(const std::string& path, absl::string_view contents) {
   const std::filesystem::path target(path);
   const std::string dir = target.has_parent_path() ? target.parent_path().string() : ".";
-  std::random_device rd;
-  const std::string tmp = absl::StrCat(path, ".tmp.", ::getpid(), ".", rd());
+  const std::string tmp = AtomicWriteTempName(path);
   {
     Fd f{::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644)};
     if (f.fd < 0) return ErrnoError("cannot create", tmp);

@@ -4,6 +4,7 @@
 // sees the old file or the new one, never a torn one, even after a power cut.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "absl/status/status.h"
@@ -17,6 +18,12 @@ absl::StatusOr<std::string> ReadFileToString(const std::string& path);
 // (NOT_FOUND, PERMISSION_DENIED, ...) and names the flag: "--tls-cert: cannot open …".
 absl::StatusOr<std::string> ReadFlagFile(absl::string_view flag, const std::string& path);
 absl::Status WriteFileAtomic(const std::string& path, absl::string_view contents);
+// The temporary file WriteFileAtomic(path) writes before its rename:
+// "<path>.tmp.<pid>.<random>". A write killed before the rename leaves it behind.
+std::string AtomicWriteTempName(const std::string& path);
+// Whether the file name `name` has that form; if so, the name it was to be renamed to
+// (same directory) and the writer's process id.
+bool ParseAtomicWriteTempName(absl::string_view name, std::string* target, int64_t* pid);
 // mkdir -p; OK when the directory already exists.
 absl::Status MakeDirs(const std::string& dir);
 

@@ -1,11 +1,14 @@
 // TrainCheckpoint: save and verified load of a training run (model/train/train_checkpoint.h).
 #include "model/train/train_checkpoint.h"
 
+#include <unistd.h>
+
 #include <cinttypes>
 #include <cstdio>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -105,21 +108,47 @@ absl::StatusOr<TrainerOptions> OptionsFromJson(const Json& j) {
   return o;
 }
 
+// params-<step>.safetensors or optimizer-<step>.safetensors.
+bool IsDataFileName(const std::string& n) {
+  return (n.rfind("params-", 0) == 0 || n.rfind("optimizer-", 0) == 0) && n.size() > 12 &&
+         n.compare(n.size() - 12, 12, ".safetensors") == 0;
+}
+
 // Removes params-*/optimizer-* files other than the ones the manifest names.
 void RemoveStale(const std::string& dir, const std::string& keep1, const std::string& keep2) {
   std::error_code ec;
   for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
     const std::string n = e.path().filename().string();
-    const bool ours = (n.rfind("params-", 0) == 0 || n.rfind("optimizer-", 0) == 0) &&
-                      n.size() > 12 && n.compare(n.size() - 12, 12, ".safetensors") == 0;
-    if (ours && n != keep1 && n != keep2) std::filesystem::remove(e.path(), ec);
+    if (IsDataFileName(n) && n != keep1 && n != keep2) std::filesystem::remove(e.path(), ec);
   }
 }
 
 }  // namespace
 
+std::vector<std::string> TrainCheckpoint::RemoveInterruptedWrites(const std::string& dir) {
+  std::vector<std::string> removed;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+    const std::string n = e.path().filename().string();
+    std::string target;
+    int64_t pid = 0;
+    if (!ParseAtomicWriteTempName(n, &target, &pid)) continue;
+    if (!IsDataFileName(target) && target != kManifest) continue;  // not a file Save writes
+    if (pid == ::getpid()) continue;  // this process's own write, perhaps in flight
+    std::error_code rm;
+    if (!std::filesystem::remove(e.path(), rm)) continue;
+    // model/ has no logger (server/logging.h is a layer above); flashtickd's log is
+    // its stderr, so the line lands there.
+    std::fprintf(stderr, "checkpoint %s: removed %s, left by a write that was interrupted\n",
+                 dir.c_str(), n.c_str());
+    removed.push_back(n);
+  }
+  return removed;
+}
+
 absl::Status TrainCheckpoint::Save(Trainer& trainer, const std::string& dir) {
   RETURN_IF_ERROR(MakeDirs(dir));
+  RemoveInterruptedWrites(dir);
   ParamStore& store = trainer.params();
   TrainOptimizer& opt = trainer.optimizer();
   const std::string tag = absl::StrFormat("%010d", trainer.step());

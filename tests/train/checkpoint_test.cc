@@ -2,15 +2,20 @@
 // saving, loading into a fresh trainer and training 5 more, bit for bit (losses and
 // weights), for AdamW and Sophia-H (whose Hutchinson probes come from the saved RNG
 // state), with micro-batches; corrupted, truncated or missing files are refused with
-// DataLoss/NotFound errors that name the file; stale step files are cleaned up; and
-// the CRC-32 matches zlib's.
+// DataLoss/NotFound errors that name the file; stale step files and the temporaries
+// of interrupted writes are cleaned up; and the CRC-32 matches zlib's.
+#include <unistd.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "kernels/backend.h"
 #include "model/file_io.h"
@@ -141,6 +146,58 @@ TEST(Checkpoint, RefusesCorruptedFiles) {
       << "{\"format\": \"flashtick-train-checkpoint\", \"version\": 1}";
   r = TrainCheckpoint::Load(dir, be.get());
   EXPECT_EQ(r.status().code(), absl::StatusCode::kDataLoss) << r.status();
+  std::filesystem::remove_all(dir);
+}
+
+// The files a kill mid-write leaves (model/file_io.h temporaries) go at the next Save,
+// and only those: the checkpoint on disk, other files and this process's own
+// temporaries (perhaps in flight) stay as they are.
+TEST(Checkpoint, NextSaveRemovesTemporariesOfInterruptedWrites) {
+  auto be = *CreateBackend("cpu", BackendOptions{2, 0});
+  const Batch batch = MakeBatch(4, 8, TinyConfig().features, 6);
+  auto t = *Trainer::Create(TinyConfig(), Options(OptimizerKind::kAdamW), be.get());
+  ASSERT_TRUE(t->TrainStep(batch.ticks, batch.labels, 4, 8).ok());
+  const std::string dir = TempDir("ckpt_interrupted");
+  std::filesystem::remove_all(dir);
+  ASSERT_TRUE(TrainCheckpoint::Save(*t, dir).ok());
+  std::map<std::string, std::string> saved;  // the real checkpoint, name -> bytes
+  for (const auto& e : std::filesystem::directory_iterator(dir))
+    saved[e.path().filename().string()] = *ReadFileToString(e.path().string());
+  ASSERT_EQ(saved.size(), 3u);
+  const int64_t dead_pid = 999999999;  // above Linux's pid_max: no such process
+  const std::vector<std::string> stale = {
+      absl::StrCat("params-0000000002.safetensors.tmp.", dead_pid, ".12345"),
+      absl::StrCat("optimizer-0000000002.safetensors.tmp.", dead_pid, ".678"),
+      absl::StrCat("manifest.json.tmp.", dead_pid, ".9")};
+  const std::vector<std::string> kept = {
+      absl::StrCat("params-0000000002.safetensors.tmp.", ::getpid(), ".1"),  // ours
+      absl::StrCat("state.json.tmp.", dead_pid, ".2"),  // not a checkpoint file
+      "params-0000000002.safetensors.tmp.x.3", "notes.txt"};
+  for (const auto& n : stale) std::ofstream(dir + "/" + n) << "torn";
+  for (const auto& n : kept) std::ofstream(dir + "/" + n) << "other";
+
+  std::vector<std::string> removed = TrainCheckpoint::RemoveInterruptedWrites(dir);
+  std::sort(removed.begin(), removed.end());
+  std::vector<std::string> want = stale;
+  std::sort(want.begin(), want.end());
+  EXPECT_EQ(removed, want);
+  for (const auto& n : stale) EXPECT_FALSE(std::filesystem::exists(dir + "/" + n)) << n;
+  for (const auto& n : kept) EXPECT_TRUE(std::filesystem::exists(dir + "/" + n)) << n;
+  for (const auto& [name, bytes] : saved)
+    EXPECT_EQ(*ReadFileToString(dir + "/" + name), bytes) << name << " changed";
+  auto loaded = TrainCheckpoint::Load(dir, be.get());
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_EQ((*loaded)->step(), 1);
+
+  // Save does it first: a stale temporary from a killed writer is gone after it.
+  const std::string again = absl::StrCat("params-0000000002.safetensors.tmp.", dead_pid, ".4");
+  std::ofstream(dir + "/" + again) << "torn";
+  ASSERT_TRUE(t->TrainStep(batch.ticks, batch.labels, 4, 8).ok());
+  ASSERT_TRUE(TrainCheckpoint::Save(*t, dir).ok());
+  EXPECT_FALSE(std::filesystem::exists(dir + "/" + again));
+  EXPECT_TRUE(std::filesystem::exists(dir + "/params-0000000002.safetensors"));
+  for (const auto& n : kept) EXPECT_TRUE(std::filesystem::exists(dir + "/" + n)) << n;
+  ASSERT_TRUE(TrainCheckpoint::Load(dir, be.get()).ok());
   std::filesystem::remove_all(dir);
 }
 
