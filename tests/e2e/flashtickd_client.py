@@ -2,7 +2,8 @@
 (tests/reliability/run_overload.py, run_crash.py, bench/serve_latency/serve_latency.py):
 KServe ModelInfer requests, flashtick.v1 stubs with message classes taken from the
 server's reflection (the scripts need no generated flashtick code), a TickStream call
-fed from a queue, and the ok/FAIL check lines the reliability scripts print.
+fed from a queue, and the ok/FAIL check lines the reliability scripts print (with the
+server's log when one failed).
 
 Import it after putting this folder on sys.path, as those scripts do.
 """
@@ -81,3 +82,16 @@ class Checks:
         print(("ok   " if ok else "FAIL ") + what, flush=True)
         if not ok:
             self.failures.append(what)
+
+    def unexpected(self, error):
+        """Any exception that ended the script early counts as a failure, with its reason."""
+        self.check(False, "unexpected error: %r" % (error,))
+
+    def kill_server(self, server):
+        """Kills server (an e2e_server.ServerProcess, or None when it never started) and,
+        when a check failed, prints the tail of its log."""
+        if server is None:
+            return
+        server.kill()
+        if self.failures:
+            print("---- flashtickd log (tail) ----\n" + server.log()[-4000:])

@@ -332,12 +332,9 @@ def main():
         checks.check(mode == "wal", "SQLite journal mode %s" % mode)
         checks.check(integrity == "ok", "SQLite integrity_check %s" % integrity)
     except Exception as e:  # noqa: BLE001 - any error is a failure with its reason
-        checks.check(False, "unexpected error: %r" % (e,))
+        checks.unexpected(e)
     finally:
-        if server is not None:
-            server.kill()
-            if checks.failures:
-                print("---- flashtickd log (tail) ----\n" + server.log()[-4000:])
+        checks.kill_server(server)
         if args.keep:
             print("kept " + workdir)
         else:

@@ -293,12 +293,9 @@ def main():
         graceful_shutdown(server, channel, stub, min(8 * steps, 16384), checks)
         channel.close()
     except Exception as e:  # noqa: BLE001 - any error is a failure with its reason
-        checks.check(False, "unexpected error: %r" % (e,))
+        checks.unexpected(e)
     finally:
-        if server is not None:
-            server.kill()
-            if checks.failures:
-                print("---- flashtickd log (tail) ----\n" + server.log()[-4000:])
+        checks.kill_server(server)
         shutil.rmtree(workdir, ignore_errors=True)
     print("overload: %d checks failed" % len(checks.failures))
     return 1 if checks.failures else 0
