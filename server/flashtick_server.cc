@@ -60,6 +60,11 @@ absl::Status FlashtickServer::StartMetrics() {
   ASSIGN_OR_RETURN(exposer_, StartMetricsEndpoint(options_.ListenHost(), options_.metrics_port,
                                                   /*threads=*/2));
   exposer_->RegisterCollectable(metrics_->registry());
+  process_collector_ = std::make_shared<ProcessCollector>();
+  exposer_->RegisterCollectable(process_collector_);
+  memory_collector_ = std::make_shared<BackendMemoryCollector>(
+      backend_.get(), BackendDeviceLabel(*backend_, BackendOptions{}.device_index));
+  exposer_->RegisterCollectable(memory_collector_);
   const auto ports = exposer_->GetListeningPorts();
   metrics_port_ = ports.empty() ? options_.metrics_port : ports.front();
   return absl::OkStatus();

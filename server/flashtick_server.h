@@ -24,7 +24,9 @@
 #include "server/experiments/progress_hub.h"
 #include "server/inference/inference_core.h"
 #include "server/inference/inference_service.h"
+#include "server/metrics/backend_memory_collector.h"
 #include "server/metrics/metrics.h"
+#include "server/metrics/process_collector.h"
 #include "server/model_repository.h"
 #include "server/server_options.h"
 #include "server/stream/tick_stream_service.h"
@@ -55,6 +57,9 @@ class FlashtickServer {
   std::unique_ptr<ModelRepository> repository_;
   std::unique_ptr<Metrics> metrics_;
   std::unique_ptr<prometheus::Exposer> exposer_;
+  // Read at scrape time beside the registry (the Exposer holds weak pointers).
+  std::shared_ptr<ProcessCollector> process_collector_;
+  std::shared_ptr<BackendMemoryCollector> memory_collector_;
   std::unique_ptr<WorkQueue> queue_;
   std::unique_ptr<InferenceCore> core_;
   std::unique_ptr<InferenceService> inference_service_;

@@ -60,7 +60,7 @@ absl::Status InferenceCore::Run(const Prepared& prepared,
 
 absl::Status InferenceCore::RunBatch(absl::Span<const Prepared* const> batch,
                                      absl::Span<inference::ModelInferResponse* const> responses,
-                                     double* compute_seconds) const {
+                                     BatchCost* cost) const {
   if (batch.empty() || batch.size() != responses.size()) {
     return absl::InternalError(absl::StrCat("RunBatch got ", batch.size(), " requests and ",
                                             responses.size(), " responses; this is a bug"));
@@ -78,11 +78,13 @@ absl::Status InferenceCore::RunBatch(absl::Span<const Prepared* const> batch,
     const ValidatedInfer& in = prepared->input;
     requests.push_back({in.ticks, in.batch, in.steps, in.last_only});
   }
+  Backend* backend = model.model->backend();
+  backend->ResetPeakMemory();
   const absl::Time start = absl::Now();
   ASSIGN_OR_RETURN(std::vector<std::vector<float>> probs,
                    PredictBatched(model.model.get(), requests));
   const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
-  if (compute_seconds != nullptr) *compute_seconds = seconds;
+  if (cost != nullptr) *cost = {seconds, backend->Memory().peak_bytes};
   for (size_t i = 0; i < batch.size(); ++i) {
     RETURN_IF_ERROR(FillResponse(*batch[i], std::move(probs[i]), seconds, responses[i]));
   }

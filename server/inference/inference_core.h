@@ -35,10 +35,16 @@ class InferenceCore {
   absl::Status Run(const Prepared& prepared, inference::ModelInferResponse* response) const;
   // Runs requests for the SAME model as one forward (server/inference/batched_predict.h)
   // and fills responses[i] for batch[i]. One status for all: they share the forward.
-  // `compute_seconds` (may be null) receives the forward's wall time.
+  // What one forward cost: its wall time, and the backend's peak memory while it ran
+  // (the high-water mark is reset as it starts; see Metrics::RecordRequestPeakMemory).
+  struct BatchCost {
+    double compute_seconds = 0;
+    int64_t peak_memory_bytes = 0;
+  };
+  // `cost` (may be null) receives what the forward cost.
   absl::Status RunBatch(absl::Span<const Prepared* const> batch,
                         absl::Span<inference::ModelInferResponse* const> responses,
-                        double* compute_seconds) const;
+                        BatchCost* cost) const;
 
   absl::StatusOr<inference::ModelMetadataResponse> ModelMetadata(
       const inference::ModelMetadataRequest& request) const;

@@ -167,13 +167,15 @@ void InferenceService::RunBatch(const std::vector<std::shared_ptr<BatchJob>>& ba
   }
   const std::string& model = live.front()->model;
   metrics_->RecordBatch(model, static_cast<int64_t>(live.size()));
-  double compute_seconds = 0;
-  const absl::Status status = core_->RunBatch(prepared, responses, &compute_seconds);
+  InferenceCore::BatchCost cost;
+  const absl::Status status = core_->RunBatch(prepared, responses, &cost);
   for (InferJob* job : live) {
     if (status.ok()) {
       metrics_->RecordInference(job->model, job->prepared.input.batch, job->prepared.input.steps);
       metrics_->RecordQueueAndCompute(job->model, kModelInfer,
-                                      absl::ToDoubleSeconds(now - job->enqueued), compute_seconds);
+                                      absl::ToDoubleSeconds(now - job->enqueued),
+                                      cost.compute_seconds);
+      metrics_->RecordRequestPeakMemory(job->model, kModelInfer, cost.peak_memory_bytes);
     }
     Finish(job->reactor, job->model, kModelInfer, job->start, status);
   }

@@ -36,6 +36,13 @@ const prometheus::Histogram::BucketBoundaries& BatchBuckets() {
   return *buckets;
 }
 
+// Powers of two from 1 MiB (a tiny model's weights) to 256 GiB (past any one GPU).
+const prometheus::Histogram::BucketBoundaries& MemoryBuckets() {
+  static const auto* buckets =
+      new prometheus::Histogram::BucketBoundaries(Exponential(1 << 20, 2, 19));
+  return *buckets;
+}
+
 }  // namespace
 
 Metrics::Metrics() : registry_(std::make_shared<prometheus::Registry>()) {
@@ -67,6 +74,12 @@ Metrics::Metrics() : registry_(std::make_shared<prometheus::Registry>()) {
                                   .Name("flashtick_compute_duration_seconds")
                                   .Help("Model time of the forward (or decode step) that served a request.")
                                   .Register(*registry_);
+  request_gpu_peak_bytes_ =
+      &prometheus::BuildHistogram()
+           .Name("flashtick_request_gpu_peak_bytes")
+           .Help("Peak backend memory while a request's forward ran (host memory on the CPU "
+                 "backend), by model and method.")
+           .Register(*registry_);
   model_info_ = &prometheus::BuildGauge()
                      .Name("flashtick_model_info")
                      .Help("1 for each loaded model version, labelled with its kernel path and device.")
@@ -147,6 +160,12 @@ void Metrics::RecordQueueAndCompute(const std::string& model, const std::string&
   const prometheus::Labels labels{{"model", model}, {"method", method}};
   queue_duration_seconds_->Add(labels, LatencyBuckets()).Observe(queue_seconds);
   compute_duration_seconds_->Add(labels, LatencyBuckets()).Observe(compute_seconds);
+}
+
+void Metrics::RecordRequestPeakMemory(const std::string& model, const std::string& method,
+                                      int64_t peak_bytes) {
+  request_gpu_peak_bytes_->Add({{"model", model}, {"method", method}}, MemoryBuckets())
+      .Observe(static_cast<double>(peak_bytes));
 }
 
 void Metrics::SetModelInfo(const std::string& model, const std::string& version,

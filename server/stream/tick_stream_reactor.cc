@@ -119,6 +119,8 @@ void TickStreamReactor::PredictLast(absl::Time arrived) {
     End(absl::CancelledError("the client cancelled the stream"));
     return;
   }
+  Backend* backend = model_->model->backend();
+  backend->ResetPeakMemory();
   const absl::Time compute_start = absl::Now();
   auto probs = incremental_ ? session_->PredictLast(model_->model.get())
                             : model_->model->Predict(session_->rows(), 1, session_->steps(), true);
@@ -137,6 +139,7 @@ void TickStreamReactor::PredictLast(absl::Time arrived) {
   metrics_->RecordInference(model_->name, 1, session_->steps());
   metrics_->RecordQueueAndCompute(model_->name, kMethod,
                                   absl::ToDoubleSeconds(compute_start - arrived), compute_seconds);
+  metrics_->RecordRequestPeakMemory(model_->name, kMethod, backend->Memory().peak_bytes);
   metrics_->RecordStreamTick(model_->name, absl::ToDoubleSeconds(absl::Now() - arrived));
   StartWrite(&response_);
 }

@@ -109,6 +109,30 @@ class PrometheusTest(unittest.TestCase):
                             "sequence-length histogram did not move")
         self.assertGreaterEqual(seq, 4)
 
+    def test_memory_and_process_metrics(self):
+        # Backend memory at scrape time: the model's weights at least, within capacity.
+        used = self.wait_for('flashtick_gpu_memory_used_bytes', lambda v: v > 0,
+                             "backend memory used not exported")
+        total = self.wait_for('flashtick_gpu_memory_total_bytes', lambda v: v > 0,
+                              "backend memory total not exported")
+        self.assertLess(used, total)
+        # Peak memory per request: one observation per ModelInfer, above the weights
+        # alone once a forward has allocated activations.
+        self.infer(256)
+        peaks = 'sum(flashtick_request_gpu_peak_bytes_count{method="ModelInfer"})'
+        self.wait_for(peaks, lambda v: v >= 1, "per-request peak memory not observed")
+        mean_peak = self.wait_for(
+            'sum(flashtick_request_gpu_peak_bytes_sum{method="ModelInfer"}) / ' + peaks,
+            lambda v: v > 0, "per-request peak memory is zero")
+        self.assertLess(mean_peak, total)
+        # The standard process metrics, as every Prometheus client library names them.
+        self.wait_for('process_resident_memory_bytes', lambda v: v > 1 << 20, "no resident memory")
+        self.wait_for('process_open_fds', lambda v: 3 <= v, "no open fds")
+        started = self.wait_for('process_start_time_seconds', lambda v: v > 0, "no start time")
+        self.assertLess(abs(started - time.time()), 24 * 3600, "start time is not recent")
+        self.assertLessEqual(started, time.time() + 5)
+        self.wait_for('process_cpu_seconds_total', lambda v: v > 0, "no CPU time")
+
     def test_promtool_accepts_the_exposition(self):
         self.infer(8)  # every family present, not only the zero-initialised ones
         url = "http://127.0.0.1:%d/metrics" % e2e_env.server.metrics_port
