@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "kernels/common/op_switch.h"
 
 namespace flashtick::cpu {
 
@@ -29,32 +30,7 @@ absl::Status CpuBackend::Run(const OpDesc& desc, absl::Span<const TensorView> in
           absl::StrCat(OpName(desc.op), ": input ", t.DebugString(), " is not on the CPU"));
   }
   CpuContext ctx{&pool_};
-  switch (desc.op) {
-    case Op::kMatmul: return Matmul(desc, inputs, outputs, ctx);
-    case Op::kAddBias: return AddBias(desc, inputs, outputs, ctx);
-    case Op::kBiasGrad: return BiasGrad(desc, inputs, outputs, ctx);
-    case Op::kAdd: return Add(desc, inputs, outputs, ctx);
-    case Op::kCast: return Cast(desc, inputs, outputs, ctx);
-    case Op::kLayerNorm: return LayerNorm(desc, inputs, outputs, ctx);
-    case Op::kLayerNormBwd: return LayerNormBwd(desc, inputs, outputs, ctx);
-    case Op::kLayerNormBwdBwd: return LayerNormBwdBwd(desc, inputs, outputs, ctx);
-    case Op::kGelu: return Gelu(desc, inputs, outputs, ctx);
-    case Op::kGeluBwd: return GeluBwd(desc, inputs, outputs, ctx);
-    case Op::kGeluBwdBwd: return GeluBwdBwd(desc, inputs, outputs, ctx);
-    case Op::kSoftmax: return Softmax(desc, inputs, outputs, ctx);
-    case Op::kRope: return Rope(desc, inputs, outputs, ctx);
-    case Op::kAttentionFwd: return AttentionFwd(desc, inputs, outputs, ctx);
-    case Op::kAttentionBwd: return AttentionBwd(desc, inputs, outputs, ctx);
-    case Op::kAttentionBwdBwd: return AttentionBwdBwd(desc, inputs, outputs, ctx);
-    case Op::kAttentionDecode: return AttentionDecode(desc, inputs, outputs, ctx);
-    case Op::kSoftmaxCrossEntropy: return SoftmaxCrossEntropy(desc, inputs, outputs, ctx);
-    case Op::kSoftmaxCrossEntropyBwd: return SoftmaxCrossEntropyBwd(desc, inputs, outputs, ctx);
-    case Op::kSoftmaxCrossEntropyBwdBwd:
-      return SoftmaxCrossEntropyBwdBwd(desc, inputs, outputs, ctx);
-    case Op::kAdamW: return AdamW(desc, inputs, outputs, ctx);
-    case Op::kSophiaH: return SophiaH(desc, inputs, outputs, ctx);
-  }
-  return absl::UnimplementedError(absl::StrCat("cpu_reference: unknown op ", OpName(desc.op)));
+  return RunOpFunction("cpu_reference", desc, inputs, outputs, ctx);
 }
 
 absl::StatusOr<std::shared_ptr<void>> CpuBackend::Allocate(size_t bytes) {
