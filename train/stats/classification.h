@@ -36,4 +36,8 @@ int8_t PredictClass(const double* probs);
 absl::StatusOr<ClassificationMetrics> Classify(const std::vector<int8_t>& labels,
                                                const std::vector<double>& probs);
 
+// Sets accuracy, precision, recall, f1 and macro_f1 from m->confusion and m->samples
+// (> 0) by the rules above; Classify and pooled per-day metrics both score this way.
+void ScoreConfusion(ClassificationMetrics* m);
+
 }  // namespace flashtick

@@ -94,30 +94,8 @@ absl::StatusOr<ClassificationMetrics> PoolMetrics(const std::vector<Classificati
     loss += d.log_loss * d.samples;
   }
   if (m.samples == 0) return absl::InvalidArgumentError("pooled metrics: no scored samples");
-  int64_t correct = 0;
-  for (int c = 0; c < kNumClasses; ++c) correct += m.confusion[c][c];
-  m.accuracy = static_cast<double>(correct) / m.samples;
   m.log_loss = loss / m.samples;
-  // classification.h: F1 per class, macro over classes present in truth or predictions.
-  int present = 0;
-  double f1_sum = 0;
-  for (int c = 0; c < kNumClasses; ++c) {
-    int64_t tp = m.confusion[c][c], fp = 0, fn = 0;
-    for (int o = 0; o < kNumClasses; ++o) {
-      if (o == c) continue;
-      fp += m.confusion[o][c];
-      fn += m.confusion[c][o];
-    }
-    m.precision[c] = tp + fp > 0 ? static_cast<double>(tp) / (tp + fp) : 0.0;
-    m.recall[c] = tp + fn > 0 ? static_cast<double>(tp) / (tp + fn) : 0.0;
-    const int64_t denom = 2 * tp + fp + fn;
-    m.f1[c] = denom > 0 ? 2.0 * tp / denom : 0.0;
-    if (denom > 0) {
-      ++present;
-      f1_sum += m.f1[c];
-    }
-  }
-  m.macro_f1 = present > 0 ? f1_sum / present : 0.0;
+  ScoreConfusion(&m);
   return m;
 }
 
