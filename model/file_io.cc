@@ -2,6 +2,7 @@
 #include "model/file_io.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -120,6 +121,23 @@ absl::Status WriteFileAtomic(const std::string& path, absl::string_view contents
   Fd d{::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)};
   if (d.fd >= 0) ::fsync(d.fd);
   return absl::OkStatus();
+}
+
+std::vector<std::string> RemoveInterruptedAtomicWrites(const std::string& dir) {
+  std::vector<std::string> removed;
+  std::error_code ec;
+  for (std::filesystem::recursive_directory_iterator it(dir, ec), end; !ec && it != end;
+       it.increment(ec)) {
+    if (!it->is_regular_file(ec)) continue;
+    std::string target;
+    int64_t pid = 0;
+    if (!ParseAtomicWriteTempName(it->path().filename().string(), &target, &pid)) continue;
+    // kill(pid, 0) probes without signalling: 0 or EPERM means the process exists.
+    if (pid <= 0 || ::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM) continue;
+    std::error_code rm;
+    if (std::filesystem::remove(it->path(), rm)) removed.push_back(it->path().string());
+  }
+  return removed;
 }
 
 absl::Status MakeDirs(const std::string& dir) {

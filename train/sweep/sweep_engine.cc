@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <functional>
 #include <mutex>
 #include <thread>
@@ -106,6 +107,12 @@ absl::StatusOr<SweepOutcome> SweepEngine::Run(const SweepConfig& config,
                                               const SweepHooks& hooks) {
   const auto start = std::chrono::steady_clock::now();
   RETURN_IF_ERROR(MakeDirs(options.dir + "/arms"));
+  // A process killed mid-write (kill -9 during a sweep) leaves a temporary file beside
+  // the state, report or checkpoint it was replacing; a resumed sweep clears them.
+  for (const std::string& path : RemoveInterruptedAtomicWrites(options.dir)) {
+    std::fprintf(stderr, "sweep %s: removed %s, left by a write that was interrupted\n",
+                 options.dir.c_str(), path.c_str());
+  }
   RETURN_IF_ERROR(WriteFileAtomic(options.dir + "/config.json", SweepConfigToJson(config)));
   ASSIGN_OR_RETURN(SweepData data, LoadSweepData(config));
   ASSIGN_OR_RETURN(ResearchDataset dataset, ResearchDataset::Build(data.days, config.horizon));
