@@ -10,6 +10,7 @@
 #include "common/status_macros.h"
 #include "kernels/ops/attention.h"
 #include "kernels/ops/param_dtype.h"
+#include "model/forward_ops.h"
 #include "model/transformer_impl.h"
 
 namespace flashtick {
@@ -29,13 +30,6 @@ struct Carver {
   }
 };
 
-OpDesc Desc(Op op, DType dt) {
-  OpDesc d;
-  d.op = op;
-  d.dtype = dt;
-  return d;
-}
-
 // A [B, T, heads, D] view of columns [col, col + heads·D) of a [B·T, W] buffer.
 TensorView HeadsView(const TensorView& buf, int64_t col, int64_t B, int64_t T, int64_t heads,
                      int64_t D) {
@@ -44,15 +38,6 @@ TensorView HeadsView(const TensorView& buf, int64_t col, int64_t B, int64_t T, i
                           buf.device, {B, T, heads, D});
   v.strides = {T * W, W, D, 1};
   return v;
-}
-
-// Runs one op; names it in the error so a failure deep in the forward is findable.
-absl::Status RunOp(Backend* be, const OpDesc& d, std::initializer_list<TensorView> in,
-                   std::initializer_list<TensorView> out, const std::string& where) {
-  absl::Status s = be->Run(d, absl::Span<const TensorView>(in.begin(), in.size()),
-                           absl::Span<const TensorView>(out.begin(), out.size()));
-  if (!s.ok()) return absl::Status(s.code(), absl::StrCat("model forward, ", where, ": ", s.message()));
-  return s;
 }
 
 }  // namespace
@@ -91,36 +76,13 @@ absl::Status Transformer::Impl::ForwardChunk(const ModelConfig& c, Backend* be, 
     workspace_capacity = ws.bytes;
   }
   ws = ForwardWorkspace::Carve(workspace.get(), dev, c, act, Bc, T, last_only);
-  const DeviceParams& p = *params;
+  const ForwardOps ops(be, *params, c, act, ws, "model forward");
   const int64_t C = c.width, H = c.heads, Hkv = c.kv_heads, D = c.head_dim();
 
-  // y = x·Wᵀ + b, or y += x·Wᵀ + b (the residual add) when accumulate.
-  auto linear = [&](const TensorView& x, const std::string& name, const TensorView& y,
-                    bool accumulate) -> absl::Status {
-    OpDesc mm = Desc(Op::kMatmul, act);
-    mm.matmul.trans_b = true;
-    mm.matmul.beta = accumulate ? 1.0f : 0.0f;
-    RETURN_IF_ERROR(RunOp(be, mm, {x, p.compute(name + ".weight")}, {y}, name));
-    return RunOp(be, Desc(Op::kAddBias, act), {y, p.compute(name + ".bias")}, {y}, name + ".bias");
-  };
-  auto layernorm = [&](const TensorView& x, const std::string& name, const TensorView& y) {
-    OpDesc d = Desc(Op::kLayerNorm, act);
-    d.layernorm.eps = c.layernorm_eps;
-    const int64_t rows = y.numel() / C;
-    TensorView mean = ws.mean, rstd = ws.rstd;
-    mean.shape[0] = rstd.shape[0] = rows;
-    return RunOp(be, d, {x, p.compute(name + ".weight"), p.compute(name + ".bias")},
-                 {y, mean, rstd}, name);
-  };
-
-  RETURN_IF_ERROR(be->Copy(ws.in32.data, dev, ticks, DeviceKind::kCpu, ws.in32.bytes()));
-  if (act != DType::kF32)
-    RETURN_IF_ERROR(RunOp(be, Desc(Op::kCast, DType::kF32), {ws.in32}, {ws.in}, "ticks cast"));
-  RETURN_IF_ERROR(linear(ws.in, "embed", ws.x, false));
-
-  OpDesc rope = Desc(Op::kRope, act);
+  RETURN_IF_ERROR(ops.Embed(ticks));
+  OpDesc rope = ModelOpDesc(Op::kRope, act);
   rope.rope.theta = c.rope_theta;
-  OpDesc attn = Desc(Op::kAttentionFwd, act);
+  OpDesc attn = ModelOpDesc(Op::kAttentionFwd, act);
   attn.attention.causal = true;
   const TensorView q = HeadsView(ws.qkv, 0, Bc, T, H, D);
   const TensorView k = HeadsView(ws.qkv, H * D, Bc, T, Hkv, D);
@@ -128,16 +90,11 @@ absl::Status Transformer::Impl::ForwardChunk(const ModelConfig& c, Backend* be, 
   const TensorView att4 = MakeView(ws.att.data, act, dev, {Bc, T, H, D});
   for (int l = 0; l < c.layers; ++l) {
     const std::string b = absl::StrCat("blocks.", l, ".");
-    RETURN_IF_ERROR(layernorm(ws.x, b + "ln1", ws.h));
-    RETURN_IF_ERROR(linear(ws.h, b + "attn.qkv", ws.qkv, false));
-    RETURN_IF_ERROR(RunOp(be, rope, {q}, {q}, b + "rope(q)"));
-    RETURN_IF_ERROR(RunOp(be, rope, {k}, {k}, b + "rope(k)"));
-    RETURN_IF_ERROR(RunOp(be, attn, {q, k, v}, {att4, ws.lse}, b + "attention"));
-    RETURN_IF_ERROR(linear(ws.att, b + "attn.proj", ws.x, true));
-    RETURN_IF_ERROR(layernorm(ws.x, b + "ln2", ws.h));
-    RETURN_IF_ERROR(linear(ws.h, b + "mlp.fc1", ws.mlp, false));
-    RETURN_IF_ERROR(RunOp(be, Desc(Op::kGelu, act), {ws.mlp}, {ws.mlp}, b + "gelu"));
-    RETURN_IF_ERROR(linear(ws.mlp, b + "mlp.fc2", ws.x, true));
+    RETURN_IF_ERROR(ops.QkvProjection(b));
+    RETURN_IF_ERROR(ops.Run(rope, {q}, {q}, b + "rope(q)"));
+    RETURN_IF_ERROR(ops.Run(rope, {k}, {k}, b + "rope(k)"));
+    RETURN_IF_ERROR(ops.Run(attn, {q, k, v}, {att4, ws.lse}, b + "attention"));
+    RETURN_IF_ERROR(ops.ProjectionAndMlp(b));
   }
 
   // The head: every step, or only each sequence's last step (a [Bc, C] view with row
@@ -148,17 +105,7 @@ absl::Status Transformer::Impl::ForwardChunk(const ModelConfig& c, Backend* be, 
     xs.strides[0] = T * C;
     hs = MakeView(ws.h.data, act, dev, {Bc, C});
   }
-  RETURN_IF_ERROR(layernorm(xs, "ln_f", hs));
-  RETURN_IF_ERROR(linear(hs, "head", ws.logits, false));
-  if (act == DType::kBF16 || act == DType::kF16) {
-    // Softmax in fp32: bf16 probabilities would carry only ~3 significant digits.
-    RETURN_IF_ERROR(RunOp(be, Desc(Op::kCast, act), {ws.logits}, {ws.probs32}, "logits cast"));
-    RETURN_IF_ERROR(RunOp(be, Desc(Op::kSoftmax, DType::kF32), {ws.probs32}, {ws.probs32}, "softmax"));
-  } else {
-    RETURN_IF_ERROR(RunOp(be, Desc(Op::kSoftmax, act), {ws.logits}, {ws.logits}, "softmax"));
-    if (act != DType::kF32)
-      RETURN_IF_ERROR(RunOp(be, Desc(Op::kCast, act), {ws.logits}, {ws.probs32}, "probs cast"));
-  }
+  RETURN_IF_ERROR(ops.HeadProbs(xs, hs));
   RETURN_IF_ERROR(be->Copy(probs, DeviceKind::kCpu, ws.probs32.data, dev, ws.probs32.bytes()));
   return be->Synchronize();
 }

@@ -16,17 +16,11 @@
 #include "kernels/ops/attention.h"
 #include "kernels/ops/param_dtype.h"
 #include "model/decode_state.h"
+#include "model/forward_ops.h"
 #include "model/transformer_impl.h"
 
 namespace flashtick {
 namespace {
-
-OpDesc Desc(Op op, DType dt) {
-  OpDesc d;
-  d.op = op;
-  d.dtype = dt;
-  return d;
-}
 
 // A [1, 1, heads, D] view of columns [col, col + heads·D) of the one-row [1, W] buffer.
 TensorView RowHeads(const TensorView& buf, int64_t col, int64_t heads, int64_t D) {
@@ -34,19 +28,10 @@ TensorView RowHeads(const TensorView& buf, int64_t col, int64_t heads, int64_t D
                   buf.device, {1, 1, heads, D});
 }
 
-// Runs one op; names it in the error so a failure deep in the step is findable.
-absl::Status RunOp(Backend* be, const OpDesc& d, std::initializer_list<TensorView> in,
-                   std::initializer_list<TensorView> out, const std::string& where) {
-  absl::Status s = be->Run(d, absl::Span<const TensorView>(in.begin(), in.size()),
-                           absl::Span<const TensorView>(out.begin(), out.size()));
-  if (!s.ok()) return absl::Status(s.code(), absl::StrCat("model step, ", where, ": ", s.message()));
-  return s;
-}
-
 }  // namespace
 
 bool Transformer::SupportsDecode() const {
-  OpDesc d = Desc(Op::kAttentionDecode, impl_->act);
+  OpDesc d = ModelOpDesc(Op::kAttentionDecode, impl_->act);
   d.attention.head_dim = config_.head_dim();
   return backend_->Supports(d);
 }
@@ -78,35 +63,15 @@ absl::StatusOr<std::vector<float>> Transformer::Step(DecodeState* state,
   Backend* be = backend_;
   const DType act = impl_->act;
   const DeviceKind dev = be->device();
-  const DeviceParams& p = *impl_->params;
   const ForwardWorkspace& ws = *state->scratch_;
+  const ForwardOps ops(be, *impl_->params, c, act, ws, "model step");
   const int64_t H = c.heads, Hkv = c.kv_heads, D = c.head_dim();
 
-  // y = x·Wᵀ + b, or y += x·Wᵀ + b (the residual add) when accumulate.
-  auto linear = [&](const TensorView& x, const std::string& name, const TensorView& y,
-                    bool accumulate) -> absl::Status {
-    OpDesc mm = Desc(Op::kMatmul, act);
-    mm.matmul.trans_b = true;
-    mm.matmul.beta = accumulate ? 1.0f : 0.0f;
-    RETURN_IF_ERROR(RunOp(be, mm, {x, p.compute(name + ".weight")}, {y}, name));
-    return RunOp(be, Desc(Op::kAddBias, act), {y, p.compute(name + ".bias")}, {y}, name + ".bias");
-  };
-  auto layernorm = [&](const TensorView& x, const std::string& name, const TensorView& y) {
-    OpDesc d = Desc(Op::kLayerNorm, act);
-    d.layernorm.eps = c.layernorm_eps;
-    return RunOp(be, d, {x, p.compute(name + ".weight"), p.compute(name + ".bias")},
-                 {y, ws.mean, ws.rstd}, name);
-  };
-
-  RETURN_IF_ERROR(be->Copy(ws.in32.data, dev, row.data(), DeviceKind::kCpu, ws.in32.bytes()));
-  if (act != DType::kF32)
-    RETURN_IF_ERROR(RunOp(be, Desc(Op::kCast, DType::kF32), {ws.in32}, {ws.in}, "ticks cast"));
-  RETURN_IF_ERROR(linear(ws.in, "embed", ws.x, false));
-
-  OpDesc rope = Desc(Op::kRope, act);
+  RETURN_IF_ERROR(ops.Embed(row.data()));
+  OpDesc rope = ModelOpDesc(Op::kRope, act);
   rope.rope.theta = c.rope_theta;
   rope.rope.position_offset = t;  // absolute position of this row, as in the full forward
-  OpDesc decode = Desc(Op::kAttentionDecode, act);
+  OpDesc decode = ModelOpDesc(Op::kAttentionDecode, act);
   decode.attention.head_dim = static_cast<int>(D);
   const TensorView q = RowHeads(ws.qkv, 0, H, D);
   const TensorView k = RowHeads(ws.qkv, H * D, Hkv, D);
@@ -115,35 +80,19 @@ absl::StatusOr<std::vector<float>> Transformer::Step(DecodeState* state,
   const size_t kv_row_bytes = static_cast<size_t>(Hkv * D) * DTypeSize(act);
   for (int l = 0; l < c.layers; ++l) {
     const std::string b = absl::StrCat("blocks.", l, ".");
-    RETURN_IF_ERROR(layernorm(ws.x, b + "ln1", ws.h));
-    RETURN_IF_ERROR(linear(ws.h, b + "attn.qkv", ws.qkv, false));
-    RETURN_IF_ERROR(RunOp(be, rope, {q}, {q}, b + "rope(q)"));
+    RETURN_IF_ERROR(ops.QkvProjection(b));
+    RETURN_IF_ERROR(ops.Run(rope, {q}, {q}, b + "rope(q)"));
     // The rotated key goes straight into cache row t (rope's output may be another
     // tensor); the value is copied there.
-    RETURN_IF_ERROR(RunOp(be, rope, {k}, {state->KRow(l, t)}, b + "rope(k)"));
+    RETURN_IF_ERROR(ops.Run(rope, {k}, {state->KRow(l, t)}, b + "rope(k)"));
     RETURN_IF_ERROR(be->Copy(state->VRow(l, t).data, dev, v.data, dev, kv_row_bytes));
     // The first t+1 rows of the caches: every key this query may see.
     const TensorView kc = MakeView(state->k_cache(l).data, act, dev, {1, t + 1, Hkv, D});
     const TensorView vc = MakeView(state->v_cache(l).data, act, dev, {1, t + 1, Hkv, D});
-    RETURN_IF_ERROR(RunOp(be, decode, {q, kc, vc}, {att4}, b + "attention decode"));
-    RETURN_IF_ERROR(linear(ws.att, b + "attn.proj", ws.x, true));
-    RETURN_IF_ERROR(layernorm(ws.x, b + "ln2", ws.h));
-    RETURN_IF_ERROR(linear(ws.h, b + "mlp.fc1", ws.mlp, false));
-    RETURN_IF_ERROR(RunOp(be, Desc(Op::kGelu, act), {ws.mlp}, {ws.mlp}, b + "gelu"));
-    RETURN_IF_ERROR(linear(ws.mlp, b + "mlp.fc2", ws.x, true));
+    RETURN_IF_ERROR(ops.Run(decode, {q, kc, vc}, {att4}, b + "attention decode"));
+    RETURN_IF_ERROR(ops.ProjectionAndMlp(b));
   }
-
-  RETURN_IF_ERROR(layernorm(ws.x, "ln_f", ws.h));
-  RETURN_IF_ERROR(linear(ws.h, "head", ws.logits, false));
-  if (act == DType::kBF16 || act == DType::kF16) {
-    // Softmax in fp32, as the full forward does (bf16 probabilities: ~3 digits).
-    RETURN_IF_ERROR(RunOp(be, Desc(Op::kCast, act), {ws.logits}, {ws.probs32}, "logits cast"));
-    RETURN_IF_ERROR(RunOp(be, Desc(Op::kSoftmax, DType::kF32), {ws.probs32}, {ws.probs32}, "softmax"));
-  } else {
-    RETURN_IF_ERROR(RunOp(be, Desc(Op::kSoftmax, act), {ws.logits}, {ws.logits}, "softmax"));
-    if (act != DType::kF32)
-      RETURN_IF_ERROR(RunOp(be, Desc(Op::kCast, act), {ws.logits}, {ws.probs32}, "probs cast"));
-  }
+  RETURN_IF_ERROR(ops.HeadProbs(ws.x, ws.h));
   std::vector<float> probs(static_cast<size_t>(c.classes));
   RETURN_IF_ERROR(be->Copy(probs.data(), DeviceKind::kCpu, ws.probs32.data, dev, ws.probs32.bytes()));
   RETURN_IF_ERROR(be->Synchronize());

@@ -1,0 +1,82 @@
+// The steps shared by the full forward and the one-tick decode (see forward_ops.h).
+#include "model/forward_ops.h"
+
+#include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
+
+namespace flashtick {
+
+OpDesc ModelOpDesc(Op op, DType dtype) {
+  OpDesc d;
+  d.op = op;
+  d.dtype = dtype;
+  return d;
+}
+
+absl::Status ForwardOps::Run(const OpDesc& d, std::initializer_list<TensorView> in,
+                             std::initializer_list<TensorView> out,
+                             const std::string& where) const {
+  absl::Status s = be_->Run(d, absl::Span<const TensorView>(in.begin(), in.size()),
+                            absl::Span<const TensorView>(out.begin(), out.size()));
+  if (!s.ok()) return absl::Status(s.code(), absl::StrCat(pass_, ", ", where, ": ", s.message()));
+  return s;
+}
+
+absl::Status ForwardOps::Linear(const TensorView& x, const std::string& name, const TensorView& y,
+                                bool accumulate) const {
+  OpDesc mm = ModelOpDesc(Op::kMatmul, act_);
+  mm.matmul.trans_b = true;
+  mm.matmul.beta = accumulate ? 1.0f : 0.0f;
+  RETURN_IF_ERROR(Run(mm, {x, p_.compute(name + ".weight")}, {y}, name));
+  return Run(ModelOpDesc(Op::kAddBias, act_), {y, p_.compute(name + ".bias")}, {y},
+             name + ".bias");
+}
+
+absl::Status ForwardOps::LayerNorm(const TensorView& x, const std::string& name,
+                                   const TensorView& y) const {
+  OpDesc d = ModelOpDesc(Op::kLayerNorm, act_);
+  d.layernorm.eps = c_.layernorm_eps;
+  const int64_t rows = y.numel() / c_.width;
+  TensorView mean = ws_.mean, rstd = ws_.rstd;
+  mean.shape[0] = rstd.shape[0] = rows;
+  return Run(d, {x, p_.compute(name + ".weight"), p_.compute(name + ".bias")}, {y, mean, rstd},
+             name);
+}
+
+absl::Status ForwardOps::Embed(const float* ticks) const {
+  const DeviceKind dev = be_->device();
+  RETURN_IF_ERROR(be_->Copy(ws_.in32.data, dev, ticks, DeviceKind::kCpu, ws_.in32.bytes()));
+  if (act_ != DType::kF32)
+    RETURN_IF_ERROR(Run(ModelOpDesc(Op::kCast, DType::kF32), {ws_.in32}, {ws_.in}, "ticks cast"));
+  return Linear(ws_.in, "embed", ws_.x, false);
+}
+
+absl::Status ForwardOps::QkvProjection(const std::string& block) const {
+  RETURN_IF_ERROR(LayerNorm(ws_.x, block + "ln1", ws_.h));
+  return Linear(ws_.h, block + "attn.qkv", ws_.qkv, false);
+}
+
+absl::Status ForwardOps::ProjectionAndMlp(const std::string& block) const {
+  RETURN_IF_ERROR(Linear(ws_.att, block + "attn.proj", ws_.x, true));
+  RETURN_IF_ERROR(LayerNorm(ws_.x, block + "ln2", ws_.h));
+  RETURN_IF_ERROR(Linear(ws_.h, block + "mlp.fc1", ws_.mlp, false));
+  RETURN_IF_ERROR(Run(ModelOpDesc(Op::kGelu, act_), {ws_.mlp}, {ws_.mlp}, block + "gelu"));
+  return Linear(ws_.mlp, block + "mlp.fc2", ws_.x, true);
+}
+
+absl::Status ForwardOps::HeadProbs(const TensorView& xs, const TensorView& hs) const {
+  RETURN_IF_ERROR(LayerNorm(xs, "ln_f", hs));
+  RETURN_IF_ERROR(Linear(hs, "head", ws_.logits, false));
+  if (act_ == DType::kBF16 || act_ == DType::kF16) {
+    // Softmax in fp32: bf16 probabilities would carry only ~3 significant digits.
+    RETURN_IF_ERROR(
+        Run(ModelOpDesc(Op::kCast, act_), {ws_.logits}, {ws_.probs32}, "logits cast"));
+    return Run(ModelOpDesc(Op::kSoftmax, DType::kF32), {ws_.probs32}, {ws_.probs32}, "softmax");
+  }
+  RETURN_IF_ERROR(Run(ModelOpDesc(Op::kSoftmax, act_), {ws_.logits}, {ws_.logits}, "softmax"));
+  if (act_ != DType::kF32)
+    return Run(ModelOpDesc(Op::kCast, act_), {ws_.logits}, {ws_.probs32}, "probs cast");
+  return absl::OkStatus();
+}
+
+}  // namespace flashtick
