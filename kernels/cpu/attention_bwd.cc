@@ -127,18 +127,15 @@ void PassDkDv(const BwdArgs<T>& a, ThreadPool* pool) {
 template <typename T>
 void PassDq(const BwdArgs<T>& a, ThreadPool* pool) {
   const auto& s = a.s;
-  const int64_t D = s.D, group = s.H / s.Hkv, nqb = attn::CeilDiv(s.T, kBlockQ);
-  pool->ParallelFor(s.B * s.H * nqb, 1, [&](int64_t begin, int64_t end) {
+  const int64_t D = s.D;
+  pool->ParallelFor(attn::NumQueryBlockTasks(s), 1, [&](int64_t begin, int64_t end) {
     std::vector<double> qt(kBlockQ * D), dot(kBlockQ * D), kt(kBlockK * D), vt(kBlockK * D);
     std::vector<double> p(kBlockQ * kBlockK), ds(kBlockQ * kBlockK), dq(kBlockQ * D);
     for (int64_t item = begin; item < end; ++item) {
-      const int64_t qb = nqb - 1 - item % nqb, bh = item / nqb;  // longest tasks first
-      const int64_t b = bh / s.H, h = bh % s.H, hk = h / group;
-      const int64_t i0 = qb * kBlockQ, nq = std::min(kBlockQ, s.T - i0);
+      const auto [b, h, hk, i0, nq, j_end] = attn::QueryBlockTaskAt(item, s, a.causal);
       attn::LoadRows(a.q, b, h, i0, nq, D, a.scale, qt.data());
       attn::LoadRows(a.dout, b, h, i0, nq, D, 1.0, dot.data());
       std::fill(dq.begin(), dq.end(), 0.0);
-      const int64_t j_end = a.causal ? i0 + nq : s.T;
       for (int64_t j0 = 0; j0 < j_end; j0 += kBlockK) {
         const int64_t nk = std::min(kBlockK, j_end - j0);
         attn::LoadRows(a.k, b, hk, j0, nk, D, 1.0, kt.data());
@@ -181,12 +178,9 @@ void BwdImpl(const AttentionShape& s, bool causal, double scale, In in, Out out,
 }  // namespace
 
 absl::Status AttentionBwd(const OpDesc& desc, In in, Out out, CpuContext& ctx) {
-  RETURN_IF_ERROR(CheckAttentionArity(Op::kAttentionBwd, in.size(), out.size()));
   AttentionShape s;
-  RETURN_IF_ERROR(CheckAttentionArgs(in[0], in[1], in[2], &s));
+  RETURN_IF_ERROR(attn::CheckCpuAttentionQkv(Op::kAttentionBwd, in, out, &s));
   const DType dt = in[0].dtype;
-  if (dt != DType::kF32 && dt != DType::kF64)
-    return absl::UnimplementedError("cpu_reference: attention_bwd runs in fp32 or fp64");
   const DType st = AttentionStatsDType(dt);
   RETURN_IF_ERROR(CheckAttentionTensor("O", in[3], s.B, s.T, s.H, s.D, dt));
   RETURN_IF_ERROR(CheckAttentionTensor("dO", in[4], s.B, s.T, s.H, s.D, dt));

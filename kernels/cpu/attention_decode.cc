@@ -79,8 +79,7 @@ absl::Status AttentionDecode(const OpDesc& desc, In in, Out out, CpuContext& ctx
   AttentionShape s;
   RETURN_IF_ERROR(CheckAttentionDecodeArgs(in[0], in[1], in[2], &s));
   const DType dt = in[0].dtype;
-  if (dt != DType::kF32 && dt != DType::kF64)
-    return absl::UnimplementedError("cpu_reference: attention_decode runs in fp32 or fp64");
+  RETURN_IF_ERROR(attn::CheckCpuAttentionDType(Op::kAttentionDecode, dt));
   RETURN_IF_ERROR(CheckAttentionTensor("o", out[0], s.B, 1, s.H, s.D, dt));
   const double scale = AttentionScale(desc.attention, s.D);
   if (dt == DType::kF32)

@@ -30,23 +30,17 @@ void FwdImpl(const AttentionShape& s, bool causal, double scale, In in, Out out,
   const auto v = attn::Rows<const T>(in[2]);
   const auto o = attn::Rows<T>(out[0]);
   T* lse = out[1].as<T>();  // [B, H, T] contiguous
-  const int64_t D = s.D, group = s.H / s.Hkv;
-  const int64_t nqb = attn::CeilDiv(s.T, kBlockQ);
+  const int64_t D = s.D;
 
-  pool->ParallelFor(s.B * s.H * nqb, 1, [&](int64_t begin, int64_t end) {
+  pool->ParallelFor(attn::NumQueryBlockTasks(s), 1, [&](int64_t begin, int64_t end) {
     std::vector<double> qt(kBlockQ * D), kt(kBlockK * D), vt(kBlockK * D), acc(kBlockQ * D);
     std::vector<double> st(kBlockK), m(kBlockQ), l(kBlockQ);
     for (int64_t item = begin; item < end; ++item) {
-      // Last query block first: under causal masking it sees the most keys, and
-      // claiming long tasks first balances the pool.
-      const int64_t qb = nqb - 1 - item % nqb, bh = item / nqb;
-      const int64_t b = bh / s.H, h = bh % s.H, hk = h / group;
-      const int64_t i0 = qb * kBlockQ, nq = std::min(kBlockQ, s.T - i0);
+      const auto [b, h, hk, i0, nq, j_end] = attn::QueryBlockTaskAt(item, s, causal);
       attn::LoadRows(q, b, h, i0, nq, D, scale, qt.data());  // scale folded into Q once
       std::fill(m.begin(), m.end(), kNegInf);
       std::fill(l.begin(), l.end(), 0.0);
       std::fill(acc.begin(), acc.end(), 0.0);
-      const int64_t j_end = causal ? i0 + nq : s.T;  // keys past the block's last row are masked
       for (int64_t j0 = 0; j0 < j_end; j0 += kBlockK) {
         const int64_t nk = std::min(kBlockK, j_end - j0);
         attn::LoadRows(k, b, hk, j0, nk, D, 1.0, kt.data());
@@ -92,12 +86,9 @@ void FwdImpl(const AttentionShape& s, bool causal, double scale, In in, Out out,
 }  // namespace
 
 absl::Status AttentionFwd(const OpDesc& desc, In in, Out out, CpuContext& ctx) {
-  RETURN_IF_ERROR(CheckAttentionArity(Op::kAttentionFwd, in.size(), out.size()));
   AttentionShape s;
-  RETURN_IF_ERROR(CheckAttentionArgs(in[0], in[1], in[2], &s));
+  RETURN_IF_ERROR(attn::CheckCpuAttentionQkv(Op::kAttentionFwd, in, out, &s));
   const DType dt = in[0].dtype;
-  if (dt != DType::kF32 && dt != DType::kF64)
-    return absl::UnimplementedError("cpu_reference: attention_fwd runs in fp32 or fp64");
   RETURN_IF_ERROR(CheckAttentionTensor("O", out[0], s.B, s.T, s.H, s.D, dt));
   RETURN_IF_ERROR(CheckAttentionStats("L", out[1], s, AttentionStatsDType(dt)));
   const double scale = AttentionScale(desc.attention, s.D);

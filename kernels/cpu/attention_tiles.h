@@ -1,6 +1,6 @@
 // Shared pieces of the CPU attention reference (forward, backward, decode): a strided
-// [B, T, H, D] row accessor, tile loads into contiguous fp64 buffers, and the tile
-// sizes. Every CPU attention op accumulates in fp64, so the f64 path is the oracle
+// [B, T, H, D] row accessor, tile loads into contiguous fp64 buffers, the tile
+// sizes, the tasks of the query-block passes, and the argument checks. Every CPU attention op accumulates in fp64, so the f64 path is the oracle
 // and the f32 path differs from it only by input/output rounding.
 // Tiles follow FlashAttention-2 (Alg. 1/2): a block of kBlockQ query rows meets a
 // block of kBlockK key rows at a time, so no T×T buffer ever exists.
@@ -9,6 +9,12 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/types/span.h"
+#include "common/status_macros.h"
+#include "kernels/ops/attention.h"
+#include "kernels/ops/op_desc.h"
 #include "kernels/tensor.h"
 
 namespace flashtick::cpu::attn {
@@ -68,6 +74,50 @@ inline double Dot(const double* a, const double* b, int64_t n) {
 // y += alpha · x
 inline void Axpy(double alpha, const double* x, double* y, int64_t n) {
   for (int64_t d = 0; d < n; ++d) y[d] += alpha * x[d];
+}
+
+// One task of a pass parallel over (b, query head, query block) (the forward, the
+// backward's dQ): query rows [i0, i0 + nq) of head h, which reads key/value head hk,
+// against keys [0, key_end) (under causal masking, keys past the block's last row
+// are masked, so key_end = i0 + nq). Items hand out the last query block first:
+// under causal masking it sees the most keys, and claiming long tasks first
+// balances the pool.
+struct QueryBlockTask {
+  int64_t b, h, hk, i0, nq, key_end;
+};
+
+inline int64_t NumQueryBlockTasks(const AttentionShape& s) {
+  return s.B * s.H * CeilDiv(s.T, kBlockQ);
+}
+
+inline QueryBlockTask QueryBlockTaskAt(int64_t item, const AttentionShape& s, bool causal) {
+  const int64_t nqb = CeilDiv(s.T, kBlockQ);
+  const int64_t qb = nqb - 1 - item % nqb, bh = item / nqb;
+  QueryBlockTask t;
+  t.b = bh / s.H;
+  t.h = bh % s.H;
+  t.hk = t.h / (s.H / s.Hkv);
+  t.i0 = qb * kBlockQ;
+  t.nq = std::min(kBlockQ, s.T - t.i0);
+  t.key_end = causal ? t.i0 + t.nq : s.T;
+  return t;
+}
+
+// The reference runs in fp32 or fp64 only.
+inline absl::Status CheckCpuAttentionDType(Op op, DType dt) {
+  if (dt != DType::kF32 && dt != DType::kF64)
+    return absl::UnimplementedError(
+        absl::StrCat("cpu_reference: ", OpName(op), " runs in fp32 or fp64"));
+  return absl::OkStatus();
+}
+
+// The checks attention_fwd and attention_bwd start with: the input/output counts,
+// the Q, K, V shapes (into *s), and a dtype the reference runs in.
+inline absl::Status CheckCpuAttentionQkv(Op op, absl::Span<const TensorView> in,
+                                         absl::Span<const TensorView> out, AttentionShape* s) {
+  RETURN_IF_ERROR(CheckAttentionArity(op, in.size(), out.size()));
+  RETURN_IF_ERROR(CheckAttentionArgs(in[0], in[1], in[2], s));
+  return CheckCpuAttentionDType(op, in[0].dtype);
 }
 
 }  // namespace flashtick::cpu::attn
