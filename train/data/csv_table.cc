@@ -127,6 +127,11 @@ int CsvTable::Find(std::initializer_list<absl::string_view> aliases) const {
   return -1;
 }
 
+int CsvTable::TimeColumn() const {
+  const int c = Find({"timestamp", "time", "datetime", "date"});
+  return c < 0 ? 0 : c;
+}
+
 absl::StatusOr<double> CsvTable::Number(const CsvRow& row, int col, bool optional,
                                         double empty_value) const {
   const std::string& f = row.fields[col];

@@ -33,6 +33,9 @@ class CsvTable {
 
   // Index of the first header name matching one of `aliases` (lower case), or −1.
   int Find(std::initializer_list<absl::string_view> aliases) const;
+  // The timestamp column every reader uses: the first header named timestamp, time,
+  // datetime or date, else column 0.
+  int TimeColumn() const;
 
   // Parses field `col` of `row` as a finite double. An empty field gives
   // `empty_value` when `optional`, else an error naming the line and column.

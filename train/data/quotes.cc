@@ -11,8 +11,7 @@ namespace flashtick {
 absl::StatusOr<std::vector<Tick>> ParseQuotesCsv(absl::string_view text,
                                                  absl::string_view source_name) {
   ASSIGN_OR_RETURN(CsvTable table, CsvTable::Parse(text, source_name));
-  int c_time = table.Find({"timestamp", "time", "datetime", "date"});
-  if (c_time < 0) c_time = 0;
+  const int c_time = table.TimeColumn();
   const int c_bid = table.Find({"bid"});
   const int c_ask = table.Find({"ask"});
   if (c_bid < 0 || c_ask < 0) {
