@@ -5,6 +5,7 @@
 // fp16 implementation, plus 4 fp32 half-ulps) and finite outputs. Shapes cover T = 1,
 // ragged last tiles, causal tiles above the diagonal, GQA, D ∈ {64, 128}, B·H > 1 and
 // Q/K/V strided as slices of one fused [B, T, 3, H, D] buffer.
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <vector>
@@ -12,6 +13,7 @@
 #include "gtest/gtest.h"
 #include "kernels/common/half.h"
 #include "kernels/cpu/attention_naive.h"
+#include "kernels/cuda/attention/flash_host.h"
 #include "kernels/cuda/attention/flash_variants.cuh"
 
 namespace flashtick {
@@ -112,12 +114,26 @@ void ExpectBound(const char* name, const std::vector<double>& got, const std::ve
   EXPECT_LE(err, 2 * naive_err + 0x1p-18 * max_ref) << name << ": err " << err << " naive " << naive_err;
 }
 
+// The forward as RunFlashFwd enqueues it; with p.num_splits > 1 the split kernel over
+// a z dimension of splits, then the combine.
 template <typename Traits, typename Elem, bool kCausal>
 void EmuForward(const AttentionFwdParams& p) {
   emu::Launch({static_cast<unsigned>(p.B * p.H),
-               static_cast<unsigned>((p.T + Traits::kBlockM - 1) / Traits::kBlockM), 1},
+               static_cast<unsigned>((p.T + Traits::kBlockM - 1) / Traits::kBlockM),
+               static_cast<unsigned>(std::max(1, p.num_splits))},
               Traits::kNThreads, Traits::kSmemBytes,
-              [&] { cuda::flash::flash_fwd_kernel<Traits, Elem, kCausal>(p); });
+              [&] {
+                if (p.num_splits > 1) {
+                  cuda::flash::flash_fwd_kernel<Traits, Elem, kCausal, true>(p);
+                } else {
+                  cuda::flash::flash_fwd_kernel<Traits, Elem, kCausal>(p);
+                }
+              });
+  if (p.num_splits <= 1) return;
+  constexpr int kWarps = cuda::flash::kCombineWarps;
+  const int64_t rows = int64_t{p.B} * p.H * p.T;
+  emu::Launch({static_cast<unsigned>((rows + kWarps - 1) / kWarps), 1, 1}, kWarps * 32, 0,
+              [&] { cuda::flash::flash_fwd_combine_kernel<Elem, Traits::kHeadDim>(p); });
 }
 
 template <typename Traits, typename Elem, bool kCausal>
@@ -134,10 +150,13 @@ void EmuBackward(const AttentionBwdParams& p) {
               [&] { cuda::flash::flash_bwd_convert_dq_kernel<Elem, Traits::kHeadDim>(p); });
 }
 
+// split_blocks > 0: the forward runs split-KV with that many key blocks a split (the
+// backward is the same either way and runs only when split_blocks == 0).
 template <typename FwdTraits, typename BwdTraits, typename Elem, bool kCausal>
-void RunCase(const Shape& s) {
+void RunCase(const Shape& s, int split_blocks = 0) {
   SCOPED_TRACE(testing::Message() << "B=" << s.B << " T=" << s.T << " H=" << s.H << " Hkv=" << s.Hkv
                                   << " D=" << s.D << " causal=" << s.causal
+                                  << " split_blocks=" << split_blocks
                                   << (std::is_same_v<Elem, __nv_bfloat16> ? " bf16" : " fp16"));
   const DType dt = std::is_same_v<Elem, __nv_bfloat16> ? DType::kBF16 : DType::kF16;
   const AttentionShape as{s.B, s.T, s.H, s.Hkv, s.D};
@@ -164,9 +183,20 @@ void RunCase(const Shape& s) {
   fp.B = s.B, fp.T = s.T, fp.H = s.H, fp.Hkv = s.Hkv, fp.D = s.D, fp.group = s.H / s.Hkv;
   fp.scale = scale, fp.scale_log2 = static_cast<float>(scale * 1.4426950408889634);
   fp.causal = s.causal, fp.dtype = dt;
+  std::vector<float> o_part, lse_part;
+  if (split_blocks > 0) {
+    const int key_blocks = (s.T + FwdTraits::kBlockN - 1) / FwdTraits::kBlockN;
+    fp.split_blocks = split_blocks;
+    fp.num_splits = (key_blocks + split_blocks - 1) / split_blocks;
+    ASSERT_GT(fp.num_splits, 1) << "a split case must split";
+    o_part.assign(size_t(fp.num_splits) * ns * s.D, NAN);  // NaN until written: the
+    lse_part.assign(size_t(fp.num_splits) * ns, NAN);      // combine must not read unwritten O
+    fp.o_part = o_part.data(), fp.lse_part = lse_part.data();
+  }
   EmuForward<FwdTraits, Elem, kCausal>(fp);
   ExpectBound("O", Get<Elem>(o, s, s.H), o_naive, o_ref);
   ExpectBound("L", std::vector<double>(lse.begin(), lse.end()), l_naive, l_ref);
+  if (split_blocks > 0) return;
 
   // Backward on the fp64 forward's O and L (the op contract's inputs), stored as the
   // kernel reads them: O exact in 16 bits, L in fp32.
@@ -216,6 +246,34 @@ TEST(FlashEmuTest, D64Fp16Causal) { RunCase<FwdTraitsD64, BwdTraitsD64, __half, 
 TEST(FlashEmuTest, D128Bf16Causal) {
   for (const Shape s : {Shape{1, 1, 1, 1, 128, true}, Shape{1, 150, 2, 1, 128, true}})
     RunCase<FwdTraitsD128, BwdTraitsD128, __nv_bfloat16, true>(s);
+}
+
+// Split-KV forward: partials over key-block ranges merged by the combine. Causal with
+// splits that lie wholly past the diagonal of the first query blocks (their CTAs only
+// mark L_s = −inf), a ragged last key block, GQA, B·H > 1; D = 128's 64-key blocks put
+// a split boundary inside a 128-row query block, so some rows see no key of a split.
+TEST(FlashEmuTest, SplitKvForward) {
+  RunCase<FwdTraitsD64, BwdTraitsD64, __nv_bfloat16, true>({1, 300, 1, 1, 64, true}, 1);
+  RunCase<FwdTraitsD64, BwdTraitsD64, __nv_bfloat16, true>({2, 260, 2, 1, 64, true}, 2);
+  RunCase<FwdTraitsD64, BwdTraitsD64, __half, false>({1, 300, 1, 1, 64, false}, 1);
+  RunCase<FwdTraitsD128, BwdTraitsD128, __nv_bfloat16, true>({1, 200, 1, 1, 128, true}, 1);
+  RunCase<FwdTraitsD128, BwdTraitsD128, __half, true>({1, 250, 2, 2, 128, true}, 3);
+}
+
+// The split choice (flash_host.h): none where the grid fills the GPU, a few where one
+// instrument's day leaves SMs idle, bounded, and never for short sequences.
+TEST(FlashSplitHeuristic, SplitsOnlyWhereTheGridUnderfillsTheGpu) {
+  using cuda::flash::FlashFwdNumSplits;
+  const cuda::flash::FlashFwdTiles d64{128, 128, 2};
+  constexpr int kH200Sms = 132;
+  EXPECT_EQ(FlashFwdNumSplits(12, 23400, true, d64, kH200Sms), 1);  // the benchmark's B·H
+  EXPECT_EQ(FlashFwdNumSplits(1, 512, true, d64, kH200Sms), 1);     // 4 blocks: too short
+  const int day = FlashFwdNumSplits(1, 23400, true, d64, kH200Sms);  // 183 blocks, 1 head
+  EXPECT_GE(day, 2);
+  EXPECT_LE(day, 4);
+  EXPECT_GE(FlashFwdNumSplits(1, 23400, false, d64, kH200Sms), 2);
+  EXPECT_LE(FlashFwdNumSplits(1, 1 << 20, true, d64, kH200Sms), cuda::flash::kMaxSplits);
+  EXPECT_EQ(FlashFwdNumSplits(1, 23400, true, d64, 0), 1);  // no device properties
 }
 
 TEST(FlashEmuTest, D128Fp16NonCausal) {

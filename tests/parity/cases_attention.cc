@@ -2,7 +2,8 @@
 // Shape table: T = 1; T not a multiple of any tile (37, 129, 1000); causal tiles that
 // are fully masked above the diagonal and a ragged last tile of one row (T = 129);
 // D ∈ {64, 128}; GQA H = 8, Hkv = 2; B·H > 1; Q/K/V as slices of a fused
-// [B, T, 3, H, D] projection (NaN in the gaps); a long T = 4096 on GPU targets.
+// [B, T, 3, H, D] projection (NaN in the gaps); a long T = 4096 on GPU targets; one
+// head at T = 2500, where the CUDA forward splits the keys (split-KV).
 // Forward and backward also carry the FlashAttention bound against the naive
 // implementation in the target's precision (kernels/cpu/attention_naive.h).
 #include "absl/strings/str_cat.h"
@@ -161,6 +162,10 @@ const AttnShape kShapes[] = {
     {1, 77, 8, 2, 128, false, true},   {2, 1000, 4, 4, 64, true},
     {1, 1000, 2, 2, 128, true},        {1, 4096, 4, 4, 64, true, false, true},
     {1, 4096, 2, 2, 128, true, false, true}, {1, 4096, 8, 2, 64, false, false, true},
+    // One head of one instrument (the serving shape): on a GPU of ≥ 20 SMs the CUDA
+    // forward runs split-KV (FlashFwdNumSplits: 20 query blocks, 3 splits of 7 key
+    // blocks, the last ragged); the 4096 cases above split too on the H200.
+    {1, 2500, 1, 1, 64, true},
 };
 
 const AttnShape kDecodeShapes[] = {

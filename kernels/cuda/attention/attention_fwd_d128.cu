@@ -11,7 +11,12 @@ cudaError_t LaunchFlashFwd<128>(const AttentionFwdParams& p, cudaStream_t stream
 
 template <>
 const char* FlashFwdVariant<128>() {
-  return "fwd_d128_m128n64w4";
+  return "fwd_d128_m128n64w4_splitkv";
+}
+
+template <>
+FlashFwdTiles FlashFwdTileShape<128>() {
+  return {FwdTraitsD128::kBlockM, FwdTraitsD128::kBlockN, FwdTraitsD128::kMinBlocksPerSm};
 }
 
 }  // namespace flashtick::cuda::flash

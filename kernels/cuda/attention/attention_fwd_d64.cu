@@ -11,7 +11,12 @@ cudaError_t LaunchFlashFwd<64>(const AttentionFwdParams& p, cudaStream_t stream)
 
 template <>
 const char* FlashFwdVariant<64>() {
-  return "fwd_d64_m128n128w4";
+  return "fwd_d64_m128n128w4_splitkv";
+}
+
+template <>
+FlashFwdTiles FlashFwdTileShape<64>() {
+  return {FwdTraitsD64::kBlockM, FwdTraitsD64::kBlockN, FwdTraitsD64::kMinBlocksPerSm};
 }
 
 }  // namespace flashtick::cuda::flash

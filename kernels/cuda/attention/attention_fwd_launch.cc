@@ -2,6 +2,9 @@
 // contract of kernels/ops/attention.h and the kernels' layout needs, fills
 // AttentionFwdParams and enqueues the head-dim variant (attention_fwd_d{64,128}.cu).
 // In: Q [B,T,H,D], K, V [B,T,Hkv,D] (bf16/fp16). Out: O [B,T,H,D], L fp32 [B,H,T].
+// Small B·H at long T runs split-KV with fp32 partials from the context's scratch.
+#include <memory>
+
 #include "common/status_macros.h"
 #include "kernels/common/dispatch.h"
 #include "kernels/cuda/attention/flash_host.h"
@@ -36,6 +39,22 @@ absl::Status AttentionFwd(const OpDesc& desc, In in, Out out, CudaContext& ctx) 
   RETURN_IF_ERROR(flash::FlashScale(desc.attention, s.D, &p.scale, &p.scale_log2));
   p.causal = desc.attention.causal;
   p.dtype = dt;
+  // Split-KV when B·H query blocks would leave the GPU idle (FlashFwdNumSplits).
+  const flash::FlashFwdTiles tiles =
+      HEADDIM_SWITCH(s.D, kHeadDim, [&] { return flash::FlashFwdTileShape<kHeadDim>(); });
+  p.num_splits = flash::FlashFwdNumSplits(s.B * s.H, s.T, p.causal, tiles, ctx.num_sms);
+  std::shared_ptr<void> partials;  // released after the enqueue: the scratch is stream-ordered
+  if (p.num_splits > 1 && ctx.scratch) {
+    const int64_t key_blocks = (s.T + tiles.block_n - 1) / tiles.block_n;
+    p.split_blocks = static_cast<int>((key_blocks + p.num_splits - 1) / p.num_splits);
+    p.num_splits = static_cast<int>((key_blocks + p.split_blocks - 1) / p.split_blocks);
+    const int64_t rows = int64_t{p.num_splits} * s.B * s.H * s.T;
+    ASSIGN_OR_RETURN(partials, ctx.scratch(static_cast<size_t>(rows * (s.D + 1)) * sizeof(float)));
+    p.o_part = static_cast<float*>(partials.get());
+    p.lse_part = p.o_part + rows * s.D;
+  } else {
+    p.num_splits = 1;
+  }
   const cudaError_t err =
       HEADDIM_SWITCH(s.D, kHeadDim, [&] { return flash::LaunchFlashFwd<kHeadDim>(p, ctx.stream); });
   RETURN_IF_CUDA_ERROR(err);

@@ -8,6 +8,8 @@
 // Pipeline per key block n (FA2): wait K(n) | issue V(n) | S = Q K(n)ᵀ | mask |
 // wait V(n) | issue K(n−1) | online softmax | O += P V(n). The loads of V(n) and
 // K(n−1) overlap the two GEMMs; K and V have one buffer each.
+// Split-KV (p.num_splits > 1, see AttentionFwdParams): CTA z walks only its split's
+// key blocks and writes fp32 partials; flash_fwd_combine_kernel merges them.
 #pragma once
 
 #include <cmath>
@@ -44,7 +46,9 @@ struct FlashFwdTraits {
   static_assert(kSmemBytes <= 99 * 1024, "two CTAs per SM must fit in shared memory");
 };
 
-template <typename Traits, typename Elem, bool kCausal>
+// kSplit: the split-KV variant (p.num_splits > 1); a template flag so the unsplit
+// kernel compiles exactly as without it (no extra registers in its main loop).
+template <typename Traits, typename Elem, bool kCausal, bool kSplit = false>
 __global__ void __launch_bounds__(Traits::kNThreads, Traits::kMinBlocksPerSm)
     flash_fwd_kernel(const AttentionFwdParams p) {
   using TileQ = typename Traits::TileQ;
@@ -65,7 +69,20 @@ __global__ void __launch_bounds__(Traits::kNThreads, Traits::kMinBlocksPerSm)
   const int h = blockIdx.x % p.H, b = blockIdx.x / p.H, hk = h / p.group;
   const int T = p.T, m0 = m_block * kBlockM, warp_row0 = warp * Traits::kWarpRows;
   const int key_end = kCausal ? min(T, m0 + kBlockM) : T;  // keys past the last row are masked
-  const int n_blocks = (key_end + kBlockN - 1) / kBlockN;
+  const int n_visible = (key_end + kBlockN - 1) / kBlockN;
+  constexpr bool split = kSplit;
+  const int n_begin = split ? static_cast<int>(blockIdx.z) * p.split_blocks : 0;
+  const int n_blocks = split ? min(n_visible, n_begin + p.split_blocks) : n_visible;
+  // First row of this (split, b, h) in lse_part / o_part; recomputed where used so it
+  // holds no register through the main loop.
+  auto part_rows = [&] { return (static_cast<int64_t>(blockIdx.z) * p.B * p.H + b * p.H + h) * T; };
+  if (split && n_begin >= n_blocks) {
+    // Every key of this split lies past the causal diagonal of these rows: no keys,
+    // L_s = −inf, which the combine skips (O_s is never read).
+    for (int r = tid; r < kBlockM; r += kNThreads)
+      if (m0 + r < T) p.lse_part[part_rows() + m0 + r] = -INFINITY;
+    return;  // the whole CTA, before any barrier
+  }
 
   const Elem* gQ = static_cast<const Elem*>(p.q.ptr) + b * p.q.batch_stride +
                    h * p.q.head_stride + static_cast<int64_t>(m0) * p.q.row_stride;
@@ -86,7 +103,7 @@ __global__ void __launch_bounds__(Traits::kNThreads, Traits::kMinBlocksPerSm)
 #pragma unroll
     for (int half = 0; half < 2; ++half) row_max[mt][half] = -INFINITY, row_sum[mt][half] = 0.0f;
 
-  for (; n >= 0; --n) {
+  for (; n >= n_begin; --n) {
     const int n0 = n * kBlockN;
     CpAsyncWait<0>();
     __syncthreads();  // K(n) (and Q) landed for all; every warp is done reading V(n+1)
@@ -119,7 +136,7 @@ __global__ void __launch_bounds__(Traits::kNThreads, Traits::kMinBlocksPerSm)
 
     CpAsyncWait<0>();
     __syncthreads();  // V(n) landed for all; every warp is done reading K(n)
-    if (n > 0) {
+    if (n > n_begin) {
       const int prev0 = n0 - kBlockN;
       CopyTileAsync<TileKV, kNThreads>(sK, gK + static_cast<int64_t>(prev0) * p.k.row_stride,
                                        p.k.row_stride, T - prev0, tid);
@@ -182,8 +199,9 @@ __global__ void __launch_bounds__(Traits::kNThreads, Traits::kMinBlocksPerSm)
   }
 
   // Epilogue: O = acc / l; L = scale·m + ln l. Rows ≥ T are padding and not written.
+  // Split: the same over this split's keys, O in fp32 to o_part, L to lse_part.
   Elem* gO = static_cast<Elem*>(p.o.ptr) + b * p.o.batch_stride + h * p.o.head_stride;
-  float* lse = p.lse + (static_cast<int64_t>(b) * p.H + h) * T;
+  float* lse = split ? p.lse_part + part_rows() : p.lse + (static_cast<int64_t>(b) * p.H + h) * T;
 #pragma unroll
   for (int mt = 0; mt < kMT; ++mt)
 #pragma unroll
@@ -193,18 +211,69 @@ __global__ void __launch_bounds__(Traits::kNThreads, Traits::kMinBlocksPerSm)
       const float inv = sum > 0.0f ? 1.0f / sum : 0.0f;
       const int row = m0 + warp_row0 + AccRow(mt, 2 * half, lane);
       if (row >= T) continue;
-      Elem* o_row = gO + static_cast<int64_t>(row) * p.o.row_stride;
+      if constexpr (split) {
+        float* o_row = p.o_part + (part_rows() + row) * Traits::kHeadDim;
 #pragma unroll
-      for (int nt = 0; nt < kNTO; ++nt)
-        *reinterpret_cast<uint32_t*>(o_row + AccCol(nt, 0, lane)) =
-            PackFloat2<Elem>(acc_o[mt][nt][2 * half] * inv, acc_o[mt][nt][2 * half + 1] * inv);
+        for (int nt = 0; nt < kNTO; ++nt) {
+          o_row[AccCol(nt, 0, lane)] = acc_o[mt][nt][2 * half] * inv;
+          o_row[AccCol(nt, 0, lane) + 1] = acc_o[mt][nt][2 * half + 1] * inv;
+        }
+      } else {
+        Elem* o_row = gO + static_cast<int64_t>(row) * p.o.row_stride;
+#pragma unroll
+        for (int nt = 0; nt < kNTO; ++nt)
+          *reinterpret_cast<uint32_t*>(o_row + AccCol(nt, 0, lane)) =
+              PackFloat2<Elem>(acc_o[mt][nt][2 * half] * inv, acc_o[mt][nt][2 * half + 1] * inv);
+      }
       if (lane % 4 == 0)
         lse[row] = sum > 0.0f ? row_max[mt][half] * p.scale + logf(sum) : -INFINITY;
     }
 }
 
+// Merges the split-KV partials of one query row per warp (rows in x, 4 warps a CTA):
+// L = m + log Σ_s exp(L_s − m) with m = max_s L_s, O = Σ_s exp(L_s − L) · O_s, the
+// splits with L_s = −inf (no visible key) skipped. Every row sees key 0 (split 0)
+// under causal masking and every key otherwise, so some L_s is finite.
+inline constexpr int kCombineWarps = 4;
+
+template <typename Elem, int kHeadDim>
+__global__ void __launch_bounds__(kCombineWarps * kWarpSize)
+    flash_fwd_combine_kernel(const AttentionFwdParams p) {
+  constexpr int kPer = kHeadDim / kWarpSize;  // 2 or 4 consecutive elements per lane
+  const int lane = threadIdx.x % kWarpSize;
+  const int64_t rows = static_cast<int64_t>(p.B) * p.H * p.T;
+  const int64_t row = static_cast<int64_t>(blockIdx.x) * kCombineWarps + threadIdx.x / kWarpSize;
+  if (row >= rows) return;  // whole warps exit together
+  const int t = static_cast<int>(row % p.T), bh = static_cast<int>(row / p.T);
+  const int b = bh / p.H, h = bh % p.H;
+  float m = -INFINITY;
+  for (int s = 0; s < p.num_splits; ++s) m = fmaxf(m, p.lse_part[s * rows + row]);
+  float sum = 0.0f;
+  for (int s = 0; s < p.num_splits; ++s) {
+    const float ls = p.lse_part[s * rows + row];
+    if (ls != -INFINITY) sum += expf(ls - m);
+  }
+  const float lse = m == -INFINITY ? -INFINITY : m + logf(sum);
+  float o[kPer] = {};
+  for (int s = 0; s < p.num_splits; ++s) {
+    const float ls = p.lse_part[s * rows + row];
+    if (ls == -INFINITY) continue;
+    const float w = expf(ls - lse);
+    const float* po = p.o_part + (s * rows + row) * kHeadDim + lane * kPer;
+#pragma unroll
+    for (int j = 0; j < kPer; ++j) o[j] += w * po[j];
+  }
+  Elem* out = static_cast<Elem*>(p.o.ptr) + b * p.o.batch_stride + h * p.o.head_stride +
+              static_cast<int64_t>(t) * p.o.row_stride + lane * kPer;
+#pragma unroll
+  for (int j = 0; j < kPer; j += 2)
+    *reinterpret_cast<uint32_t*>(out + j) = PackFloat2<Elem>(o[j], o[j + 1]);
+  if (lane == 0) p.lse[row] = lse;  // [B, H, T]: row = (b·H + h)·T + t
+}
+
 #ifndef FLASHTICK_CUDA_EMULATION
-// Enqueues the forward for one traits choice; Elem and causal from the params.
+// Enqueues the forward for one traits choice; Elem and causal from the params; with
+// num_splits > 1 the split kernel and then the combine.
 template <typename Traits>
 cudaError_t RunFlashFwd(const AttentionFwdParams& p, cudaStream_t stream) {
   auto launch = [&](auto kernel) {
@@ -214,16 +283,35 @@ cudaError_t RunFlashFwd(const AttentionFwdParams& p, cudaStream_t stream) {
           cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
       if (err != cudaSuccess) return err;
     }
-    const dim3 grid(p.B * p.H, (p.T + Traits::kBlockM - 1) / Traits::kBlockM);
+    const dim3 grid(p.B * p.H, (p.T + Traits::kBlockM - 1) / Traits::kBlockM,
+                    p.num_splits > 1 ? p.num_splits : 1);
     kernel<<<grid, Traits::kNThreads, kSmem, stream>>>(p);
     return cudaGetLastError();
   };
+  auto combine = [&](auto kernel) {
+    const int64_t rows = static_cast<int64_t>(p.B) * p.H * p.T;
+    const dim3 grid(static_cast<unsigned>((rows + kCombineWarps - 1) / kCombineWarps));
+    kernel<<<grid, kCombineWarps * kWarpSize, 0, stream>>>(p);
+    return cudaGetLastError();
+  };
   const bool bf16 = p.dtype == DType::kBF16;
+  if (p.num_splits <= 1) {
+    if (p.causal)
+      return bf16 ? launch(flash_fwd_kernel<Traits, __nv_bfloat16, true>)
+                  : launch(flash_fwd_kernel<Traits, __half, true>);
+    return bf16 ? launch(flash_fwd_kernel<Traits, __nv_bfloat16, false>)
+                : launch(flash_fwd_kernel<Traits, __half, false>);
+  }
+  cudaError_t err;
   if (p.causal)
-    return bf16 ? launch(flash_fwd_kernel<Traits, __nv_bfloat16, true>)
-                : launch(flash_fwd_kernel<Traits, __half, true>);
-  return bf16 ? launch(flash_fwd_kernel<Traits, __nv_bfloat16, false>)
-              : launch(flash_fwd_kernel<Traits, __half, false>);
+    err = bf16 ? launch(flash_fwd_kernel<Traits, __nv_bfloat16, true, true>)
+               : launch(flash_fwd_kernel<Traits, __half, true, true>);
+  else
+    err = bf16 ? launch(flash_fwd_kernel<Traits, __nv_bfloat16, false, true>)
+               : launch(flash_fwd_kernel<Traits, __half, false, true>);
+  if (err != cudaSuccess) return err;
+  return bf16 ? combine(flash_fwd_combine_kernel<__nv_bfloat16, Traits::kHeadDim>)
+              : combine(flash_fwd_combine_kernel<__half, Traits::kHeadDim>);
 }
 #endif  // FLASHTICK_CUDA_EMULATION
 

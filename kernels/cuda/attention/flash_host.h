@@ -4,6 +4,7 @@
 // aligned rows for cp.async, strides in multiples of 8 elements). Host-only.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 
 #include "absl/status/status.h"
@@ -42,6 +43,41 @@ inline absl::Status CheckFlashLayout(const char* name, const TensorView& t) {
           "flash_cuda: the B, T and head strides of ", name, " must be multiples of 8 elements; got ",
           t.stride(0), ", ", t.stride(1), ", ", t.stride(2)));
   return absl::OkStatus();
+}
+
+// How many key splits the forward runs with (AttentionFwdParams::num_splits). A CTA
+// of query block i walks n_i key blocks (n_i grows along the causal diagonal); with
+// `slots` = num_sms · ctas_per_sm resident CTAs, the forward takes about
+//   max(max_i n_i, Σ_i n_i · B·H / slots)
+// block steps: when B·H is small (serving one instrument: B = H = 1) the first term
+// wins and most SMs idle while the last query blocks run alone. Splitting the keys in
+// s parts bounds a CTA at ⌈max n / s⌉ steps, at the price of fp32 partials (s·B·H·T·
+// (D+1)·4 bytes) and a combine pass; s is the fewest splits that bring the longest
+// CTA down to the balanced figure, with at least kMinSplitBlocks steps a split (short
+// rows are not worth a combine) and at most kMaxSplits. 1 when the grid already fills
+// the GPU, e.g. the benchmark's B·H = 12 at any N.
+inline constexpr int kMinSplitBlocks = 8;
+inline constexpr int kMaxSplits = 16;
+
+inline int FlashFwdNumSplits(int64_t batch_heads, int64_t T, bool causal, const FlashFwdTiles& tiles,
+                             int num_sms) {
+  if (num_sms <= 0 || tiles.block_m <= 0 || tiles.block_n <= 0 || T <= 0) return 1;
+  const int64_t m_blocks = (T + tiles.block_m - 1) / tiles.block_m;
+  const int64_t all_keys = (T + tiles.block_n - 1) / tiles.block_n;
+  int64_t longest = 0, steps = 0;
+  for (int64_t i = 0; i < m_blocks; ++i) {
+    const int64_t key_end = causal ? std::min(T, (i + 1) * tiles.block_m) : T;
+    const int64_t n = causal ? (key_end + tiles.block_n - 1) / tiles.block_n : all_keys;
+    longest = std::max(longest, n);
+    steps += n;
+  }
+  const int64_t slots = int64_t{num_sms} * std::max(1, tiles.ctas_per_sm);
+  const int64_t balanced = (steps * batch_heads + slots - 1) / slots;
+  // Within 25% of balanced already: splitting would add a pass for little.
+  if (4 * longest <= 5 * balanced) return 1;
+  const int64_t per_split = std::max<int64_t>(balanced, kMinSplitBlocks);
+  const int64_t splits = (longest + per_split - 1) / per_split;
+  return static_cast<int>(std::clamp<int64_t>(splits, 1, kMaxSplits));
 }
 
 inline BthdArg ToArg(const TensorView& t) {

@@ -31,6 +31,23 @@ struct AttentionFwdParams {
   float scale_log2 = 0.0f; // scale · log2(e): exp(scale·s − m) = exp2(scale_log2·s − m')
   bool causal = false;
   DType dtype = DType::kBF16;  // kBF16 or kF16
+  // Split-KV (flash-decoding applied to the whole forward): with num_splits > 1 the
+  // grid gains a z dimension, CTA (·, ·, s) attends to key blocks [s·split_blocks,
+  // (s+1)·split_blocks) only and writes its rows' normalised fp32 O and their LSE over
+  // those keys to o_part [num_splits, B, H, T, D] and lse_part [num_splits, B, H, T]
+  // (−inf: no visible key in the split); a combine kernel then writes O and L:
+  //   L = log Σ_s exp(L_s),  O = Σ_s exp(L_s − L) · O_s.
+  // Used when B·H·(query blocks) would leave SMs idle while the causal diagonal's
+  // longest rows run alone (FlashFwdNumSplits, flash_host.h).
+  int num_splits = 1;
+  int split_blocks = 0;       // key blocks per split
+  float* o_part = nullptr;
+  float* lse_part = nullptr;
+};
+
+// The forward's tile shape for a head dim, for the host's split choice.
+struct FlashFwdTiles {
+  int block_m = 0, block_n = 0, ctas_per_sm = 0;
 };
 
 struct AttentionBwdParams {
@@ -71,9 +88,11 @@ cudaError_t LaunchFlashDecode(const AttentionDecodeParams& p, cudaStream_t strea
 inline constexpr int kFlashDecodeChunk = 256;
 
 // The variant the launchers run for a head dim, named from its traits (tile sizes and
-// warps), for Backend::KernelPath: e.g. "fwd_d64_m128n128w4".
+// warps), for Backend::KernelPath: e.g. "fwd_d64_m128n128w4_splitkv".
 template <int kHeadDim>
 const char* FlashFwdVariant();
+template <int kHeadDim>
+FlashFwdTiles FlashFwdTileShape();
 template <int kHeadDim>
 const char* FlashBwdVariant();
 
