@@ -1,6 +1,7 @@
 // Names of the attention kernel variants the CUDA launchers run, reported by
 // Backend::KernelPath in every response, metric and report:
-//   flash_cuda_<op>_d<D>_m<BlockM>n<BlockN>w<warps>_sm<cc>, e.g. flash_cuda_fwd_d64_m128n128w4_sm90
+//   flash_cuda_<op>_d<D>_m<BlockM>n<BlockN>w<warps>_sm<cc>, e.g. flash_cuda_fwd_d64_m128n128w4_splitkv_sm90
+// (`_splitkv`: the forward splits the keys when the grid would underfill the GPU)
 // and flash_cuda_unsupported_<why> where Run would return Unimplemented.
 #include "absl/strings/str_cat.h"
 #include "kernels/cuda/attention/flash_params.h"
