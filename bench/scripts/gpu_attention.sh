@@ -14,6 +14,7 @@
 #   10-minute device call can run one stage at a time).
 # Env: FLASHTICK_DEPS_PREFIX (carried Abseil/gtest/json, appended to CMAKE_PREFIX_PATH),
 #      ATTN_ARCH (default 90), ATTN_BUILD (build dir), ATTN_N / ATTN_D (bench lists),
+#      ATTN_HEADS (default 12; B = 1), ATTN_TAG (suffix of the jsonl/ratios names),
 #      ATTN_SANITIZE=1.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -22,6 +23,8 @@ build=${ATTN_BUILD:-$root/build/gpu-attention}
 arch=${ATTN_ARCH:-90}
 ns=${ATTN_N:-2048,4096,8192,16384,23400,32768,65536,131072,262144}
 ds=${ATTN_D:-64,128}
+heads=${ATTN_HEADS:-12}
+tag=${ATTN_TAG:-}
 python=$(command -v python3)
 stages=${*:-build test bench}
 mkdir -p "$out"
@@ -66,16 +69,16 @@ if [[ " $stages " == *" bench "* ]]; then
   gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1 | tr ' ' '_' | tr -cd '[:alnum:]_-')
   driver=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -1)
   commit=$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)
-  jsonl="$out/attention-${gpu}-$(date +%F).jsonl"
+  jsonl="$out/attention-${gpu}-$(date +%F)${tag}.jsonl"
   echo "{\"bench\":\"meta\",\"gpu\":\"$gpu\",\"driver\":\"$driver\",\"commit\":\"$commit\",\"date\":\"$(date -u +%FT%TZ)\"}" > "$jsonl"
-  "$build/bench/attention/bench_attention" --n "$ns" --d "$ds" --commit "$commit" \
+  "$build/bench/attention/bench_attention" --n "$ns" --d "$ds" --heads "$heads" --commit "$commit" \
     > "$out/attention_ours.jsonl" 2> "$out/attention_bench.log" || note "bench_attention FAILED (see attention_bench.log)"
-  "$python" "$root/bench/attention/torch_attention.py" --n "$ns" --d "$ds" --commit "$commit" \
+  "$python" "$root/bench/attention/torch_attention.py" --n "$ns" --d "$ds" --heads "$heads" --commit "$commit" \
     > "$out/attention_torch.jsonl" 2> "$out/attention_torch.log" || note "torch_attention.py FAILED (see attention_torch.log)"
   cat "$out/attention_ours.jsonl" "$out/attention_torch.jsonl" >> "$jsonl"
   "$python" "$root/bench/attention/merge_ratios.py" "$out/attention_ours.jsonl" "$out/attention_torch.jsonl" \
-    > "$out/attention_ratios.txt" 2>&1
-  cat "$out/attention_ratios.txt" >> "$summary"
-  cat "$out/attention_ratios.txt"
+    > "$out/attention_ratios${tag}.txt" 2>&1
+  cat "$out/attention_ratios${tag}.txt" >> "$summary"
+  cat "$out/attention_ratios${tag}.txt"
   echo "results: $jsonl"
 fi

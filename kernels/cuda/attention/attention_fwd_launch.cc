@@ -3,6 +3,8 @@
 // AttentionFwdParams and enqueues the head-dim variant (attention_fwd_d{64,128}.cu).
 // In: Q [B,T,H,D], K, V [B,T,Hkv,D] (bf16/fp16). Out: O [B,T,H,D], L fp32 [B,H,T].
 // Small B·H at long T runs split-KV with fp32 partials from the context's scratch.
+#include <algorithm>
+#include <cstdlib>
 #include <memory>
 
 #include "common/status_macros.h"
@@ -12,6 +14,21 @@
 #include "kernels/cuda/cuda_ops.h"
 
 namespace flashtick::cuda {
+namespace {
+
+// FLASHTICK_FWD_SPLITS=k (k ≥ 1) fixes the number of key splits, for the benchmarks'
+// A/B of split-KV against the unsplit kernel in one run (1: never split); unset or 0:
+// FlashFwdNumSplits decides. Read once.
+int ForcedFwdSplits() {
+  static const int forced = [] {
+    const char* v = std::getenv("FLASHTICK_FWD_SPLITS");
+    const int k = v != nullptr ? std::atoi(v) : 0;
+    return k > 0 ? std::min(k, flash::kMaxSplits) : 0;
+  }();
+  return forced;
+}
+
+}  // namespace
 
 absl::Status AttentionFwd(const OpDesc& desc, In in, Out out, CudaContext& ctx) {
   RETURN_IF_ERROR(CheckAttentionArity(Op::kAttentionFwd, in.size(), out.size()));
@@ -42,7 +59,9 @@ absl::Status AttentionFwd(const OpDesc& desc, In in, Out out, CudaContext& ctx) 
   // Split-KV when B·H query blocks would leave the GPU idle (FlashFwdNumSplits).
   const flash::FlashFwdTiles tiles =
       HEADDIM_SWITCH(s.D, kHeadDim, [&] { return flash::FlashFwdTileShape<kHeadDim>(); });
-  p.num_splits = flash::FlashFwdNumSplits(s.B * s.H, s.T, p.causal, tiles, ctx.num_sms);
+  p.num_splits = ForcedFwdSplits() > 0
+                     ? ForcedFwdSplits()
+                     : flash::FlashFwdNumSplits(s.B * s.H, s.T, p.causal, tiles, ctx.num_sms);
   std::shared_ptr<void> partials;  // released after the enqueue: the scratch is stream-ordered
   if (p.num_splits > 1 && ctx.scratch) {
     const int64_t key_blocks = (s.T + tiles.block_n - 1) / tiles.block_n;
