@@ -7,17 +7,20 @@
 # land in $OUT/<preset>/; commit them under docs/sweeps/<preset>-h200/. Resumable: a
 # second call with the same $SWEEP_DIR (the machine still warm) continues from the
 # arms' checkpoints and skips finished arms.
-# Cost (train/sweep/sweep_presets.cc has the reasoning): ~630 optimizer steps of
+# Cost (train/sweep/sweep_presets.cc has the reasoning): ~860 optimizer steps of
 # 65,536 tokens per arm; from the H200 step times in bench/results/h200-2026-11-29-
 # da79869 (2.4 / 5.4 / 65.5 ms at N = 512 / 4,096 / 23,400 for a 48-head-layer
 # width-768 model) this 4-head-layer width-128 model takes ≲ 10 ms a step at N = 512
-# and 4,096 and ≈ 20 ms at 32,768: ≈ 5 + 5 + 13 s of training per preset, plus 20
+# and 4,096 and ≈ 20 ms at 32,768: ≈ 9 + 9 + 17 s of training per preset, plus 20
 # test days of evaluation and the precision check (2 windows of N = 32,768 on the
 # float64 CPU reference, ~1 min on 16 cores). Upper bound (the big model's whole
-# step time per token): ~2.5 min for the N = 32,768 arm. Expected: first call builds
+# step time per token): ~3.4 min for the N = 32,768 arm. Expected: first call builds
 # flashtick_sweep (a few minutes on 16 cores) and runs `planted`; `planted_null`
 # in the same call if time is left, else in a second call; a third only if a
 # preset hit its limit.
+# Status: the CPU twin (planted_small, docs/sweeps/planted_small.md) has not shown the
+# N=512 twin arm learning its offsets at this training budget, so this sweep would most
+# likely FAIL for want of training; tune on the twin first (the doc says what to try).
 # Usage (repository root):
 #   OUT=/some/dir bench/scripts/gpu_sweep.sh [planted] [planted_null]   (default: both)
 # Env: SWEEP_BUILD (build dir, default build/gpu-kernels), SWEEP_DIR (work dirs, default
