@@ -48,8 +48,11 @@ python3 - "$mport" <<'PY'
 import sys, urllib.request
 text = urllib.request.urlopen(f"http://127.0.0.1:{sys.argv[1]}/metrics", timeout=5).read().decode()
 for line in text.splitlines():
-    if line.startswith(("flashtick_requests_total", "flashtick_request_duration_seconds_count",
-                        "flashtick_model_info")):
+    if line.startswith(("flashtick_requests_total{code=\"OK\",method=\"ModelInfer\"",
+                        "flashtick_request_duration_seconds_sum{method=\"ModelInfer\"",
+                        "flashtick_request_gpu_peak_bytes_sum{method=\"ModelInfer\"",
+                        "flashtick_gpu_memory_", "flashtick_model_info",
+                        "process_resident_memory_bytes", "process_cpu_seconds_total")):
         print("  " + line)
 PY
 
