@@ -123,15 +123,19 @@ absl::Status WriteFileAtomic(const std::string& path, absl::string_view contents
   return absl::OkStatus();
 }
 
-std::vector<std::string> RemoveInterruptedAtomicWrites(const std::string& dir) {
+std::vector<std::string> RemoveInterruptedAtomicWrites(
+    const std::string& dir, bool recursive,
+    const std::function<bool(const std::string& target)>& is_target) {
   std::vector<std::string> removed;
   std::error_code ec;
   for (std::filesystem::recursive_directory_iterator it(dir, ec), end; !ec && it != end;
        it.increment(ec)) {
+    if (!recursive) it.disable_recursion_pending();
     if (!it->is_regular_file(ec)) continue;
     std::string target;
     int64_t pid = 0;
     if (!ParseAtomicWriteTempName(it->path().filename().string(), &target, &pid)) continue;
+    if (is_target && !is_target(target)) continue;
     // kill(pid, 0) probes without signalling: 0 or EPERM means the process exists.
     if (pid <= 0 || ::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM) continue;
     std::error_code rm;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -25,11 +26,14 @@ std::string AtomicWriteTempName(const std::string& path);
 // Whether the file name `name` has that form; if so, the name it was to be renamed to
 // (same directory) and the writer's process id.
 bool ParseAtomicWriteTempName(absl::string_view name, std::string* target, int64_t* pid);
-// Removes, in `dir` and below, the temporary files that atomic writes left when their
-// process died before the rename (the writer's pid is no longer running), and returns
-// their paths. Files of live writers, this process's included, are left alone; a pid
-// reused since is taken for live, so such a file waits for a later call.
-std::vector<std::string> RemoveInterruptedAtomicWrites(const std::string& dir);
+// Removes, in `dir` (and below when `recursive`), the temporary files that atomic writes
+// left when their process died before the rename (the writer's pid is no longer
+// running), and returns their paths. Files of live writers, this process's included,
+// are left alone; a pid reused since is taken for live, so such a file waits for a
+// later call. `is_target` (optional) limits it to writes of the file names it accepts.
+std::vector<std::string> RemoveInterruptedAtomicWrites(
+    const std::string& dir, bool recursive = true,
+    const std::function<bool(const std::string& target)>& is_target = {});
 // mkdir -p; OK when the directory already exists.
 absl::Status MakeDirs(const std::string& dir);
 

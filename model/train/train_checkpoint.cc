@@ -126,22 +126,16 @@ void RemoveStale(const std::string& dir, const std::string& keep1, const std::st
 }  // namespace
 
 std::vector<std::string> TrainCheckpoint::RemoveInterruptedWrites(const std::string& dir) {
+  const std::vector<std::string> paths = RemoveInterruptedAtomicWrites(
+      dir, /*recursive=*/false,
+      [](const std::string& target) { return IsDataFileName(target) || target == kManifest; });
   std::vector<std::string> removed;
-  std::error_code ec;
-  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
-    const std::string n = e.path().filename().string();
-    std::string target;
-    int64_t pid = 0;
-    if (!ParseAtomicWriteTempName(n, &target, &pid)) continue;
-    if (!IsDataFileName(target) && target != kManifest) continue;  // not a file Save writes
-    if (pid == ::getpid()) continue;  // this process's own write, perhaps in flight
-    std::error_code rm;
-    if (!std::filesystem::remove(e.path(), rm)) continue;
+  for (const std::string& path : paths) {
+    removed.push_back(std::filesystem::path(path).filename().string());
     // model/ has no logger (server/logging.h is a layer above); flashtickd's log is
     // its stderr, so the line lands there.
     std::fprintf(stderr, "checkpoint %s: removed %s, left by a write that was interrupted\n",
-                 dir.c_str(), n.c_str());
-    removed.push_back(n);
+                 dir.c_str(), removed.back().c_str());
   }
   return removed;
 }

@@ -31,8 +31,8 @@ class TrainCheckpoint {
 
   static absl::Status Save(Trainer& trainer, const std::string& dir);
   // Removes the temporary files (model/file_io.h: "<name>.tmp.<pid>.<random>") that
-  // writes of Save's own files into `dir` left when killed before their rename, except
-  // this process's (they may be in flight), and says so on stderr. Returns the names
+  // writes of Save's own files into `dir` left when killed before their rename (the
+  // writer no longer runs: RemoveInterruptedAtomicWrites), and says so on stderr. Returns the names
   // removed. Save calls it first; nothing else in `dir` is touched.
   static std::vector<std::string> RemoveInterruptedWrites(const std::string& dir);
   // A trainer in the saved state, on `backend`, with the saved options.
