@@ -273,7 +273,9 @@ TEST_F(ExperimentsServiceTest, SubmitWatchReportList) {
 
 TEST_F(ExperimentsServiceTest, CancelKeepsWhatFinished) {
   v1::Experiment x;
-  ASSERT_TRUE(Submit(TinySweep("cancel", 12), &x).ok());
+  // 40 days: the second arm trains and scores 37 folds (seconds), so the cancel, sent within a
+  // poll of its first step, lands long before its end even on a loaded CI machine.
+  ASSERT_TRUE(Submit(TinySweep("cancel", 40), &x).ok());
   // Wait for the first arm to finish and the second to start training.
   x = WaitFor(x.id(), [](const v1::Experiment& e) {
     return e.arms_size() == 2 && e.arms(0).arm_state() == "done" && e.arms(1).step() > 0;

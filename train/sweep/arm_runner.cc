@@ -159,7 +159,7 @@ absl::Status Arm::TrainFold(int fold, const FoldLabels& labels, bool* cancelled)
   const int64_t end = fp.first_step + fp.steps;
   const int64_t every = in_.config->training.checkpoint_every_steps;
   while (GlobalStep() < end) {
-    if (hooks_.cancel != nullptr && hooks_.cancel->load()) {
+    if (hooks_.stop_requested && hooks_.stop_requested()) {
       *cancelled = true;
       return Checkpoint(trainer_fold_);
     }

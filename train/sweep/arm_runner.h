@@ -47,7 +47,8 @@ struct ArmProgress {
 
 struct ArmHooks {
   std::function<void(const ArmProgress&)> on_progress;  // may be empty
-  const std::atomic<bool>* cancel = nullptr;
+  // Polled before every training step; true stops the arm at a checkpoint. May be empty.
+  std::function<bool()> stop_requested;
 };
 
 struct ArmInputs {

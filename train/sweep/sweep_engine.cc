@@ -219,7 +219,12 @@ absl::StatusOr<SweepOutcome> SweepEngine::Run(const SweepConfig& config,
         in.gpus = *placed;
       }
       ArmHooks ah;
-      ah.cancel = &stop;
+      // The caller's cancel is read directly, not only when the arm reports progress: a cancel
+      // that lands while an arm scores its fold must stop the next fold's first step.
+      ah.stop_requested = [&] {
+        if (hooks.cancel != nullptr && hooks.cancel->load()) stop = true;
+        return stop.load();
+      };
       ah.on_progress = [&](const ArmProgress& p) {
         if (hooks.cancel != nullptr && hooks.cancel->load()) stop = true;
         SweepEvent e{p, eta.Update(p.arm_index, p.step, p.step_seconds)};
