@@ -54,8 +54,14 @@ class Backend {
                             DeviceKind src_device, size_t bytes) = 0;
   virtual absl::Status Zero(void* dst, size_t bytes) = 0;
   virtual absl::Status Synchronize() = 0;
+  // Backend-wide: every thread's allocations; ResetPeakMemory restarts the peak for
+  // all of them. One request's own memory among concurrent work: MemoryScope.
   virtual MemoryStats Memory() const = 0;
   virtual void ResetPeakMemory() = 0;
+  // The identity of the allocator behind Allocate, which charges the calling
+  // thread's open MemoryScopes of this domain (kernels/memory_scope.h). A backend
+  // that forwards Allocate to another returns that one's domain.
+  virtual const void* memory_domain() const = 0;
   // The native stream Run enqueues on (a cudaStream_t on CUDA), so a library that
   // must order its own work against ours (NCCL all-reduces, train/parallel/) can wait
   // on it with events; nullptr where Run is synchronous (the CPU backend).

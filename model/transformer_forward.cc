@@ -8,6 +8,7 @@
 // Backend::Copy of the ticks in and the probabilities out, nothing else.
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
+#include "kernels/memory_scope.h"
 #include "kernels/ops/attention.h"
 #include "kernels/ops/param_dtype.h"
 #include "model/forward_ops.h"
@@ -72,9 +73,15 @@ absl::Status Transformer::Impl::ForwardChunk(const ModelConfig& c, Backend* be, 
   if (ws.bytes > workspace_capacity) {
     workspace.reset();  // free the old one first: peak memory is the new size, not both
     workspace_capacity = 0;
+    // The model keeps the workspace for every later forward: it is not the memory of
+    // the request that happens to grow it (each forward counts its part, below).
+    const UnscopedAllocations model_owned;
     ASSIGN_OR_RETURN(workspace, be->Allocate(ws.bytes));
     workspace_capacity = ws.bytes;
   }
+  // The caller's memory scope (a server request's peak, kernels/memory_scope.h) counts
+  // the bytes this chunk carves out of the shared workspace while it runs.
+  const BorrowedMemory carved(*be, static_cast<int64_t>(ws.bytes));
   ws = ForwardWorkspace::Carve(workspace.get(), dev, c, act, Bc, T, last_only);
   const ForwardOps ops(be, *params, c, act, ws, "model forward");
   const int64_t C = c.width, H = c.heads, Hkv = c.kv_heads, D = c.head_dim();

@@ -1,4 +1,5 @@
-// CpuBackend: op dispatch, host memory with usage accounting.
+// CpuBackend: op dispatch, host memory with usage accounting (backend-wide, and per
+// MemoryScope of the allocating thread).
 #include "kernels/cpu/cpu_backend.h"
 
 #include <cstdlib>
@@ -6,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "kernels/common/op_switch.h"
+#include "kernels/memory_scope.h"
 
 namespace flashtick::cpu {
 
@@ -45,8 +47,11 @@ absl::StatusOr<std::shared_ptr<void>> CpuBackend::Allocate(size_t bytes) {
   int64_t peak = counters->peak.load();
   while (used > peak && !counters->peak.compare_exchange_weak(peak, used)) {
   }
-  return std::shared_ptr<void>(p, [counters, bytes](void* q) {
+  // The calling thread's open scopes count it too; the free credits the same scopes.
+  const MemoryCharge charge = MemoryCharge::Charge(memory_domain(), static_cast<int64_t>(bytes));
+  return std::shared_ptr<void>(p, [counters, charge, bytes](void* q) {
     counters->used.fetch_sub(static_cast<int64_t>(bytes));
+    charge.Release();
     std::free(q);
   });
 }

@@ -29,6 +29,7 @@ class CpuBackend final : public Backend {
   absl::Status Synchronize() override { return absl::OkStatus(); }
   MemoryStats Memory() const override;
   void ResetPeakMemory() override;
+  const void* memory_domain() const override { return counters_.get(); }
 
   ThreadPool& pool() { return pool_; }
 

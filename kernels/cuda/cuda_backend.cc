@@ -126,6 +126,8 @@ class CudaBackend final : public Backend {
 
   MemoryStats Memory() const override { return device_->Memory(); }
   void ResetPeakMemory() override { device_->ResetPeak(); }
+  // CudaDevice::Allocate charges scopes of the device (buffers outlive the backend).
+  const void* memory_domain() const override { return device_.get(); }
   void* NativeStream() override { return device_->context().stream; }
 
  private:

@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 #include "kernels/cuda/cuda_check.h"
+#include "kernels/memory_scope.h"
 
 namespace flashtick::cuda {
 
@@ -126,11 +127,15 @@ absl::StatusOr<std::shared_ptr<void>> CudaDevice::Allocate(const std::shared_ptr
   }
   RETURN_IF_CUDA_ERROR(err);
   self->Account(static_cast<int64_t>(bytes));
+  // The calling thread's open scopes on this device count it too (launcher scratch
+  // included); the free credits the same scopes, from whichever thread drops it.
+  const MemoryCharge charge = MemoryCharge::Charge(self.get(), static_cast<int64_t>(bytes));
   std::shared_ptr<CudaDevice> keep = self;
-  return std::shared_ptr<void>(p, [keep, bytes](void* q) {
+  return std::shared_ptr<void>(p, [keep, charge, bytes](void* q) {
     // Stream-ordered free: kernels queued before this point still see the buffer.
     if (cudaFreeAsync(q, keep->ctx_.stream) != cudaSuccess) cudaGetLastError();
     keep->Account(-static_cast<int64_t>(bytes));
+    charge.Release();
   });
 }
 

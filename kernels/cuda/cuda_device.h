@@ -1,6 +1,6 @@
 // CudaDevice: what one CUDA backend owns on its GPU — a non-blocking stream, a
 // cuBLASLt handle and its workspace, and a private stream-ordered memory pool with
-// used/peak accounting. Shared (std::shared_ptr) by the backend and by every
+// used/peak accounting (device-wide, and per MemoryScope whose domain is this device). Shared (std::shared_ptr) by the backend and by every
 // allocation it hands out, so the stream and pool outlive the last buffer even if
 // the backend is destroyed first. Host-visible; compiles without nvcc.
 //

@@ -10,6 +10,7 @@
 #include "absl/time/clock.h"
 #include "common/status_macros.h"
 #include "server/inference/batched_predict.h"
+#include "server/inference/forward_window.h"
 
 namespace flashtick {
 namespace {
@@ -78,13 +79,11 @@ absl::Status InferenceCore::RunBatch(absl::Span<const Prepared* const> batch,
     const ValidatedInfer& in = prepared->input;
     requests.push_back({in.ticks, in.batch, in.steps, in.last_only});
   }
-  Backend* backend = model.model->backend();
-  backend->ResetPeakMemory();
-  const absl::Time start = absl::Now();
+  const ForwardWindow window(*model.model->backend());
   ASSIGN_OR_RETURN(std::vector<std::vector<float>> probs,
                    PredictBatched(model.model.get(), requests));
-  const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
-  if (cost != nullptr) *cost = {seconds, backend->Memory().peak_bytes};
+  const double seconds = window.seconds();
+  if (cost != nullptr) *cost = {seconds, window.peak_bytes()};
   for (size_t i = 0; i < batch.size(); ++i) {
     RETURN_IF_ERROR(FillResponse(*batch[i], std::move(probs[i]), seconds, responses[i]));
   }

@@ -35,8 +35,8 @@ class InferenceCore {
   absl::Status Run(const Prepared& prepared, inference::ModelInferResponse* response) const;
   // Runs requests for the SAME model as one forward (server/inference/batched_predict.h)
   // and fills responses[i] for batch[i]. One status for all: they share the forward.
-  // What one forward cost: its wall time, and the backend's peak memory while it ran
-  // (the high-water mark is reset as it starts; see Metrics::RecordRequestPeakMemory).
+  // What one forward cost: its wall time, and the peak of the memory it allocated
+  // itself on the backend (forward_window.h; see Metrics::RecordRequestPeakMemory).
   struct BatchCost {
     double compute_seconds = 0;
     int64_t peak_memory_bytes = 0;

@@ -77,8 +77,8 @@ Metrics::Metrics() : registry_(std::make_shared<prometheus::Registry>()) {
   request_gpu_peak_bytes_ =
       &prometheus::BuildHistogram()
            .Name("flashtick_request_gpu_peak_bytes")
-           .Help("Peak backend memory while a request's forward ran (host memory on the CPU "
-                 "backend), by model and method.")
+           .Help("Peak backend memory a request's forward used, weights not included (host "
+                 "memory on the CPU backend), by model and method.")
            .Register(*registry_);
   model_info_ = &prometheus::BuildGauge()
                      .Name("flashtick_model_info")

@@ -38,10 +38,11 @@ class Metrics {
   // queue to the start of its forward) and the forward itself.
   void RecordQueueAndCompute(const std::string& model, const std::string& method,
                              double queue_seconds, double compute_seconds);
-  // The backend's peak memory while one request's forward (or stream tick) ran:
-  // its high-water mark is reset when the forward starts, so the figure is the
-  // weights plus that forward's activations, plus whatever concurrent work on the
-  // same backend held (other --workers, open streams) at the time.
+  // The peak memory one request's forward (or stream tick) used on the backend: its
+  // part of the model's reused activation workspace plus what it allocated itself
+  // (server/inference/forward_window.h, kernels/memory_scope.h). Not the weights or
+  // other memory held before the forward, and never another request's: exact with any
+  // --workers and open streams. Requests batched into one forward each report it.
   void RecordRequestPeakMemory(const std::string& model, const std::string& method,
                                int64_t peak_bytes);
   // Marks a loaded model version, with the kernel path and device it runs on.
@@ -82,7 +83,7 @@ class Metrics {
   prometheus::Family<prometheus::Histogram>* queue_duration_seconds_;
   // flashtick_compute_duration_seconds{model,method}: model time of the request's forward.
   prometheus::Family<prometheus::Histogram>* compute_duration_seconds_;
-  // flashtick_request_gpu_peak_bytes{model,method}: backend peak memory per request.
+  // flashtick_request_gpu_peak_bytes{model,method}: peak memory a request's forward used.
   prometheus::Family<prometheus::Histogram>* request_gpu_peak_bytes_;
   // flashtick_model_info{model,version,kernel_path,device}: 1 per loaded model version.
   prometheus::Family<prometheus::Gauge>* model_info_;

@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "server/inference/forward_window.h"
 #include "server/status_convert.h"
 
 namespace flashtick {
@@ -119,9 +120,7 @@ void TickStreamReactor::PredictLast(absl::Time arrived) {
     End(absl::CancelledError("the client cancelled the stream"));
     return;
   }
-  Backend* backend = model_->model->backend();
-  backend->ResetPeakMemory();
-  const absl::Time compute_start = absl::Now();
+  const ForwardWindow window(*model_->model->backend());
   auto probs = incremental_ ? session_->PredictLast(model_->model.get())
                             : model_->model->Predict(session_->rows(), 1, session_->steps(), true);
   if (!probs.ok()) {
@@ -133,13 +132,13 @@ void TickStreamReactor::PredictLast(absl::Time arrived) {
   prediction->mutable_probs()->Assign(probs->begin(), probs->end());
   prediction->set_label(static_cast<int>(std::max_element(probs->begin(), probs->end()) -
                                          probs->begin()));
-  const double compute_seconds = absl::ToDoubleSeconds(absl::Now() - compute_start);
+  const double compute_seconds = window.seconds();
   prediction->set_compute_seconds(compute_seconds);
   prediction->set_kernel_path(model_->kernel_path);
   metrics_->RecordInference(model_->name, 1, session_->steps());
   metrics_->RecordQueueAndCompute(model_->name, kMethod,
-                                  absl::ToDoubleSeconds(compute_start - arrived), compute_seconds);
-  metrics_->RecordRequestPeakMemory(model_->name, kMethod, backend->Memory().peak_bytes);
+                                  absl::ToDoubleSeconds(window.start() - arrived), compute_seconds);
+  metrics_->RecordRequestPeakMemory(model_->name, kMethod, window.peak_bytes());
   metrics_->RecordStreamTick(model_->name, absl::ToDoubleSeconds(absl::Now() - arrived));
   StartWrite(&response_);
 }

@@ -32,6 +32,7 @@ class HalfEmulationBackend final : public Backend {
   absl::Status Synchronize() override { return absl::OkStatus(); }
   MemoryStats Memory() const override { return cpu_.Memory(); }
   void ResetPeakMemory() override { cpu_.ResetPeakMemory(); }
+  const void* memory_domain() const override { return cpu_.memory_domain(); }
   int half_ops() const { return half_ops_; }
 
  private:

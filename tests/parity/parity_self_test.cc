@@ -37,6 +37,7 @@ class FaultyBackend final : public Backend {
   absl::Status Synchronize() override { return absl::OkStatus(); }
   MemoryStats Memory() const override { return inner_->Memory(); }
   void ResetPeakMemory() override {}
+  const void* memory_domain() const override { return inner_->memory_domain(); }
 
  private:
   Backend* inner_;
