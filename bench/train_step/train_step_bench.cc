@@ -6,7 +6,8 @@
 // measured refresh and plain steps), ms_plain, ms_refresh, tokens_per_s, tflops (the
 // fwd+bwd work of TrainStepFlops, for both optimizers, so Sophia-H's figure shows the
 // cost of its HVPs as lost throughput), peak_bytes (allocator high-water mark: weights,
-// optimizer state, activations), oom.
+// optimizer state, activations; peak_bytes_plain and peak_bytes_refresh split it by
+// whether the step refreshed Sophia-H's Hessian estimate), oom.
 // --curve-n N --curve-steps S: also train S steps at N with each optimizer on
 // --curve-batches synthetic batches in turn and print one "loss_curve" line per step;
 // --dump-dir writes those batches and the initial weights for torch_train_step.py.
@@ -167,6 +168,8 @@ absl::Status Main(int argc, char** argv) {
         j["tokens_per_s"] = static_cast<double>(a.B * n) / (r->ms * 1e-3);
         j["tflops"] = TrainStepFlops(m, a.B, n) / (r->ms * 1e-3) / 1e12;
         j["peak_bytes"] = r->peak_bytes;
+        j["peak_bytes_plain"] = r->peak_bytes_plain;
+        j["peak_bytes_refresh"] = r->peak_bytes_refresh;
         j["model_bytes"] = r->model_bytes;
         j["final_loss"] = r->losses.back();
       }

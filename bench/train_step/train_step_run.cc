@@ -47,6 +47,8 @@ absl::StatusOr<StepTiming> RunTrainSteps(const RunSpec& spec, Backend* backend) 
     if (s < spec.warmup) continue;
     (st.hessian_refreshed ? refresh : plain).push_back(st.step_seconds * 1e3);
     peak = std::max(peak, st.peak_memory_bytes);
+    int64_t& kind_peak = st.hessian_refreshed ? r.peak_bytes_refresh : r.peak_bytes_plain;
+    kind_peak = std::max(kind_peak, st.peak_memory_bytes);
   }
   r.ms_plain = Median(plain);
   r.ms_refresh = Median(refresh);

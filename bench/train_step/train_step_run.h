@@ -30,6 +30,8 @@ struct StepTiming {
   double ms_plain = 0;         // median of steps without a Hessian refresh
   double ms_refresh = 0;       // median of Sophia-H refresh steps (0 for AdamW)
   int64_t peak_bytes = 0;      // backend allocator high-water mark over the timed steps
+  int64_t peak_bytes_plain = 0;    // the same over the steps without a Hessian refresh
+  int64_t peak_bytes_refresh = 0;  // over Sophia-H's refresh steps (0 if none was timed)
   int64_t model_bytes = 0;     // allocated before the first step (weights, state)
   std::vector<double> losses;  // one per step, warm-up included
   int timed_steps = 0;

@@ -38,12 +38,12 @@ OpDesc AttentionNode::AttnDesc(Op op) const {
 }
 
 absl::Status AttentionNode::Forward(Workspace& ws, GraphParams&) {
-  RETURN_IF_ERROR(RotateQK(ws, qkv_->value, rot_, /*inverse=*/false));
-  const int64_t vcol = (d_.H + d_.Hkv) * d_.D;
-  return ws.Run(
-      AttnDesc(Op::kAttentionFwd),
-      {Heads(rot_, 0, d_.H), Heads(rot_, d_.H * d_.D, d_.Hkv), Heads(qkv_->value, vcol, d_.Hkv)},
-      {Heads(o_->value, 0, d_.H), lse_});
+  const TensorView& qkv = qkv_->value;
+  RETURN_IF_ERROR(RotateQK(ws, qkv, qkv, /*inverse=*/false));  // qkv = (Rq, Rk, v) from here
+  const int64_t kcol = d_.H * d_.D, vcol = (d_.H + d_.Hkv) * d_.D;
+  return ws.Run(AttnDesc(Op::kAttentionFwd),
+                {Heads(qkv, 0, d_.H), Heads(qkv, kcol, d_.Hkv), Heads(qkv, vcol, d_.Hkv)},
+                {Heads(o_->value, 0, d_.H), lse_});
 }
 
 absl::Status AttentionNode::Backward(Workspace& ws, GraphParams&, Sweep s) {
@@ -56,7 +56,7 @@ absl::Status AttentionNode::Backward(Workspace& ws, GraphParams&, Sweep s) {
   const int64_t kcol = d_.H * d_.D, vcol = (d_.H + d_.Hkv) * d_.D;
   const TensorView& qkv = qkv_->value;
   RETURN_IF_ERROR(ws.Run(AttnDesc(Op::kAttentionBwd),
-                         {Heads(rot_, 0, d_.H), Heads(rot_, kcol, d_.Hkv), Heads(qkv, vcol, d_.Hkv),
+                         {Heads(qkv, 0, d_.H), Heads(qkv, kcol, d_.Hkv), Heads(qkv, vcol, d_.Hkv),
                           Heads(o_->value, 0, d_.H), Heads(dout, 0, d_.H), lse_},
                          {Heads(dqkv.view, 0, d_.H), Heads(dqkv.view, kcol, d_.Hkv),
                           Heads(dqkv.view, vcol, d_.Hkv), dvec}));
@@ -66,14 +66,14 @@ absl::Status AttentionNode::Backward(Workspace& ws, GraphParams&, Sweep s) {
 
 absl::Status AttentionNode::BackwardBackward(Workspace& ws, GraphParams&) {
   ASSIGN_OR_RETURN(TensorView g, ws.Read(qkv_->gcot));
-  ASSIGN_OR_RETURN(TensorView grot, ws.Scratch(1, g.dtype, {g.dim(0), rot_.dim(1)}));
+  ASSIGN_OR_RETURN(TensorView grot, ws.Scratch(1, g.dtype, {g.dim(0), (d_.H + d_.Hkv) * d_.D}));
   RETURN_IF_ERROR(RotateQK(ws, g, grot, /*inverse=*/false));  // gQr = R ĝq, gKr = R ĝk
   ASSIGN_OR_RETURN(Workspace::Dest aqkv, ws.Begin(qkv_->acot, 2));
   ASSIGN_OR_RETURN(Workspace::Dest gout, ws.Begin(o_->gcot, 3));
   const int64_t kcol = d_.H * d_.D, vcol = (d_.H + d_.Hkv) * d_.D;
   const TensorView& qkv = qkv_->value;
   RETURN_IF_ERROR(ws.Run(AttnDesc(Op::kAttentionBwdBwd),
-                         {Heads(rot_, 0, d_.H), Heads(rot_, kcol, d_.Hkv), Heads(qkv, vcol, d_.Hkv),
+                         {Heads(qkv, 0, d_.H), Heads(qkv, kcol, d_.Hkv), Heads(qkv, vcol, d_.Hkv),
                           Heads(o_->value, 0, d_.H), Heads(o_->cot.view, 0, d_.H), lse_, dvec_,
                           Heads(grot, 0, d_.H), Heads(grot, kcol, d_.Hkv), Heads(g, vcol, d_.Hkv)},
                          {Heads(aqkv.view, 0, d_.H), Heads(aqkv.view, kcol, d_.Hkv),

@@ -50,9 +50,20 @@ struct GraphParams {
   Slot& Adj(int i, Sweep s) { return s == Sweep::kGrad ? grad[i] : hv[i]; }
 };
 
+// What a node touches, for the graph's memory plan (model/train/memory_plan.h): the
+// forward reads `in` and writes `out`; its backward reads the values of `saved` and the
+// adjoints of in and out; its backward-over-backward reads `saved`, ĝ of in and out, cot
+// of out (unless told otherwise) and writes â of in (unless told otherwise).
+struct NodeIo {
+  std::vector<Activation*> in, out, saved;
+  bool bwdbwd_reads_out_cot = true;
+  bool bwdbwd_writes_in_acot = true;
+};
+
 class Node {
  public:
   virtual ~Node() = default;
+  virtual NodeIo Io() const = 0;
   virtual absl::Status Forward(Workspace& ws, GraphParams& p) = 0;
   // Propagates the output adjoint of sweep s to the inputs and parameters.
   virtual absl::Status Backward(Workspace& ws, GraphParams& p, Sweep s) = 0;

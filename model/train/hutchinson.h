@@ -20,7 +20,8 @@
 namespace flashtick {
 
 // hhat (a flat buffer of the store) = scale·(1/S)·Σ_s u_s∘(∇²L·u_s); with a reducer,
-// ∇²L·u_s is summed over the replicas first.
+// ∇²L·u_s is summed over the replicas first. hhat may be store.hv() itself (the trainer
+// does that): it is written after the last product has been read.
 absl::Status EstimateHessianDiagonal(TransformerGraph& graph, ParamStore& store, TrainRng& rng,
                                      int samples, double scale, const TensorView& hhat,
                                      GradientAllReducer* reducer = nullptr);

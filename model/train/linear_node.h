@@ -14,6 +14,7 @@ class LinearNode : public Node {
  public:
   LinearNode(Activation* x, Activation* y, int weight, int bias)
       : x_(x), y_(y), w_(weight), b_(bias) {}
+  NodeIo Io() const override { return {{x_}, {y_}, {x_}}; }
   absl::Status Forward(Workspace& ws, GraphParams& p) override;
   absl::Status Backward(Workspace& ws, GraphParams& p, Sweep s) override;
   absl::Status BackwardBackward(Workspace& ws, GraphParams& p) override;

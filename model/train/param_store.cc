@@ -31,7 +31,8 @@ absl::StatusOr<std::unique_ptr<ParamStore>> ParamStore::Create(const ModelConfig
   std::unique_ptr<ParamStore> s(new ParamStore(config, std::move(layout), dtype, compute, backend));
   ASSIGN_OR_RETURN(s->values_, s->AllocateFlat());
   ASSIGN_OR_RETURN(s->grads_, s->AllocateFlat());
-  ASSIGN_OR_RETURN(s->graph_.value, s->ComputeViews(s->values_, &s->compute_values_));
+  ASSIGN_OR_RETURN(s->graph_.value,
+                   s->ComputeViews(s->values_, &s->compute_values_, &s->owned_));
   const int n = static_cast<int>(s->layout_.params().size());
   for (int i = 0; i < n; ++i) s->graph_.grad.push_back(Slot{s->Tensor(s->grads_, i), false});
   RETURN_IF_ERROR(s->SyncCompute());
@@ -42,8 +43,9 @@ DType ParamStore::OpDType(int i) const {
   return layout_.params()[i].spec.shape.size() >= 2 ? compute_dtype_ : ParamDType(compute_dtype_);
 }
 
-absl::StatusOr<std::vector<TensorView>> ParamStore::ComputeViews(const TensorView& flat,
-                                                                 std::vector<bool>* is_copy) {
+absl::StatusOr<std::vector<TensorView>> ParamStore::ComputeViews(
+    const TensorView& flat, std::vector<bool>* is_copy,
+    std::vector<std::shared_ptr<void>>* owner) {
   std::vector<TensorView> views;
   is_copy->clear();
   for (int i = 0; i < static_cast<int>(layout_.params().size()); ++i) {
@@ -53,7 +55,7 @@ absl::StatusOr<std::vector<TensorView>> ParamStore::ComputeViews(const TensorVie
       v.dtype = OpDType(i);
       ASSIGN_OR_RETURN(std::shared_ptr<void> mem, backend_->Allocate(v.bytes()));
       v.data = mem.get();
-      owned_.push_back(std::move(mem));
+      owner->push_back(std::move(mem));
     }
     views.push_back(v);
     is_copy->push_back(copy);
@@ -74,11 +76,13 @@ absl::Status ParamStore::Sync(const TensorView& flat, const std::vector<bool>& i
   return absl::OkStatus();
 }
 
-absl::StatusOr<TensorView> ParamStore::AllocateFlat() {
+absl::StatusOr<TensorView> ParamStore::AllocateFlat() { return AllocateFlat(&owned_); }
+
+absl::StatusOr<TensorView> ParamStore::AllocateFlat(std::vector<std::shared_ptr<void>>* owner) {
   TensorView v = MakeView(nullptr, dtype_, backend_->device(), {layout_.total()});
   ASSIGN_OR_RETURN(std::shared_ptr<void> mem, backend_->Allocate(v.bytes()));
   v.data = mem.get();
-  owned_.push_back(std::move(mem));
+  owner->push_back(std::move(mem));
   RETURN_IF_ERROR(backend_->Zero(v.data, v.bytes()));  // the gaps stay zero for good
   return v;
 }
@@ -101,12 +105,20 @@ absl::Status ParamStore::InitRandom(uint64_t seed) {
 
 absl::Status ParamStore::EnableHvp() {
   if (hvp_enabled()) return absl::OkStatus();
-  ASSIGN_OR_RETURN(probe_, AllocateFlat());
-  ASSIGN_OR_RETURN(hv_, AllocateFlat());
-  ASSIGN_OR_RETURN(graph_.probe, ComputeViews(probe_, &compute_probe_));
+  ASSIGN_OR_RETURN(probe_, AllocateFlat(&hvp_owned_));
+  ASSIGN_OR_RETURN(hv_, AllocateFlat(&hvp_owned_));
+  ASSIGN_OR_RETURN(graph_.probe, ComputeViews(probe_, &compute_probe_, &hvp_owned_));
   for (int i = 0; i < static_cast<int>(layout_.params().size()); ++i)
     graph_.hv.push_back(Slot{Tensor(hv_, i), false});
   return Sync(probe_, compute_probe_, graph_.probe);
+}
+
+void ParamStore::ReleaseHvp() {
+  probe_ = hv_ = TensorView{};
+  graph_.probe.clear();
+  graph_.hv.clear();
+  compute_probe_.clear();
+  hvp_owned_.clear();  // last: the views above pointed into these
 }
 
 void ParamStore::ResetGrads() {

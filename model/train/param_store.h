@@ -41,8 +41,12 @@ class ParamStore {
   // GPT-2 initialisation from a seed: the same values as Transformer::InitRandom(seed)
   // (InitParam of model/params.h).
   absl::Status InitRandom(uint64_t seed);
-  // Allocates the probe and product buffers (once).
+  // Allocates the probe and product buffers (and the probe's compute copies); a no-op
+  // while they exist. ReleaseHvp frees them: the trainer holds them only on steps that
+  // refresh the Hessian estimate, so plain steps do not carry 2–3 parameter-sized
+  // buffers they never read.
   absl::Status EnableHvp();
+  void ReleaseHvp();
   bool hvp_enabled() const { return probe_.data != nullptr; }
 
   // Flat buffers [total] (gaps between tensors are zero).
@@ -88,7 +92,9 @@ class ParamStore {
   DType OpDType(int i) const;
   // Views for the ops: the master's tensor where the dtypes agree, else a new copy.
   absl::StatusOr<std::vector<TensorView>> ComputeViews(const TensorView& flat,
-                                                       std::vector<bool>* is_copy);
+                                                       std::vector<bool>* is_copy,
+                                                       std::vector<std::shared_ptr<void>>* owner);
+  absl::StatusOr<TensorView> AllocateFlat(std::vector<std::shared_ptr<void>>* owner);
   absl::Status Sync(const TensorView& flat, const std::vector<bool>& is_copy,
                     const std::vector<TensorView>& views);
   absl::Status Complete(std::vector<Slot>& slots);
@@ -99,6 +105,7 @@ class ParamStore {
   Backend* backend_;
   std::vector<bool> compute_values_, compute_probe_;  // which tensors have a copy
   std::vector<std::shared_ptr<void>> owned_;
+  std::vector<std::shared_ptr<void>> hvp_owned_;  // probe, product, the probe's copies
   TensorView values_, grads_, probe_, hv_;
   GraphParams graph_;
 };

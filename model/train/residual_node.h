@@ -10,6 +10,8 @@ namespace flashtick {
 class ResidualNode : public Node {
  public:
   ResidualNode(Activation* x1, Activation* x2, Activation* y) : x1_(x1), x2_(x2), y_(y) {}
+  // Reads no values; its backward-over-backward only sums ĝ.
+  NodeIo Io() const override { return {{x1_, x2_}, {y_}, {}, false, false}; }
   absl::Status Forward(Workspace& ws, GraphParams& p) override;
   absl::Status Backward(Workspace& ws, GraphParams& p, Sweep s) override;
   absl::Status BackwardBackward(Workspace& ws, GraphParams& p) override;

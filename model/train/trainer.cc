@@ -42,9 +42,6 @@ absl::StatusOr<std::unique_ptr<Trainer>> Trainer::Create(const ModelConfig& conf
   RETURN_IF_ERROR(t->store_->InitRandom(options.seed));
   ASSIGN_OR_RETURN(t->optimizer_,
                    TrainOptimizer::Create(options.optimizer, options.hyper, t->store_.get()));
-  if (options.optimizer == OptimizerKind::kSophiaH) {
-    ASSIGN_OR_RETURN(t->hhat_, t->store_->AllocateFlat());
-  }
   t->norm2_ = MakeView(nullptr, options.dtype, backend->device(), {1, 1});
   ASSIGN_OR_RETURN(t->norm2_mem_, backend->Allocate(t->norm2_.bytes()));
   t->norm2_.data = t->norm2_mem_.get();
@@ -117,8 +114,17 @@ absl::StatusOr<StepStats> Trainer::TrainStep(absl::Span<const float> ticks,
   if (labelled == 0)
     return absl::InvalidArgumentError("the batch has no labelled steps (every label is -1)");
   const auto t0 = std::chrono::steady_clock::now();
-  backend_->ResetPeakMemory();
   ASSIGN_OR_RETURN(TransformerGraph * graph, Graph(micro, T));
+  const int64_t step = step_ + 1;
+  const bool refresh = options_.optimizer == OptimizerKind::kSophiaH &&
+                       (step - 1) % options_.hessian_interval == 0 && last_labelled > 0;
+  // Only a refresh step keeps what the HVP reads (the cots) past the backward.
+  RETURN_IF_ERROR(graph->UsePlan(!refresh                             ? GraphPlan::kGradient
+                                 : options_.hutchinson_samples == 1 ? GraphPlan::kOneHvp
+                                                                    : GraphPlan::kHvp));
+  // From here: a plan switch has freed the previous step's arena before allocating this
+  // one, so the step's peak is its own (the graph's first allocation stays counted).
+  backend_->ResetPeakMemory();
   const int64_t F = config().features;
   const double w = 1.0 / static_cast<double>(labelled);
   store_->ResetGrads();
@@ -144,7 +150,6 @@ absl::StatusOr<StepStats> Trainer::TrainStep(absl::Span<const float> ticks,
   }
   ASSIGN_OR_RETURN(double norm2, GradNormSquared());
   const double norm = std::sqrt(norm2);
-  const int64_t step = step_ + 1;
   if (!std::isfinite(loss) || !std::isfinite(norm))
     return absl::InternalError(absl::StrCat(
         "step ", step, ": loss ", loss, ", gradient norm ", norm,
@@ -161,17 +166,20 @@ absl::StatusOr<StepStats> Trainer::TrainStep(absl::Span<const float> ticks,
   st.lr = options_.lr.At(step);
   st.tokens = B * T;
   const TensorView* hhat = nullptr;
-  if (options_.optimizer == OptimizerKind::kSophiaH &&
-      (step - 1) % options_.hessian_interval == 0 && last_labelled > 0) {
+  TensorView hhat_view;  // ĥ goes into the product buffer: Hutchinson has read its last product
+  if (refresh) {
     // The HVP is of the last micro-batch's share of the batch loss (weights 1/labelled);
     // rescale to that micro-batch's own mean loss.
     const double rescale = static_cast<double>(labelled) / static_cast<double>(last_labelled);
+    RETURN_IF_ERROR(store_->EnableHvp());
+    hhat_view = store_->hv();
     RETURN_IF_ERROR(EstimateHessianDiagonal(*graph, *store_, rng_, options_.hutchinson_samples,
-                                            rescale, hhat_, reducer_));
-    hhat = &hhat_;
+                                            rescale, hhat_view, reducer_));
+    hhat = &hhat_view;
     st.hessian_refreshed = true;
   }
   RETURN_IF_ERROR(optimizer_->Step(step, st.lr, scale, hhat));
+  store_->ReleaseHvp();  // until the next refresh (a no-op for AdamW)
   RETURN_IF_ERROR(store_->SyncCompute());
   RETURN_IF_ERROR(backend_->Synchronize());
   step_ = step;

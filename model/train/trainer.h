@@ -103,7 +103,7 @@ class Trainer {
   std::unique_ptr<ParamStore> store_;
   std::unique_ptr<TrainOptimizer> optimizer_;
   std::unique_ptr<TransformerGraph> graph_;
-  TensorView hhat_, norm2_;
+  TensorView norm2_;
   std::shared_ptr<void> norm2_mem_;
   TrainRng rng_;
   int64_t step_ = 0;

@@ -1,6 +1,9 @@
 // TransformerGraph: building the node list and running the sweeps.
 #include "model/train/transformer_graph.h"
 
+#include <algorithm>
+#include <unordered_map>
+
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 #include "kernels/ops/attention.h"
@@ -25,6 +28,7 @@ absl::StatusOr<std::unique_ptr<TransformerGraph>> TransformerGraph::Create(Param
   if (hvp) RETURN_IF_ERROR(store->EnableHvp());
   std::unique_ptr<TransformerGraph> g(new TransformerGraph(store, B, T, hvp));
   RETURN_IF_ERROR(g->Build());
+  RETURN_IF_ERROR(g->UsePlan(hvp ? GraphPlan::kHvp : GraphPlan::kGradient));
   return g;
 }
 
@@ -55,12 +59,15 @@ absl::StatusOr<Activation*> TransformerGraph::NewActivation(int64_t width, bool 
   const int64_t M = B_ * T_;
   auto a = std::make_unique<Activation>();
   a->needs_grad = needs_grad;
-  ASSIGN_OR_RETURN(a->value, ws_.Allocate(dt, {M, width}));
-  if (needs_grad) {
-    ASSIGN_OR_RETURN(a->cot.view, ws_.Allocate(dt, {M, width}));
+  if (!needs_grad) {  // the input: written by SetBatch, before the planned timeline starts
+    ASSIGN_OR_RETURN(a->value, ws_.Allocate(dt, {M, width}));
+  } else {  // placed in the arena by UsePlan
+    const DeviceKind dev = store_->backend()->device();
+    a->value = MakeView(nullptr, dt, dev, {M, width});
+    a->cot.view = MakeView(nullptr, dt, dev, {M, width});
     if (hvp_) {
-      ASSIGN_OR_RETURN(a->gcot.view, ws_.Allocate(dt, {M, width}));
-      ASSIGN_OR_RETURN(a->acot.view, ws_.Allocate(dt, {M, width}));
+      a->gcot.view = MakeView(nullptr, dt, dev, {M, width});
+      a->acot.view = MakeView(nullptr, dt, dev, {M, width});
     }
   }
   acts_.push_back(std::move(a));
@@ -90,7 +97,6 @@ absl::Status TransformerGraph::Build() {
     ASSIGN_OR_RETURN(Activation * z, NewActivation(R));
     ASSIGN_OR_RETURN(Activation * f, NewActivation(C));
     ASSIGN_OR_RETURN(Activation * h2, NewActivation(C));
-    ASSIGN_OR_RETURN(TensorView rot, ws_.Allocate(dt, {M, (H + Hkv) * D}));
     const DType st = AttentionStatsDType(dt);
     ASSIGN_OR_RETURN(TensorView lse, ws_.Allocate(st, {B_, H, T_}));
     ASSIGN_OR_RETURN(TensorView dvec, ws_.Allocate(st, {B_, H, T_}));
@@ -99,7 +105,7 @@ absl::Status TransformerGraph::Build() {
     AddNode(
         std::make_unique<LinearNode>(a, qkv, P(p + "attn.qkv.weight"), P(p + "attn.qkv.bias")));
     AddNode(std::make_unique<AttentionNode>(
-        qkv, o, AttentionDims{B_, T_, H, Hkv, D, c.rope_theta}, rot, lse, dvec));
+        qkv, o, AttentionDims{B_, T_, H, Hkv, D, c.rope_theta}, lse, dvec));
     AddNode(
         std::make_unique<LinearNode>(o, proj, P(p + "attn.proj.weight"), P(p + "attn.proj.bias")));
     AddNode(std::make_unique<ResidualNode>(h, proj, h1));
@@ -126,6 +132,72 @@ absl::Status TransformerGraph::Build() {
   AddNode(std::move(loss));
   if (!missing_.empty())
     return absl::InternalError(absl::StrCat("training graph: no parameter '", missing_, "'"));
+  return absl::OkStatus();
+}
+
+std::vector<PlannedBuffer> TransformerGraph::Lifetimes(GraphPlan plan) const {
+  std::vector<PlannedBuffer> bufs;
+  std::unordered_map<const TensorView*, size_t> index;
+  auto add = [&](TensorView* v) {
+    index[v] = bufs.size();
+    bufs.push_back(PlannedBuffer{v});
+  };
+  for (const auto& a : acts_) {
+    if (!a->needs_grad) continue;  // the input, allocated on its own
+    add(&a->value);
+    add(&a->cot.view);
+    if (hvp_) add(&a->gcot.view), add(&a->acot.view);
+  }
+  auto use = [&](const TensorView& v, int64_t tick) { bufs[index.at(&v)].Use(tick); };
+  auto planned = [](const Activation* a) { return a->needs_grad; };
+  // Ticks: forward node i at i, backward at 2n−1−i, backward-over-backward at 2n+i, the
+  // HVP's backward at 4n−1−i. kHvp keeps the values and cots the backward-over-backward
+  // reads to the end (4n), so the next HVP finds them; kOneHvp lets them go after their
+  // last read.
+  const int64_t n = static_cast<int64_t>(nodes_.size());
+  const int64_t end = 4 * n;
+  for (int64_t i = 0; i < n; ++i) {
+    const NodeIo io = nodes_[i]->Io();
+    const int64_t fwd = i, bwd = 2 * n - 1 - i, bb = 2 * n + i, hb = 4 * n - 1 - i;
+    for (const auto* list : {&io.in, &io.out})
+      for (Activation* a : *list)
+        if (planned(a)) use(a->value, fwd);
+    for (Activation* a : io.out) use(a->cot.view, bwd);
+    for (Activation* a : io.in)
+      if (planned(a)) use(a->cot.view, bwd);
+    for (Activation* a : io.saved)
+      if (planned(a)) use(a->value, bwd);
+    if (plan == GraphPlan::kGradient) continue;
+    const bool again = plan == GraphPlan::kHvp;
+    for (Activation* a : io.saved)
+      if (planned(a)) use(a->value, bb), use(a->value, again ? end : hb);
+    if (io.bwdbwd_reads_out_cot)
+      for (Activation* a : io.out) use(a->cot.view, bb), use(a->cot.view, again ? end : bb);
+    for (Activation* a : io.out) use(a->gcot.view, bb), use(a->acot.view, hb);
+    for (Activation* a : io.in) {
+      if (!planned(a)) continue;
+      use(a->gcot.view, bb);
+      if (io.bwdbwd_writes_in_acot) use(a->acot.view, bb);
+      use(a->acot.view, hb);
+    }
+  }
+  return bufs;
+}
+
+absl::Status TransformerGraph::UsePlan(GraphPlan plan) {
+  if (plan != GraphPlan::kGradient && !hvp_)
+    return absl::FailedPreconditionError("this training graph was built without HVP support");
+  if (arena_ != nullptr && plan == plan_) return absl::OkStatus();
+  std::vector<PlannedBuffer> bufs = Lifetimes(plan);
+  constexpr size_t kAlign = 256;  // what cuBLASLt and vectorised row kernels like
+  arena_.reset();  // free first: the peak is the new arena, not old + new
+  ws_.ReleaseScratch();
+  arena_bytes_ = PlanArena(bufs, kAlign);
+  ASSIGN_OR_RETURN(arena_, store_->backend()->Allocate(std::max<size_t>(arena_bytes_, kAlign)));
+  for (PlannedBuffer& b : bufs)  // an unused buffer (no reader in this plan) stays null
+    b.view->data = b.used() ? static_cast<char*>(arena_.get()) + b.offset : nullptr;
+  plan_ = plan;
+  hvp_ready_ = false;
   return absl::OkStatus();
 }
 
@@ -173,6 +245,7 @@ absl::Status TransformerGraph::SetBatch(absl::Span<const float> ticks,
 
 absl::StatusOr<double> TransformerGraph::Forward() {
   GraphParams& p = store_->graph();
+  hvp_ready_ = false;
   for (auto& n : nodes_) RETURN_IF_ERROR(n->Forward(ws_, p));
   const int64_t M = B_ * T_;
   std::vector<double> rows(M);
@@ -197,12 +270,20 @@ absl::Status TransformerGraph::Backward() {
     RETURN_IF_ERROR(nodes_[k]->Backward(ws_, p, Sweep::kGrad));
     RETURN_IF_ERROR(ReportReady(k, Sweep::kGrad));
   }
+  hvp_ready_ = plan_ != GraphPlan::kGradient;
   return absl::OkStatus();
 }
 
 absl::Status TransformerGraph::HessianVectorProduct() {
   if (!hvp_)
     return absl::FailedPreconditionError("this training graph was built without HVP support");
+  if (!store_->hvp_enabled())
+    return absl::FailedPreconditionError("HessianVectorProduct: the store's probe is released");
+  if (!hvp_ready_)
+    return absl::FailedPreconditionError(
+        "HessianVectorProduct needs Forward and Backward under an HVP plan first (kOneHvp: "
+        "once per Backward)");
+  if (plan_ == GraphPlan::kOneHvp) hvp_ready_ = false;
   GraphParams& p = store_->graph();
   for (auto& a : acts_) a->gcot.written = a->acot.written = false;
   store_->ResetHv();

@@ -6,6 +6,11 @@
 //   → ln_f → head → cross-entropy (ignore label −1)
 // All ops run on the ParamStore's backend in its compute dtype (activations) with the
 // parameters' dtypes for gradients (model/train/param_store.h).
+// Memory: the activations and their adjoints live in one arena laid out by a static plan
+// (model/train/memory_plan.h) over the timeline forward (node i at tick i), backward,
+// backward-over-backward, HVP backward; a buffer's bytes are reused once its last
+// reader has run. The plan depends on what the step will run (GraphPlan), so a step
+// without a Hessian-vector product does not pay for one.
 #pragma once
 
 #include <cstdint>
@@ -18,18 +23,34 @@
 #include "absl/types/span.h"
 #include "model/train/graph_node.h"
 #include "model/train/loss_node.h"
+#include "model/train/memory_plan.h"
 #include "model/train/param_store.h"
 #include "model/train/workspace.h"
 
 namespace flashtick {
 
+// What the next steps run, which decides how long buffers must live.
+enum class GraphPlan {
+  kGradient,  // Forward and Backward: a value lives until its backward, a cot until used
+  kHvp,       // also HessianVectorProduct, as often as wanted after one Backward
+  kOneHvp,    // also one HessianVectorProduct: cots die during it (Hutchinson, 1 probe)
+};
+
 class TransformerGraph {
  public:
   static constexpr int32_t kIgnoreLabel = -1;
 
-  // hvp: also allocate the second-order adjoints (and the store's probe/product buffers).
+  // hvp: the graph can compute HVPs (the store gets its probe/product buffers); it starts
+  // with plan kHvp, else kGradient.
   static absl::StatusOr<std::unique_ptr<TransformerGraph>> Create(ParamStore* store, int64_t B,
                                                                   int64_t T, bool hvp);
+
+  // Lays the arena out for `plan` (a no-op when it already is); call before SetBatch.
+  // Activations from before are lost; an HVP plan needs a graph made with hvp.
+  absl::Status UsePlan(GraphPlan plan);
+  GraphPlan plan() const { return plan_; }
+  // Bytes of the activation arena under the current plan.
+  int64_t arena_bytes() const { return static_cast<int64_t>(arena_bytes_); }
 
   // One micro-batch: ticks host fp32 [B, T, F], labels host int32 [B, T] in
   // {−1, 0..classes−1}; every labelled row gets loss weight row_weight.
@@ -61,6 +82,8 @@ class TransformerGraph {
   TransformerGraph(ParamStore* store, int64_t B, int64_t T, bool hvp)
       : store_(store), ws_(store->backend()), B_(B), T_(T), hvp_(hvp) {}
   absl::StatusOr<Activation*> NewActivation(int64_t width, bool needs_grad = true);
+  // Lifetimes of the planned buffers on the timeline of `plan`.
+  std::vector<PlannedBuffer> Lifetimes(GraphPlan plan) const;
   absl::Status Build();
   int P(const std::string& name);  // parameter index; records the first missing name
   // Appends a node; the parameters P() returned since the last AddNode are its own.
@@ -71,7 +94,11 @@ class TransformerGraph {
   Workspace ws_;
   int64_t B_, T_;
   bool hvp_;
-  std::vector<std::unique_ptr<Activation>> acts_;
+  GraphPlan plan_ = GraphPlan::kGradient;
+  bool hvp_ready_ = false;  // Backward ran under an HVP plan and no kOneHvp HVP since
+  std::shared_ptr<void> arena_;
+  size_t arena_bytes_ = 0;
+  std::vector<std::unique_ptr<Activation>> acts_;  // acts_[0] is the input (not planned)
   std::vector<std::unique_ptr<Node>> nodes_;  // forward order; the loss node last
   std::vector<std::vector<int>> node_params_;  // per node, the parameters it owns
   std::vector<int> pending_params_;

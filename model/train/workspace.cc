@@ -38,6 +38,14 @@ absl::StatusOr<TensorView> Workspace::Scratch(int k, DType dtype,
   return v;
 }
 
+void Workspace::ReleaseScratch() {
+  for (int k = 0; k < kScratchSlots; ++k) {
+    scratch_[k].reset();
+    allocated_bytes_ -= static_cast<int64_t>(scratch_bytes_[k]);
+    scratch_bytes_[k] = 0;
+  }
+}
+
 absl::Status Workspace::Run(const OpDesc& desc, std::initializer_list<TensorView> in,
                             std::initializer_list<TensorView> out) {
   std::vector<TensorView> i(in), o(out);

@@ -44,6 +44,10 @@ class Workspace {
   // Scratch(k, ...) call; grows as needed and is reused between calls.
   absl::StatusOr<TensorView> Scratch(int k, DType dtype, std::initializer_list<int64_t> shape);
 
+  // Frees the scratch tensors (the next Scratch call allocates afresh): a graph whose
+  // plan changes drops the larger scratch the other plan's sweeps grew.
+  void ReleaseScratch();
+
   absl::Status Run(const OpDesc& desc, std::initializer_list<TensorView> in,
                    std::initializer_list<TensorView> out);
   absl::Status Zero(const TensorView& t);
