@@ -13,6 +13,10 @@ class GeluNode : public Node {
   absl::Status Forward(Workspace& ws, GraphParams& p) override;
   absl::Status Backward(Workspace& ws, GraphParams& p, Sweep s) override;
   absl::Status BackwardBackward(Workspace& ws, GraphParams& p) override;
+  absl::Status Recompute(Workspace& ws, GraphParams& p, const TensorView& out) override {
+    return ws.Run(Desc(Op::kGelu), {u_->value}, {out});
+  }
+  Activation* recompute_input() const override { return u_; }
 
  private:
   OpDesc Desc(Op op) const {

@@ -70,6 +70,15 @@ class Node {
   // The VJP of this node's kGrad backward, for the cotangents ĝ of the input cot
   // (complete: producers run first) and the probe of its parameters.
   virtual absl::Status BackwardBackward(Workspace& ws, GraphParams& p) = 0;
+  // Writes this node's forward output again into `out`, from its saved input, for a
+  // consumer that does not keep it (LinearNode with a recomputed input). Only cheap,
+  // deterministic row-local nodes offer it (LayerNorm, GELU): the same op on the same
+  // input gives the same bits, so nothing changes but the memory.
+  virtual absl::Status Recompute(Workspace& ws, GraphParams& p, const TensorView& out) {
+    return absl::UnimplementedError("this node's output cannot be recomputed");
+  }
+  // The activation Recompute reads (it must stay saved while a consumer recomputes).
+  virtual Activation* recompute_input() const { return nullptr; }
 };
 
 }  // namespace flashtick

@@ -15,6 +15,8 @@ class LayerNormNode : public Node {
   absl::Status Forward(Workspace& ws, GraphParams& p) override;
   absl::Status Backward(Workspace& ws, GraphParams& p, Sweep s) override;
   absl::Status BackwardBackward(Workspace& ws, GraphParams& p) override;
+  absl::Status Recompute(Workspace& ws, GraphParams& p, const TensorView& out) override;
+  Activation* recompute_input() const override { return x_; }
 
  private:
   OpDesc Desc(Op op) const;

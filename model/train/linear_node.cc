@@ -15,11 +15,20 @@ absl::Status LinearNode::Forward(Workspace& ws, GraphParams& p) {
   return ws.Run(d, {y_->value, p.value[b_]}, {y_->value});
 }
 
+absl::StatusOr<TensorView> LinearNode::Input(Workspace& ws, GraphParams& p) const {
+  if (x_source_ == nullptr) return x_->value;
+  const TensorView& x = x_->value;
+  ASSIGN_OR_RETURN(TensorView r, ws.Scratch(kRecomputeScratch, x.dtype, {x.dim(0), x.dim(1)}));
+  RETURN_IF_ERROR(x_source_->Recompute(ws, p, r));
+  return r;
+}
+
 absl::Status LinearNode::Backward(Workspace& ws, GraphParams& p, Sweep s) {
   ASSIGN_OR_RETURN(TensorView dy, ws.Read(y_->Adj(s)));
+  ASSIGN_OR_RETURN(TensorView x, Input(ws, p));
   if (x_->needs_grad)
     RETURN_IF_ERROR(ws.AccumulateMatmul(x_->Adj(s), dy, p.value[w_], false, false));  // dy·W
-  RETURN_IF_ERROR(ws.AccumulateMatmul(p.Adj(w_, s), dy, x_->value, true, false));     // dyᵀ·x
+  RETURN_IF_ERROR(ws.AccumulateMatmul(p.Adj(w_, s), dy, x, true, false));             // dyᵀ·x
   return ws.AccumulateAs(p.Adj(b_, s), ParamDType(dy.dtype), [&](const TensorView& db) {
     OpDesc d;
     d.op = Op::kBiasGrad;
@@ -37,7 +46,8 @@ absl::Status LinearNode::BackwardBackward(Workspace& ws, GraphParams& p) {
     RETURN_IF_ERROR(ws.AccumulateMatmul(x_->acot, dy, p.probe[w_], false, false));  // âx
     RETURN_IF_ERROR(ws.AccumulateMatmul(p.hv[w_], dy, gx, true, false));            // hvW
   }
-  RETURN_IF_ERROR(ws.AccumulateMatmul(y_->gcot, x_->value, p.probe[w_], false, true));
+  ASSIGN_OR_RETURN(TensorView x, Input(ws, p));
+  RETURN_IF_ERROR(ws.AccumulateMatmul(y_->gcot, x, p.probe[w_], false, true));
   OpDesc d;
   d.op = Op::kAddBias;
   d.dtype = dy.dtype;

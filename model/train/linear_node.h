@@ -4,6 +4,9 @@
 // of (dx, dW, db) is three matmuls and a bias:
 //   ĝy = ĝx·Wᵀ + x·vWᵀ + vb;   âx = dy·vW;   hvW = dyᵀ·ĝx
 // (db does not depend on x or W, so vb reaches only ĝy.)
+// With a recompute source (the LayerNorm or GELU that produced x), x is not kept after
+// the forward: the backward and backward-over-backward recompute it into workspace
+// scratch 3 (Node::Recompute), so only the source's input stays saved.
 #pragma once
 
 #include "model/train/graph_node.h"
@@ -12,16 +15,24 @@ namespace flashtick {
 
 class LinearNode : public Node {
  public:
-  LinearNode(Activation* x, Activation* y, int weight, int bias)
-      : x_(x), y_(y), w_(weight), b_(bias) {}
-  NodeIo Io() const override { return {{x_}, {y_}, {x_}}; }
+  static constexpr int kRecomputeScratch = 3;  // free in every LinearNode sweep
+
+  LinearNode(Activation* x, Activation* y, int weight, int bias, Node* x_source = nullptr)
+      : x_(x), y_(y), w_(weight), b_(bias), x_source_(x_source) {}
+  NodeIo Io() const override {
+    return {{x_}, {y_}, {x_source_ != nullptr ? x_source_->recompute_input() : x_}};
+  }
   absl::Status Forward(Workspace& ws, GraphParams& p) override;
   absl::Status Backward(Workspace& ws, GraphParams& p, Sweep s) override;
   absl::Status BackwardBackward(Workspace& ws, GraphParams& p) override;
 
  private:
+  // x for the backward sweeps: the saved value, or recomputed into scratch.
+  absl::StatusOr<TensorView> Input(Workspace& ws, GraphParams& p) const;
+
   Activation *x_, *y_;
   int w_, b_;
+  Node* x_source_;
 };
 
 }  // namespace flashtick

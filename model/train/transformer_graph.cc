@@ -39,10 +39,11 @@ int TransformerGraph::P(const std::string& name) {
   return i;
 }
 
-void TransformerGraph::AddNode(std::unique_ptr<Node> node) {
+Node* TransformerGraph::AddNode(std::unique_ptr<Node> node) {
   nodes_.push_back(std::move(node));
   node_params_.push_back(std::move(pending_params_));
   pending_params_.clear();
+  return nodes_.back().get();
 }
 
 absl::Status TransformerGraph::ReportReady(size_t node, Sweep s) {
@@ -100,30 +101,32 @@ absl::Status TransformerGraph::Build() {
     const DType st = AttentionStatsDType(dt);
     ASSIGN_OR_RETURN(TensorView lse, ws_.Allocate(st, {B_, H, T_}));
     ASSIGN_OR_RETURN(TensorView dvec, ws_.Allocate(st, {B_, H, T_}));
-    AddNode(std::make_unique<LayerNormNode>(h, a, P(p + "ln1.weight"), P(p + "ln1.bias"),
-                                                     c.layernorm_eps));
-    AddNode(
-        std::make_unique<LinearNode>(a, qkv, P(p + "attn.qkv.weight"), P(p + "attn.qkv.bias")));
+    // The inputs of the QKV, fc1, fc2 and head projections (LayerNorm and GELU outputs)
+    // are recomputed in their backward sweeps, not kept (LinearNode, Node::Recompute).
+    Node* ln1 = AddNode(std::make_unique<LayerNormNode>(h, a, P(p + "ln1.weight"),
+                                                        P(p + "ln1.bias"), c.layernorm_eps));
+    AddNode(std::make_unique<LinearNode>(a, qkv, P(p + "attn.qkv.weight"),
+                                         P(p + "attn.qkv.bias"), ln1));
     AddNode(std::make_unique<AttentionNode>(
         qkv, o, AttentionDims{B_, T_, H, Hkv, D, c.rope_theta}, lse, dvec));
     AddNode(
         std::make_unique<LinearNode>(o, proj, P(p + "attn.proj.weight"), P(p + "attn.proj.bias")));
     AddNode(std::make_unique<ResidualNode>(h, proj, h1));
-    AddNode(std::make_unique<LayerNormNode>(h1, b, P(p + "ln2.weight"), P(p + "ln2.bias"),
-                                                     c.layernorm_eps));
+    Node* ln2 = AddNode(std::make_unique<LayerNormNode>(h1, b, P(p + "ln2.weight"),
+                                                        P(p + "ln2.bias"), c.layernorm_eps));
     AddNode(
-        std::make_unique<LinearNode>(b, u, P(p + "mlp.fc1.weight"), P(p + "mlp.fc1.bias")));
-    AddNode(std::make_unique<GeluNode>(u, z));
+        std::make_unique<LinearNode>(b, u, P(p + "mlp.fc1.weight"), P(p + "mlp.fc1.bias"), ln2));
+    Node* gelu = AddNode(std::make_unique<GeluNode>(u, z));
     AddNode(
-        std::make_unique<LinearNode>(z, f, P(p + "mlp.fc2.weight"), P(p + "mlp.fc2.bias")));
+        std::make_unique<LinearNode>(z, f, P(p + "mlp.fc2.weight"), P(p + "mlp.fc2.bias"), gelu));
     AddNode(std::make_unique<ResidualNode>(h1, f, h2));
     h = h2;
   }
   ASSIGN_OR_RETURN(Activation * hf, NewActivation(C));
-  AddNode(
+  Node* ln_f = AddNode(
       std::make_unique<LayerNormNode>(h, hf, P("ln_f.weight"), P("ln_f.bias"), c.layernorm_eps));
   ASSIGN_OR_RETURN(logits_, NewActivation(c.classes));
-  AddNode(std::make_unique<LinearNode>(hf, logits_, P("head.weight"), P("head.bias")));
+  AddNode(std::make_unique<LinearNode>(hf, logits_, P("head.weight"), P("head.bias"), ln_f));
   ASSIGN_OR_RETURN(labels_, ws_.Allocate(DType::kI32, {M}));
   ASSIGN_OR_RETURN(weights_, ws_.Allocate(ParamDType(dt), {M}));
   ASSIGN_OR_RETURN(rows_, ws_.Allocate(ParamDType(dt), {M}));

@@ -87,7 +87,7 @@ class TransformerGraph {
   absl::Status Build();
   int P(const std::string& name);  // parameter index; records the first missing name
   // Appends a node; the parameters P() returned since the last AddNode are its own.
-  void AddNode(std::unique_ptr<Node> node);
+  Node* AddNode(std::unique_ptr<Node> node);
   absl::Status ReportReady(size_t node, Sweep s);
 
   ParamStore* store_;

@@ -8,22 +8,25 @@
 // Parameter-sized buffers (all fp32 here: compute dtype = master dtype, so no copies):
 //   AdamW, and Sophia-H's plain steps: values, grads, m, v (or h)      4·P·s
 //   Sophia-H refresh steps: + probe v and product Hv (which then holds ĥ)  6·P·s
-// Saved for the backward, per layer: h, a = ln1(h), qkv (q, k rotated in place), o, h1,
-// b = ln2(h1), u = fc1(b), z = gelu(u); proj and f die at their residual add. Plus the
-// final h (= the last layer's output), ln_f(h) and the logits:
-//   S = L·(5·C + Q + 2·R) + 2·C + classes          (columns of M rows)
+// Saved for the backward, per layer: h, qkv (q, k rotated in place), o, h1, u = fc1(b);
+// a = ln1(h), b = ln2(h1), z = gelu(u) and ln_f's output are recomputed by the
+// projection that reads them, proj and f die at their residual add. Plus the final h
+// and the logits:
+//   S = L·(3·C + Q + R) + C + classes              (columns of M rows)
 // A refresh step's HVP also reads, in its backward-over-backward, the cotangents of
-// a, qkv, o, proj, b, u, z, f (the same widths) and of the embedding, ln_f and the
-// logits: S more columns, handed over one by one to the HVP's own adjoints â.
+// a, qkv, o, proj, b, u, z, f and of the embedding, ln_f and the logits, handed over
+// one by one to the HVP's own adjoints â:
+//   K = L·(5·C + Q + 2·R) + 2·C + classes
 // Bounds on the activation memory (plan arena + workspace scratch + inputs), s·M times:
-//   plain step (AdamW; Sophia-H without refresh):  S + 2·R
-//   Sophia-H refresh (one HVP):                    2·S + 4·R + 2·C
+//   plain step (AdamW; Sophia-H without refresh):  S + 4·R
+//   Sophia-H refresh (one HVP):                    S + K + 6·R
 // the slack being the adjoints of one block in flight (ĝ, â, an accumulation) and the
-// workspace's scratch (measured: plain S + 1.3·R, refresh 2S + 3.6·R + 2C at C = 64).
+// workspace's scratch, the recomputed input among it (measured at C = 64: S + 3.3·R
+// and S + K + 5.1·R).
 // Before the memory plan every activation held its value, cot, ĝ and â (and a rotated
 // copy of q, k) for the graph's life: L·(22·C + 4·R) columns, and L·(42·C + 8·R) for a
 // graph that can compute HVPs (on every Sophia-H step), i.e. 4,864 and 9,472 here
-// before scratch, against the bounds 2,691 and 5,510.
+// before scratch, against the bounds 2,371 and 5,062.
 #include <cstdio>
 
 #include "gtest/gtest.h"
@@ -51,7 +54,8 @@ ModelConfig BenchLikeConfig() {  // train_step_bench's shape, narrower and short
 
 struct Shape {
   int64_t s, M, C, R, Q, L, P, classes;
-  int64_t Saved() const { return L * (5 * C + Q + 2 * R) + 2 * C + classes; }
+  int64_t Saved() const { return L * (3 * C + Q + R) + C + classes; }
+  int64_t Cots() const { return L * (5 * C + Q + 2 * R) + 2 * C + classes; }
 };
 
 Shape ShapeOf(const ModelConfig& c, const Trainer& t, int64_t B, int64_t T) {
@@ -81,7 +85,7 @@ TEST(TrainMemory, StepPeakStaysWithinTheShapeBound) {
       EXPECT_EQ(refresh, sophia && step == 1);
       const int64_t persistent = (refresh ? 6 : 4) * sh.P * sh.s;
       const int64_t cols =
-          refresh ? 2 * sh.Saved() + 4 * sh.R + 2 * sh.C : sh.Saved() + 2 * sh.R;
+          refresh ? sh.Saved() + sh.Cots() + 6 * sh.R : sh.Saved() + 4 * sh.R;
       const int64_t bound = persistent + 64 + sh.s * sh.M * cols;
       std::printf(
           "train_memory(%s, step %d%s, M=%ld C=%ld L=%ld P=%ld): model %ld B, peak %ld B "
