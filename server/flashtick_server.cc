@@ -28,7 +28,9 @@ absl::StatusOr<std::unique_ptr<FlashtickServer>> FlashtickServer::Start(
   RETURN_IF_ERROR(options.Validate());
   std::unique_ptr<FlashtickServer> server(new FlashtickServer(options));
   // TLS files and tokens first: a bad path fails before anything starts.
-  ASSIGN_OR_RETURN(server->credentials_, BuildServerCredentials(options));
+  std::shared_ptr<const TokenSet> tokens;
+  ASSIGN_OR_RETURN(server->credentials_, BuildServerCredentials(options, &tokens));
+  server->client_namer_ = std::make_unique<ClientNamer>(std::move(tokens));
   BackendOptions backend_options;
   backend_options.threads = options.threads;
   ASSIGN_OR_RETURN(server->backend_, CreateBackend(options.device, backend_options));
@@ -99,10 +101,18 @@ absl::Status FlashtickServer::StartExperiments() {
 absl::Status FlashtickServer::StartGrpc() {
   inference_service_ =
       std::make_unique<InferenceService>(core_.get(), queue_.get(), metrics_.get(), &ready_);
-  tick_stream_service_ =
-      std::make_unique<TickStreamService>(core_.get(), queue_.get(), metrics_.get());
+  StreamLimits limits;
+  limits.max_streams = options_.max_streams;
+  limits.max_streams_per_client = options_.max_streams_per_client;
+  limits.idle_timeout = absl::Seconds(options_.stream_idle_timeout_seconds);
+  limits.memory_bytes = options_.stream_memory_mb << 20;
+  stream_admission_ = std::make_unique<StreamAdmission>(limits, metrics_.get());
+  tick_stream_service_ = std::make_unique<TickStreamService>(core_.get(), queue_.get(),
+                                                             metrics_.get(), stream_admission_.get(),
+                                                             client_namer_.get());
   experiments_service_ =
-      std::make_unique<ExperimentsService>(experiments_core_.get(), metrics_.get());
+      std::make_unique<ExperimentsService>(experiments_core_.get(), metrics_.get(),
+                                           client_namer_.get(), options_.max_experiments_per_client);
 
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();

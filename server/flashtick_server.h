@@ -17,6 +17,7 @@
 
 #include "absl/status/statusor.h"
 #include "kernels/backend.h"
+#include "server/client_identity.h"
 #include "server/experiments/experiment_runner.h"
 #include "server/experiments/experiment_store.h"
 #include "server/experiments/experiments_core.h"
@@ -63,6 +64,8 @@ class FlashtickServer {
   std::unique_ptr<WorkQueue> queue_;
   std::unique_ptr<InferenceCore> core_;
   std::unique_ptr<InferenceService> inference_service_;
+  std::unique_ptr<ClientNamer> client_namer_;  // names callers for per-client limits
+  std::unique_ptr<StreamAdmission> stream_admission_;  // outlives the streams' reactors
   std::unique_ptr<TickStreamService> tick_stream_service_;
   std::unique_ptr<ExperimentStore> experiment_store_;
   std::unique_ptr<ProgressHub> progress_hub_;

@@ -47,6 +47,23 @@ void AddServerFlags(CLI::App* app, ServerOptions* o) {
                   "directory of the experiment store (SQLite), sweep checkpoints and reports; "
                   "empty: experiments disabled")
       ->capture_default_str();
+  app->add_option("--max-streams", o->max_streams,
+                  "open tick streams on this server; the next is refused (RESOURCE_EXHAUSTED)")
+      ->capture_default_str();
+  app->add_option("--max-streams-per-client", o->max_streams_per_client,
+                  "open tick streams per client (its token, TLS identity, or else its address)")
+      ->capture_default_str();
+  app->add_option("--stream-idle-timeout-seconds", o->stream_idle_timeout_seconds,
+                  "a tick stream that sends nothing for this long is ended (DEADLINE_EXCEEDED)")
+      ->capture_default_str();
+  app->add_option("--stream-memory-mb", o->stream_memory_mb,
+                  "memory all tick-stream sessions may reserve together; each reserves a whole "
+                  "day (feature rows, key/value cache) when it opens")
+      ->capture_default_str();
+  app->add_option("--max-experiments-per-client", o->max_experiments_per_client,
+                  "queued plus running experiments per client; SubmitSweep past it is "
+                  "RESOURCE_EXHAUSTED")
+      ->capture_default_str();
   app->add_option("--experiment-workers", o->experiment_workers,
                   "sweeps that run at the same time (each arm owns the device)")
       ->capture_default_str();
@@ -95,6 +112,19 @@ absl::Status ServerOptions::Validate() const {
   }
   if (shutdown_grace_seconds < 0) {
     return absl::InvalidArgumentError("--shutdown-grace-seconds must be ≥ 0");
+  }
+  if (max_streams < 1) return absl::InvalidArgumentError("--max-streams must be ≥ 1");
+  if (max_streams_per_client < 1 || max_streams_per_client > max_streams) {
+    return absl::InvalidArgumentError(
+        "--max-streams-per-client must be between 1 and --max-streams");
+  }
+  if (!(stream_idle_timeout_seconds > 0) || stream_idle_timeout_seconds > 7 * 86400) {
+    return absl::InvalidArgumentError(
+        "--stream-idle-timeout-seconds must be > 0 and at most a week (604800)");
+  }
+  if (stream_memory_mb < 1) return absl::InvalidArgumentError("--stream-memory-mb must be ≥ 1");
+  if (max_experiments_per_client < 1) {
+    return absl::InvalidArgumentError("--max-experiments-per-client must be ≥ 1");
   }
   if (experiment_workers < 1) {
     return absl::InvalidArgumentError("--experiment-workers must be ≥ 1");

@@ -30,9 +30,15 @@ struct ServerOptions {
   int64_t batch_max_delay_us = 250;
   int batch_max_size = 8;                     // requests per forward; 1: off
   double shutdown_grace_seconds = 30;         // drain time on SIGTERM/SIGINT
+  // Tick-stream limits (issues 6 and 8; server/stream/stream_admission.h).
+  int max_streams = 256;                      // open tick streams on the server
+  int max_streams_per_client = 32;            // of them per client (client_identity.h)
+  double stream_idle_timeout_seconds = 600;   // silence after which a stream is ended
+  int64_t stream_memory_mb = 8192;            // memory all sessions reserve together
   // Experiments (issue 5): "" disables them (the RPCs say how to enable them).
   std::string experiment_dir;                 // SQLite store, checkpoints and reports
   int experiment_workers = 1;                 // sweeps run at once
+  int max_experiments_per_client = 8;         // queued + running per client
   std::string report_python = "python3";      // draws the report plots ("" = none)
   std::string plot_script;                    // "" = train/report/plot_report.py found
   // Security (issue 8, docs/security.md): TLS when both PEM files are given;

@@ -23,7 +23,8 @@ absl::StatusOr<std::string> ReadPemFile(absl::string_view flag, const std::strin
 }
 
 absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> BuildServerCredentials(
-    const ServerOptions& options) {
+    const ServerOptions& options, std::shared_ptr<const TokenSet>* tokens_out) {
+  if (tokens_out != nullptr) tokens_out->reset();
   std::shared_ptr<grpc::ServerCredentials> creds;
   if (options.tls_cert.empty()) {
     if (!options.auth_token_file.empty()) {
@@ -59,6 +60,7 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> BuildServerCredentials(
                          options.auth_inference
                              ? ", inference.GRPCInferenceService, flashtick.v1.TickStream"
                              : " (inference and tick stream open; --auth-inference closes them)"));
+    if (tokens_out != nullptr) *tokens_out = std::make_shared<const TokenSet>(tokens);
     creds->SetAuthMetadataProcessor(
         std::make_shared<TokenAuthProcessor>(std::move(tokens), options.auth_inference));
   }

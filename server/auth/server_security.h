@@ -14,12 +14,15 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "server/auth/token_set.h"
 #include "server/server_options.h"
 
 namespace flashtick {
 
+// tokens (may be null) receives the accepted bearer tokens, or null without
+// --auth-token-file, for naming clients (server/client_identity.h).
 absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> BuildServerCredentials(
-    const ServerOptions& options);
+    const ServerOptions& options, std::shared_ptr<const TokenSet>* tokens = nullptr);
 
 // The whole file; NOT_FOUND / PERMISSION_DENIED naming `flag` and `path`, and
 // INVALID_ARGUMENT when it is not PEM (no "-----BEGIN ").

@@ -5,8 +5,9 @@
 // needs a token, and then wants `authorization: Bearer <token>`:
 //   missing → UNAUTHENTICATED naming the header to send;
 //   wrong   → UNAUTHENTICATED (TokenSet::Matches, constant time).
-// Health and reflection are always open. The accepted header is consumed, so
-// handlers never see the token; rejections log the method, never the token.
+// Health and reflection are always open. The accepted header stays on the call so
+// the per-client limits can tell clients apart by token (server/client_identity.h);
+// rejections log the method, never the token.
 #pragma once
 
 #include <grpcpp/security/auth_metadata_processor.h>

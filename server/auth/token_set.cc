@@ -58,12 +58,16 @@ absl::StatusOr<TokenSet> TokenSet::Parse(absl::string_view text, absl::string_vi
   return set;
 }
 
-bool TokenSet::Matches(absl::string_view presented) const {
-  if (presented.empty()) return false;
-  bool matched = false;
-  // No early exit: every accepted token is compared, so the time does not say
-  // which one (or whether any) matched.
-  for (const std::string& token : tokens_) matched |= ConstantTimeEquals(presented, token);
+int TokenSet::Match(absl::string_view presented) const {
+  if (presented.empty()) return 0;
+  int matched = 0;
+  // No early exit and no branch on the result: every accepted token is compared and
+  // the position is selected arithmetically, so the time does not say which one (or
+  // whether any) matched.
+  for (size_t i = 0; i < tokens_.size(); ++i) {
+    const int equal = ConstantTimeEquals(presented, tokens_[i]) ? 1 : 0;
+    matched += equal * static_cast<int>(matched == 0) * static_cast<int>(i + 1);  // first match
+  }
   return matched;
 }
 

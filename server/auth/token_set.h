@@ -23,7 +23,11 @@ class TokenSet {
   // Same rules, from the file's text (`source` names it in error messages).
   static absl::StatusOr<TokenSet> Parse(absl::string_view text, absl::string_view source);
 
-  bool Matches(absl::string_view presented) const;
+  bool Matches(absl::string_view presented) const { return Match(presented) > 0; }
+  // The 1-based position of the matched token among the accepted ones (file order),
+  // 0 when none matches; same constant-time comparison. The position names the
+  // client ("token#3") for per-client limits without ever showing the secret.
+  int Match(absl::string_view presented) const;
   size_t size() const { return tokens_.size(); }
 
  private:

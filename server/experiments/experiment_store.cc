@@ -13,7 +13,8 @@
 namespace flashtick {
 namespace {
 
-constexpr int kSchemaVersion = 1;
+// 1: the first schema; 2: experiments.client (added in place to a version-1 store).
+constexpr int kSchemaVersion = 2;
 
 constexpr char kSchema[] = R"sql(
 CREATE TABLE IF NOT EXISTS experiments (
@@ -29,7 +30,8 @@ CREATE TABLE IF NOT EXISTS experiments (
   error TEXT NOT NULL DEFAULT '',
   verdict_json TEXT NOT NULL DEFAULT '',
   cancel_requested INTEGER NOT NULL DEFAULT 0,
-  dir TEXT NOT NULL);
+  dir TEXT NOT NULL,
+  client TEXT NOT NULL DEFAULT '');
 CREATE UNIQUE INDEX IF NOT EXISTS experiments_request_key
   ON experiments(request_key) WHERE request_key <> '';
 CREATE TABLE IF NOT EXISTS arms (
@@ -54,7 +56,7 @@ CREATE TABLE IF NOT EXISTS events (
 
 constexpr char kColumns[] =
     "seq, id, name, state, config_json, request_key, created_us, started_us, finished_us, "
-    "error, verdict_json, cancel_requested, dir";
+    "error, verdict_json, cancel_requested, dir, client";
 
 ExperimentRecord Row(const SqliteStatement& s) {
   ExperimentRecord r;
@@ -71,6 +73,7 @@ ExperimentRecord Row(const SqliteStatement& s) {
   r.verdict_json = s.Text(10);
   r.cancel_requested = s.Int(11) != 0;
   r.dir = s.Text(12);
+  r.client = s.Text(13);
   return r;
 }
 
@@ -130,13 +133,18 @@ absl::Status ExperimentStore::Migrate() {
         kSchemaVersion, "); use a newer flashtickd or another --experiment-dir"));
   }
   RETURN_IF_ERROR(db_->Exec(kSchema));
+  if (version == 1) {  // CREATE TABLE IF NOT EXISTS kept the old table: add the column
+    RETURN_IF_ERROR(
+        db_->Exec("ALTER TABLE experiments ADD COLUMN client TEXT NOT NULL DEFAULT '';"));
+  }
   return db_->Exec(absl::StrCat("PRAGMA user_version = ", kSchemaVersion, ";"));
 }
 
 absl::StatusOr<ExperimentRecord> ExperimentStore::Create(const std::string& name,
                                                          const std::string& config_json,
                                                          const std::string& request_key,
-                                                         bool* created) {
+                                                         bool* created,
+                                                         const Submitter& submitter) {
   std::lock_guard<std::mutex> lock(mu_);
   *created = false;
   if (!request_key.empty()) {
@@ -148,6 +156,22 @@ absl::StatusOr<ExperimentRecord> ExperimentStore::Create(const std::string& name
   }
   RETURN_IF_ERROR(db_->Exec("BEGIN IMMEDIATE;"));
   auto insert = [&]() -> absl::StatusOr<ExperimentRecord> {
+    if (submitter.max_active > 0) {
+      ASSIGN_OR_RETURN(auto count, db_->Prepare("SELECT COUNT(*) FROM experiments WHERE "
+                                                "client = ? AND state IN (?, ?)"));
+      count->Bind(1, submitter.client)
+          .Bind(2, static_cast<int64_t>(ExpState::kQueued))
+          .Bind(3, static_cast<int64_t>(ExpState::kRunning));
+      ASSIGN_OR_RETURN(bool counted, count->Step());
+      const int64_t active = counted ? count->Int(0) : 0;
+      if (active >= submitter.max_active) {
+        return absl::ResourceExhaustedError(absl::StrCat(
+            "client ", submitter.client, " already has ", active,
+            " experiments queued or running, the per-client limit "
+            "(--max-experiments-per-client ", submitter.max_active,
+            "); wait for one to finish or cancel one (flashtick sweep cancel ID)"));
+      }
+    }
     ASSIGN_OR_RETURN(auto next, db_->Prepare("SELECT COALESCE(MAX(seq), 0) + 1 FROM experiments"));
     ASSIGN_OR_RETURN(bool row, next->Step());
     const int64_t seq = row ? next->Int(0) : 1;
@@ -161,11 +185,12 @@ absl::StatusOr<ExperimentRecord> ExperimentStore::Create(const std::string& name
     r.request_key = request_key;
     r.created_us = NowMicros();
     r.dir = absl::StrCat(root_, "/", r.id);
+    r.client = submitter.client;
     ASSIGN_OR_RETURN(auto ins, db_->Prepare(
         "INSERT INTO experiments (seq, id, name, state, config_json, request_key, created_us, "
-        "dir) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"));
+        "dir, client) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"));
     ins->Bind(1, seq).Bind(2, r.id).Bind(3, name).Bind(4, int64_t{1}).Bind(5, config_json);
-    ins->Bind(6, request_key).Bind(7, r.created_us).Bind(8, r.dir);
+    ins->Bind(6, request_key).Bind(7, r.created_us).Bind(8, r.dir).Bind(9, r.client);
     RETURN_IF_ERROR(ins->Run());
     RETURN_IF_ERROR(AddEventLocked(r.id, ExpState::kQueued, "submitted"));
     return r;

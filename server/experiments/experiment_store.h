@@ -37,7 +37,16 @@ struct ExperimentRecord {
   std::string error;
   std::string verdict_json;  // {"passed":..,"summary":..,...} once succeeded
   bool cancel_requested = false;
-  std::string dir;  // the experiment's directory (checkpoints, report)
+  std::string dir;     // the experiment's directory (checkpoints, report)
+  std::string client;  // who submitted it (server/client_identity.h); "" before schema 2
+};
+
+// Who submits, and how many of their experiments may be queued or running at once
+// (0: no limit). Checked in the same transaction as the insert, so two concurrent
+// submissions cannot both take the last place.
+struct Submitter {
+  std::string client;
+  int max_active = 0;
 };
 
 struct ArmRecord {
@@ -69,9 +78,12 @@ class ExperimentStore {
 
   // A new QUEUED experiment with the next id ("exp-000001", ...) and its directory
   // <root>/<id>. With a non-empty request_key already used, returns that
-  // experiment instead (*created = false).
+  // experiment instead (*created = false), limit or not, so a retried submission
+  // is never refused. RESOURCE_EXHAUSTED when the submitter already has
+  // max_active queued or running.
   absl::StatusOr<ExperimentRecord> Create(const std::string& name, const std::string& config_json,
-                                          const std::string& request_key, bool* created);
+                                          const std::string& request_key, bool* created,
+                                          const Submitter& submitter = {});
   // NotFound naming the id.
   absl::StatusOr<ExperimentRecord> Get(const std::string& id);
   // Newest first; seq < before_seq when before_seq > 0; state 0 = any.

@@ -38,7 +38,8 @@ std::string ContentType(const std::string& name) {
 
 }  // namespace
 
-absl::StatusOr<v1::Experiment> ExperimentsCore::Submit(const v1::SubmitSweepRequest& request) {
+absl::StatusOr<v1::Experiment> ExperimentsCore::Submit(const v1::SubmitSweepRequest& request,
+                                                       const Submitter& submitter) {
   const int given = (request.has_config() ? 1 : 0) + (request.config_json().empty() ? 0 : 1) +
                     (request.preset().empty() ? 0 : 1);
   if (given != 1) {
@@ -66,7 +67,7 @@ absl::StatusOr<v1::Experiment> ExperimentsCore::Submit(const v1::SubmitSweepRequ
   bool created = false;
   ASSIGN_OR_RETURN(ExperimentRecord record,
                    store_->Create(config->name, SweepConfigToJson(*config), request.request_key(),
-                                  &created));
+                                  &created, submitter));
   if (created) runner_->Enqueue(record.id);
   return Get(record.id);
 }

@@ -21,7 +21,8 @@ class ExperimentsCore {
   ExperimentsCore(ExperimentStore* store, ExperimentRunner* runner, ProgressHub* hub)
       : store_(store), runner_(runner), hub_(hub) {}
 
-  absl::StatusOr<v1::Experiment> Submit(const v1::SubmitSweepRequest& request);
+  absl::StatusOr<v1::Experiment> Submit(const v1::SubmitSweepRequest& request,
+                                        const Submitter& submitter = {});
   absl::StatusOr<v1::Experiment> Get(const std::string& id);
   absl::StatusOr<v1::ListExperimentsResponse> List(const v1::ListExperimentsRequest& request);
   absl::StatusOr<v1::Experiment> Cancel(const std::string& id);

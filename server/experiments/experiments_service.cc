@@ -24,8 +24,12 @@ class FinishedWriter final : public grpc::ServerWriteReactor<v1::ExperimentProgr
 
 }  // namespace
 
-ExperimentsService::ExperimentsService(ExperimentsCore* core, Metrics* metrics)
-    : core_(core), metrics_(metrics) {}
+ExperimentsService::ExperimentsService(ExperimentsCore* core, Metrics* metrics,
+                                       const ClientNamer* namer, int max_active_per_client)
+    : core_(core),
+      metrics_(metrics),
+      namer_(namer),
+      max_active_per_client_(max_active_per_client) {}
 
 absl::Status ExperimentsService::Enabled() const {
   if (core_ != nullptr) return absl::OkStatus();
@@ -49,8 +53,10 @@ grpc::ServerUnaryReactor* ExperimentsService::SubmitSweep(grpc::CallbackServerCo
   const double start = Now();
   absl::Status status = Enabled();
   if (status.ok()) {
-    auto experiment = core_->Submit(*request);
+    auto experiment = core_->Submit(*request, {namer_->Name(*context), max_active_per_client_});
     status = experiment.status();
+    // The one RESOURCE_EXHAUSTED Submit returns is the per-client limit.
+    if (absl::IsResourceExhausted(status)) metrics_->RecordExperimentRefused();
     if (experiment.ok()) *response->mutable_experiment() = *std::move(experiment);
   }
   return Done(context, "SubmitSweep", status, start);

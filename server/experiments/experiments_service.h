@@ -11,6 +11,7 @@
 
 #include "absl/status/status.h"
 #include "flashtick/v1/experiments.grpc.pb.h"
+#include "server/client_identity.h"
 #include "server/experiments/experiments_core.h"
 #include "server/metrics/metrics.h"
 
@@ -19,7 +20,10 @@ namespace flashtick {
 class ExperimentsService final : public flashtick::v1::Experiments::CallbackService {
  public:
   // core may be null: experiments disabled.
-  ExperimentsService(ExperimentsCore* core, Metrics* metrics);
+  // namer names the submitter for the per-client limit of max_active_per_client
+  // queued or running experiments.
+  ExperimentsService(ExperimentsCore* core, Metrics* metrics, const ClientNamer* namer,
+                     int max_active_per_client);
 
   grpc::ServerUnaryReactor* SubmitSweep(grpc::CallbackServerContext* context,
                                         const v1::SubmitSweepRequest* request,
@@ -47,6 +51,8 @@ class ExperimentsService final : public flashtick::v1::Experiments::CallbackServ
 
   ExperimentsCore* core_;
   Metrics* metrics_;
+  const ClientNamer* namer_;
+  int max_active_per_client_;
 };
 
 }  // namespace flashtick

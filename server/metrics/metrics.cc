@@ -96,6 +96,30 @@ Metrics::Metrics() : registry_(std::make_shared<prometheus::Registry>()) {
                          .Name("flashtick_active_streams")
                          .Help("Open TickStream sessions.")
                          .Register(*registry_);
+  stream_refusals_ = &prometheus::BuildCounter()
+                          .Name("flashtick_stream_refusals_total")
+                          .Help("Tick streams refused by a limit, by reason (server_limit, "
+                                "client_limit, memory).")
+                          .Register(*registry_);
+  stream_idle_closed_ = &prometheus::BuildCounter()
+                             .Name("flashtick_stream_idle_closed_total")
+                             .Help("Tick streams ended for sending nothing within the idle "
+                                   "timeout.")
+                             .Register(*registry_);
+  stream_memory_reserved_ = &prometheus::BuildGauge()
+                                 .Name("flashtick_stream_memory_reserved_bytes")
+                                 .Help("Memory the open tick-stream sessions reserved (a whole "
+                                       "day each).")
+                                 .Register(*registry_);
+  stream_memory_limit_ = &prometheus::BuildGauge()
+                              .Name("flashtick_stream_memory_limit_bytes")
+                              .Help("Limit on the memory all tick-stream sessions reserve.")
+                              .Register(*registry_);
+  experiment_refusals_ = &prometheus::BuildCounter()
+                              .Name("flashtick_experiment_refusals_total")
+                              .Help("SubmitSweep calls refused by the per-client limit on "
+                                    "queued and running experiments.")
+                              .Register(*registry_);
   train_loss_ = &prometheus::BuildGauge()
                      .Name("flashtick_train_loss")
                      .Help("Training loss (cross-entropy) of the experiment arm's latest step.")
@@ -185,6 +209,19 @@ void Metrics::RecordStreamTick(const std::string& model, double seconds) {
 }
 
 void Metrics::AddActiveStreams(int delta) { active_streams_->Add({}).Increment(delta); }
+
+void Metrics::RecordStreamRefused(const std::string& reason) {
+  stream_refusals_->Add({{"reason", reason}}).Increment();
+}
+
+void Metrics::RecordStreamIdleClosed(int count) { stream_idle_closed_->Add({}).Increment(count); }
+
+void Metrics::SetStreamMemory(int64_t reserved_bytes, int64_t limit_bytes) {
+  stream_memory_reserved_->Add({}).Set(static_cast<double>(reserved_bytes));
+  stream_memory_limit_->Add({}).Set(static_cast<double>(limit_bytes));
+}
+
+void Metrics::RecordExperimentRefused() { experiment_refusals_->Add({}).Increment(); }
 
 void Metrics::RecordTrainStep(const std::string& experiment, const std::string& arm, double loss,
                               double seconds, int64_t peak_bytes) {

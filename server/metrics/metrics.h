@@ -54,6 +54,15 @@ class Metrics {
   void RecordStreamTick(const std::string& model, double seconds);
   // A tick stream opened (+1) or closed (-1).
   void AddActiveStreams(int delta);
+  // A tick stream refused by a limit (server/stream/stream_admission.h): reason
+  // "server_limit", "client_limit" or "memory".
+  void RecordStreamRefused(const std::string& reason);
+  // Tick streams ended for sending nothing within the idle timeout.
+  void RecordStreamIdleClosed(int count);
+  // Memory the open sessions reserved, and the limit for all of them together.
+  void SetStreamMemory(int64_t reserved_bytes, int64_t limit_bytes);
+  // Experiments refused by the per-client limit on queued and running ones.
+  void RecordExperimentRefused();
   // One optimizer step of an experiment arm (issue 5): its loss, wall-clock and the
   // backend's peak memory (device memory on CUDA, tracked host memory on the CPU).
   void RecordTrainStep(const std::string& experiment, const std::string& arm, double loss,
@@ -93,6 +102,15 @@ class Metrics {
   prometheus::Family<prometheus::Histogram>* stream_tick_duration_seconds_;
   // flashtick_active_streams: open TickStream sessions.
   prometheus::Family<prometheus::Gauge>* active_streams_;
+  // flashtick_stream_refusals_total{reason}: streams refused by a limit.
+  prometheus::Family<prometheus::Counter>* stream_refusals_;
+  // flashtick_stream_idle_closed_total: streams ended by the idle timeout.
+  prometheus::Family<prometheus::Counter>* stream_idle_closed_;
+  // flashtick_stream_memory_reserved_bytes / _limit_bytes: sessions' reservations.
+  prometheus::Family<prometheus::Gauge>* stream_memory_reserved_;
+  prometheus::Family<prometheus::Gauge>* stream_memory_limit_;
+  // flashtick_experiment_refusals_total: SubmitSweep refused by the per-client limit.
+  prometheus::Family<prometheus::Counter>* experiment_refusals_;
   // flashtick_train_loss{experiment,arm}: training loss of the arm's latest step.
   prometheus::Family<prometheus::Gauge>* train_loss_;
   // flashtick_train_step_seconds{experiment,arm}: wall-clock per optimizer step.

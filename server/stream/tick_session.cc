@@ -2,6 +2,7 @@
 // last step through the session's decode state (see tick_session.h).
 #include "server/stream/tick_session.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
@@ -120,6 +121,18 @@ absl::StatusOr<std::vector<float>> TickSession::PredictLast(Transformer* model) 
     return absl::FailedPreconditionError(absl::StrCat(
         "predict: step ", steps_ - 1, " was already answered (no new rows since)"));
   return probs;
+}
+
+int64_t TickSession::DayBytes(const Transformer& model, int features, int64_t max_steps,
+                              bool incremental) {
+  int64_t bytes = max_steps * features * static_cast<int64_t>(sizeof(float));
+  if (incremental) {
+    const ModelConfig& c = model.config();
+    const int64_t rows = std::min<int64_t>(max_steps, c.max_context);
+    bytes += int64_t{2} * c.layers * rows * c.kv_heads * c.head_dim() *
+             static_cast<int64_t>(DTypeSize(model.compute_dtype()));
+  }
+  return bytes;
 }
 
 }  // namespace flashtick

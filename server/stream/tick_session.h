@@ -45,6 +45,13 @@ class TickSession {
   // steps() ≥ 1. On error the state keeps the rows it took and the next call
   // resumes from there.
   absl::StatusOr<std::vector<float>> PredictLast(Transformer* model);
+  // What a session of `model` can hold by the end of a day of max_steps: its feature
+  // rows (fp32, host) and, when `incremental`, every layer's key and value cache rows
+  // (DecodeState, the model's compute dtype, capped at its max_context) — the figure
+  // StreamAdmission reserves when the session opens.
+  static int64_t DayBytes(const Transformer& model, int features, int64_t max_steps,
+                          bool incremental);
+
   // Steps the decode state holds (0 before the first PredictLast).
   int64_t decoded_steps() const { return state_ ? state_->steps() : 0; }
 

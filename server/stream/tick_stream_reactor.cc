@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "common/status_macros.h"
 #include "server/inference/forward_window.h"
 #include "server/status_convert.h"
 
@@ -30,21 +31,69 @@ std::string NextSessionId() {
 
 TickStreamReactor::TickStreamReactor(grpc::CallbackServerContext* context,
                                      const InferenceCore* core, WorkQueue* queue,
-                                     Metrics* metrics)
-    : context_(context), core_(core), queue_(queue), metrics_(metrics), start_(absl::Now()) {
+                                     Metrics* metrics, StreamAdmission* admission,
+                                     const ClientNamer* namer)
+    : context_(context),
+      core_(core),
+      queue_(queue),
+      metrics_(metrics),
+      admission_(admission),
+      start_(absl::Now()) {
+  auto ticket = admission_->Admit(namer->Name(*context_), this);
+  if (!ticket.ok()) {  // refused before reading anything
+    End(ticket.status());
+    return;
+  }
+  ticket_ = *std::move(ticket);
   metrics_->AddActiveStreams(1);
+  ReadNext();
+}
+
+void TickStreamReactor::ReadNext() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (finished_) return;
+    waiting_ = true;
+    last_activity_ = absl::Now();
+  }
   StartRead(&request_);
 }
 
 void TickStreamReactor::End(const absl::Status& status) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (finished_) return;  // the reaper ended it first
+    finished_ = true;
+  }
   metrics_->RecordRequest(model_ ? model_->name : "", kMethod, StatusCodeName(status),
                           absl::ToDoubleSeconds(absl::Now() - start_));
   Finish(ToGrpcStatus(status));
 }
 
+bool TickStreamReactor::EndIfIdleSince(absl::Time idle_since, const absl::Status& status) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    // Only while our read is outstanding: Finish is valid with a read in flight
+    // (it completes with ok = false), never with a write in flight.
+    if (finished_ || !waiting_ || last_activity_ >= idle_since) return false;
+    finished_ = true;
+  }
+  metrics_->RecordRequest(model_ ? model_->name : "", kMethod, StatusCodeName(status),
+                          absl::ToDoubleSeconds(absl::Now() - start_));
+  Finish(ToGrpcStatus(status));
+  return true;
+}
+
 void TickStreamReactor::OnDone() {
-  metrics_->AddActiveStreams(-1);
-  delete this;
+  if (ticket_ != nullptr) {
+    ticket_.reset();  // frees the slot and the reserved memory
+    metrics_->AddActiveStreams(-1);
+  }
+  Unref();
+}
+
+void TickStreamReactor::Unref() {
+  if (refs_.fetch_sub(1) == 1) delete this;
 }
 
 void TickStreamReactor::OnWriteDone(bool ok) {
@@ -52,10 +101,15 @@ void TickStreamReactor::OnWriteDone(bool ok) {
     End(absl::CancelledError("the client went away before the answer was written"));
     return;
   }
-  StartRead(&request_);
+  ReadNext();
 }
 
 void TickStreamReactor::OnReadDone(bool ok) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    waiting_ = false;
+    if (finished_) return;  // ended while the read was outstanding (idle reaper)
+  }
   if (!ok) {  // half-close or cancellation: the session ends normally
     End(absl::OkStatus());
     return;
@@ -83,11 +137,17 @@ absl::Status TickStreamReactor::Open(const v1::OpenSession& open) {
   if (open.predict_every() < 0) {
     return absl::InvalidArgumentError("predict_every must be ≥ 0 (0 or 1: answer every step)");
   }
+  const bool incremental = (*model)->model != nullptr && (*model)->model->SupportsDecode();
+  const int64_t max_steps = core_->MaxSteps(**model);
+  if ((*model)->model != nullptr) {
+    RETURN_IF_ERROR(ticket_->ReserveMemory(
+        TickSession::DayBytes(*(*model)->model, (*model)->features, max_steps, incremental)));
+  }
   model_ = *model;
   predict_every_ = std::max(1, open.predict_every());
-  incremental_ = model_->model != nullptr && model_->model->SupportsDecode();
-  session_ = std::make_unique<TickSession>(model_->features, core_->MaxSteps(*model_),
-                                           open.instrument(), open.date());
+  incremental_ = incremental;
+  session_ = std::make_unique<TickSession>(model_->features, max_steps, open.instrument(),
+                                           open.date());
   auto* opened = response_.mutable_opened();
   opened->set_session_id(NextSessionId());
   opened->set_model_name(model_->name);
@@ -97,6 +157,9 @@ absl::Status TickStreamReactor::Open(const v1::OpenSession& open) {
   opened->set_kernel_path(model_->kernel_path);
   opened->set_device(model_->device);
   opened->set_state_mode(incremental_ ? kIncremental : kRecompute);
+  opened->set_idle_timeout_seconds(absl::ToDoubleSeconds(admission_->limits().idle_timeout));
+  opened->set_reserved_bytes(ticket_->reserved_bytes());
+  opened->set_client(ticket_->client());
   return absl::OkStatus();
 }
 
@@ -108,7 +171,7 @@ void TickStreamReactor::HandleStep() {
     return;
   }
   if (session_->steps() % predict_every_ != 0) {
-    StartRead(&request_);
+    ReadNext();
     return;
   }
   absl::Status submitted = queue_->Submit([this, arrived] { PredictLast(arrived); });

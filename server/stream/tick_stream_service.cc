@@ -5,12 +5,13 @@
 
 namespace flashtick {
 
-TickStreamService::TickStreamService(const InferenceCore* core, WorkQueue* queue, Metrics* metrics)
-    : core_(core), queue_(queue), metrics_(metrics) {}
+TickStreamService::TickStreamService(const InferenceCore* core, WorkQueue* queue, Metrics* metrics,
+                                     StreamAdmission* admission, const ClientNamer* namer)
+    : core_(core), queue_(queue), metrics_(metrics), admission_(admission), namer_(namer) {}
 
 grpc::ServerBidiReactor<v1::TickStreamRequest, v1::TickStreamResponse>*
 TickStreamService::StreamTicks(grpc::CallbackServerContext* context) {
-  return new TickStreamReactor(context, core_, queue_, metrics_);
+  return new TickStreamReactor(context, core_, queue_, metrics_, admission_, namer_);
 }
 
 }  // namespace flashtick

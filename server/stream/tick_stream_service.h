@@ -5,8 +5,10 @@
 #include <grpcpp/grpcpp.h>
 
 #include "flashtick/v1/tick_stream.grpc.pb.h"
+#include "server/client_identity.h"
 #include "server/inference/inference_core.h"
 #include "server/metrics/metrics.h"
+#include "server/stream/stream_admission.h"
 #include "server/work_queue.h"
 
 namespace flashtick {
@@ -14,7 +16,8 @@ namespace flashtick {
 class TickStreamService final : public flashtick::v1::TickStream::CallbackService {
  public:
   // None owned.
-  TickStreamService(const InferenceCore* core, WorkQueue* queue, Metrics* metrics);
+  TickStreamService(const InferenceCore* core, WorkQueue* queue, Metrics* metrics,
+                    StreamAdmission* admission, const ClientNamer* namer);
 
   grpc::ServerBidiReactor<v1::TickStreamRequest, v1::TickStreamResponse>* StreamTicks(
       grpc::CallbackServerContext* context) override;
@@ -23,6 +26,8 @@ class TickStreamService final : public flashtick::v1::TickStream::CallbackServic
   const InferenceCore* core_;
   WorkQueue* queue_;
   Metrics* metrics_;
+  StreamAdmission* admission_;
+  const ClientNamer* namer_;
 };
 
 }  // namespace flashtick

@@ -140,3 +140,72 @@ TEST(ExperimentStore, RefusesANewerSchema) {
 
 }  // namespace
 }  // namespace flashtick
+
+namespace flashtick {
+namespace {
+
+// The per-client limit on queued and running experiments: counted per client,
+// terminal ones free a place, a retried request key is never refused.
+TEST(ExperimentStore, PerClientLimitOnQueuedAndRunning) {
+  auto store = ExperimentStore::Open(FreshDir("per_client"));
+  ASSERT_TRUE(store.ok()) << store.status();
+  const Submitter alice{"token#1", 2}, bob{"token#2", 2};
+  bool created = false;
+  auto a1 = (*store)->Create("a1", "{}", "a1-key", &created, alice);
+  auto a2 = (*store)->Create("a2", "{}", "", &created, alice);
+  ASSERT_TRUE(a1.ok() && a2.ok());
+  EXPECT_EQ(a1->client, "token#1");
+  ASSERT_TRUE((*store)->SetState(a1->id, ExpState::kRunning, "started").ok());
+  auto a3 = (*store)->Create("a3", "{}", "", &created, alice);
+  EXPECT_EQ(a3.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_NE(a3.status().message().find("--max-experiments-per-client 2"), std::string::npos)
+      << a3.status();
+  EXPECT_FALSE(created);
+  auto retry = (*store)->Create("a1", "{}", "a1-key", &created, alice);
+  ASSERT_TRUE(retry.ok()) << "a retried submission is answered, not refused: " << retry.status();
+  EXPECT_EQ(retry->id, a1->id);
+  EXPECT_TRUE((*store)->Create("b1", "{}", "", &created, bob).ok()) << "other clients count apart";
+  ASSERT_TRUE((*store)->SetState(a2->id, ExpState::kCancelled, "cancelled").ok());
+  auto a4 = (*store)->Create("a4", "{}", "", &created, alice);
+  EXPECT_TRUE(a4.ok()) << "a finished experiment frees its place: " << a4.status();
+  auto listed = (*store)->Get(a4->id);
+  ASSERT_TRUE(listed.ok());
+  EXPECT_EQ(listed->client, "token#1") << "the submitter is stored";
+}
+
+// A store written by schema 1 (no client column) opens, gains the column, keeps its
+// experiments (client "") and takes new ones with their client.
+TEST(ExperimentStore, MigratesSchemaOneInPlace) {
+  const std::string dir = FreshDir("schema1");
+  std::filesystem::create_directories(dir);
+  {
+    auto db = SqliteDb::Open(dir + "/experiments.db");
+    ASSERT_TRUE(db.ok()) << db.status();
+    ASSERT_TRUE((*db)->Exec(R"sql(
+      CREATE TABLE experiments (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE, name TEXT NOT NULL,
+        state INTEGER NOT NULL, config_json TEXT NOT NULL, request_key TEXT NOT NULL DEFAULT '',
+        created_us INTEGER NOT NULL, started_us INTEGER NOT NULL DEFAULT 0,
+        finished_us INTEGER NOT NULL DEFAULT 0, error TEXT NOT NULL DEFAULT '',
+        verdict_json TEXT NOT NULL DEFAULT '', cancel_requested INTEGER NOT NULL DEFAULT 0,
+        dir TEXT NOT NULL);
+      INSERT INTO experiments (seq, id, name, state, config_json, created_us, dir)
+        VALUES (1, 'exp-000001', 'old', 1, '{}', 1, '/tmp/old');
+      PRAGMA user_version = 1;)sql")
+                    .ok());
+  }
+  auto store = ExperimentStore::Open(dir);
+  ASSERT_TRUE(store.ok()) << store.status();
+  auto old = (*store)->Get("exp-000001");
+  ASSERT_TRUE(old.ok()) << old.status();
+  EXPECT_EQ(old->name, "old");
+  EXPECT_EQ(old->client, "");
+  bool created = false;
+  auto fresh = (*store)->Create("new", "{}", "", &created, {"peer:10.0.0.7", 1});
+  ASSERT_TRUE(fresh.ok()) << fresh.status();
+  EXPECT_EQ(fresh->id, "exp-000002");
+  EXPECT_EQ(fresh->client, "peer:10.0.0.7");
+}
+
+}  // namespace
+}  // namespace flashtick

@@ -33,6 +33,17 @@ TEST(TokenSetTest, MatchesExactlyOnly) {
   EXPECT_FALSE(set->Matches("S3cret-token"));       // first byte
 }
 
+TEST(TokenSetTest, MatchNamesTheTokensPositionFirstMatchWins) {
+  // The position names the client for per-client limits ("token#2").
+  auto set = TokenSet::Parse("# team tokens\nalpha-1\n\nbeta-2\nalpha-1\ngamma-3\n", "test");
+  ASSERT_TRUE(set.ok());
+  EXPECT_EQ(set->Match("alpha-1"), 1);  // listed twice: the first line's position
+  EXPECT_EQ(set->Match("beta-2"), 2);
+  EXPECT_EQ(set->Match("gamma-3"), 4);
+  EXPECT_EQ(set->Match("delta-4"), 0);
+  EXPECT_EQ(set->Match(""), 0);
+}
+
 TEST(TokenSetTest, EmptyOrMalformedFilesAreErrorsWithoutTheToken) {
   auto empty = TokenSet::Parse("# nothing\n\n", "--auth-token-file 'x'");
   EXPECT_EQ(empty.status().code(), absl::StatusCode::kInvalidArgument);
