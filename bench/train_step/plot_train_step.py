@@ -5,7 +5,9 @@ Usage: plot_train_step.py RESULTS.jsonl OUTDIR
 Writes OUTDIR/train_step_ratios.txt: per optimizer and N, ours (flashtick_*) beside
 PyTorch (torch_sdpa for AdamW, torch_math for Sophia-H): ms, tokens/s, peak GiB, and
 the ratios speed = torch_ms / ours_ms and memory = torch_peak / ours_peak (OOM where a
-side ran out of memory); and OUTDIR/train_step_loss_curves.png: ours and PyTorch's loss
+side ran out of memory); Sophia-H's rows are amortised over the Hessian interval, and a
+"sophia_refresh" row per N compares the refresh step alone (the exact HVP: ours through
+backward-over-backward, PyTorch's through the math path), time and peak; and OUTDIR/train_step_loss_curves.png: ours and PyTorch's loss
 per step for each optimizer on the same data from the same initial weights.
 """
 import json
@@ -27,8 +29,14 @@ def main():
                 curves[(r["optimizer"], side)].append((r["step"], r["loss"]))
         else:
             timing[(r["op"], r["N"])][side] = r
+            if r["op"] == "sophia_h" and r.get("ms_refresh"):
+                timing[("sophia_refresh", r["N"])][side] = dict(
+                    r, ms=r["ms_refresh"], tokens_per_s=r["N"] * r.get("B", 1) / (r["ms_refresh"] * 1e-3),
+                    peak_bytes=r.get("peak_bytes_refresh") or r["peak_bytes"])
+            elif r["op"] == "sophia_h" and r.get("oom"):
+                timing[("sophia_refresh", r["N"])][side] = r
     gib = 1024.0 ** 3
-    lines = [f"{'optimizer':9} {'N':>6} | {'ours ms':>9} {'tok/s':>9} {'GiB':>6} | {'torch ms':>9} "
+    lines = [f"{'optimizer':14} {'N':>6} | {'ours ms':>9} {'tok/s':>9} {'GiB':>6} | {'torch ms':>9} "
              f"{'tok/s':>9} {'GiB':>6} | {'speed':>6} {'memory':>6}"]
 
     def cell(r):
@@ -47,7 +55,7 @@ def main():
             speed, mem = f"{t['ms'] / o['ms']:6.2f}", f"{t['peak_bytes'] / o['peak_bytes']:6.2f}"
         elif o and "ms" in o and t and t.get("oom"):
             speed = mem = "  torch OOM"
-        lines.append(f"{op:9} {n:6d} | {cell(o)} | {cell(t)} | {speed:>6} {mem:>6}")
+        lines.append(f"{op:14} {n:6d} | {cell(o)} | {cell(t)} | {speed:>6} {mem:>6}")
     for r in rows:
         if r.get("error") and not r.get("oom"):
             lines.append(f"error: {r.get('impl')} {r.get('op')} N={r.get('N')}: {r['error']}")

@@ -14,7 +14,8 @@ clipping at 1.0, the same learning rates, warm-up and optimizer defaults as ours
                of memory at long N (recorded as oom: true, larger N skipped). The gradient
                of every step uses SDPA flash, as AdamW's (the strongest baseline).
 ms: Sophia-H amortised over the Hessian interval k from median refresh and plain steps;
-peak_bytes: torch.cuda.max_memory_allocated() over the timed steps.
+peak_bytes: torch.cuda.max_memory_allocated() over the timed steps; peak_bytes_plain and
+peak_bytes_refresh split it by step kind (the peak is reset before each timed step).
 --curve-dir DIR (written by train_step_bench --dump-dir): start from our initial weights
 and train --curve-steps on our batches in turn, printing "loss_curve" lines.
 """
@@ -213,22 +214,22 @@ def timing(args, kind, n, gpu):
         run = Run(kind, args, n)
         x, y = batch(args, n, n)
         plain, refresh = [], []
+        peak = {False: 0, True: 0}  # by step kind: refreshed the Hessian or not
         for i in range(args.warmup + args.steps):
-            if i == args.warmup:
-                torch.cuda.synchronize()
-                torch.cuda.reset_peak_memory_stats()
             torch.cuda.synchronize()
+            torch.cuda.reset_peak_memory_stats()
             t0 = time.perf_counter()
             loss, _, hess = run.step(x, y)
             torch.cuda.synchronize()
             if i >= args.warmup:
                 (refresh if hess else plain).append((time.perf_counter() - t0) * 1e3)
+                peak[hess] = max(peak[hess], torch.cuda.max_memory_allocated())
         med = lambda v: sorted(v)[len(v) // 2] if v else 0.0  # noqa: E731
         k = args.hessian_interval
         ms = (med(refresh) + (k - 1) * med(plain)) / k if refresh and plain else med(plain or refresh)
         rec.update(oom=False, ms=ms, ms_plain=med(plain), ms_refresh=med(refresh),
-                   tokens_per_s=args.b * n / (ms * 1e-3), peak_bytes=torch.cuda.max_memory_allocated(),
-                   final_loss=loss)
+                   tokens_per_s=args.b * n / (ms * 1e-3), peak_bytes=max(peak.values()),
+                   peak_bytes_plain=peak[False], peak_bytes_refresh=peak[True], final_loss=loss)
     except torch.cuda.OutOfMemoryError as e:
         rec.update(oom=True, error=str(e).splitlines()[0])
     del run
