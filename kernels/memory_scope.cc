@@ -5,6 +5,8 @@
 #include <atomic>
 #include <utility>
 
+#include "kernels/common/atomic_max.h"
+
 namespace flashtick {
 namespace memory_scope_internal {
 
@@ -32,12 +34,6 @@ Node* FirstOf(Node* node, const void* domain) {
   return node;
 }
 
-void RaisePeak(std::atomic<int64_t>& peak, int64_t used) {
-  int64_t seen = peak.load();
-  while (used > seen && !peak.compare_exchange_weak(seen, used)) {
-  }
-}
-
 }  // namespace
 
 MemoryScope::MemoryScope(const Backend& backend)
@@ -63,7 +59,7 @@ MemoryCharge MemoryCharge::Charge(const void* domain, int64_t bytes) {
   while (*first != nullptr && (*first)->domain != domain) first = &(*first)->parent;
   if (*first == nullptr) return charge;
   for (Node* n = first->get(); n != nullptr; n = FirstOf(n->parent.get(), domain)) {
-    RaisePeak(n->peak, n->used.fetch_add(bytes) + bytes);
+    RaiseToAtLeast(n->peak, n->used.fetch_add(bytes) + bytes);
   }
   charge.innermost_ = *first;
   charge.domain_ = domain;

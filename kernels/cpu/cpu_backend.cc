@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "kernels/common/atomic_max.h"
 #include "kernels/common/op_switch.h"
 #include "kernels/memory_scope.h"
 
@@ -43,10 +44,8 @@ absl::StatusOr<std::shared_ptr<void>> CpuBackend::Allocate(size_t bytes) {
   if (p == nullptr)
     return absl::ResourceExhaustedError(absl::StrCat("host allocation of ", bytes, " bytes failed"));
   auto counters = counters_;
-  int64_t used = counters->used.fetch_add(static_cast<int64_t>(bytes)) + static_cast<int64_t>(bytes);
-  int64_t peak = counters->peak.load();
-  while (used > peak && !counters->peak.compare_exchange_weak(peak, used)) {
-  }
+  RaiseToAtLeast(counters->peak,
+                 counters->used.fetch_add(static_cast<int64_t>(bytes)) + static_cast<int64_t>(bytes));
   // The calling thread's open scopes count it too; the free credits the same scopes.
   const MemoryCharge charge = MemoryCharge::Charge(memory_domain(), static_cast<int64_t>(bytes));
   return std::shared_ptr<void>(p, [counters, charge, bytes](void* q) {

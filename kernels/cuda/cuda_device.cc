@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 #include "kernels/cuda/cuda_check.h"
+#include "kernels/common/atomic_max.h"
 #include "kernels/memory_scope.h"
 
 namespace flashtick::cuda {
@@ -82,10 +83,7 @@ absl::Status CudaDevice::Activate() const {
 }
 
 void CudaDevice::Account(int64_t delta) {
-  const int64_t used = used_.fetch_add(delta) + delta;
-  int64_t peak = peak_.load();
-  while (used > peak && !peak_.compare_exchange_weak(peak, used)) {
-  }
+  RaiseToAtLeast(peak_, used_.fetch_add(delta) + delta);
 }
 
 std::string CudaDevice::PoolReport() const {
