@@ -1,16 +1,10 @@
 // Who is calling (see client_identity.h).
 #include "server/client_identity.h"
 
-#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 
 namespace flashtick {
-namespace {
-
-constexpr absl::string_view kBearer = "Bearer ";  // RFC 6750 §2.1; case-insensitive scheme
-
-}  // namespace
 
 std::string PeerHost(absl::string_view peer) {
   for (absl::string_view scheme : {"ipv4:", "ipv6:"}) {
@@ -31,14 +25,13 @@ std::string ClientNamer::Name(const grpc::ServerContextBase& context) const {
     // A token that does not match (possible on methods the processor leaves open)
     // names no one: the caller is then named like a caller without one.
     const auto& metadata = context.client_metadata();
-    const auto header = metadata.find("authorization");
+    const auto header = metadata.find(grpc::string_ref(kAuthorizationHeader.data(),
+                                                       kAuthorizationHeader.size()));
     if (header != metadata.end()) {
-      const absl::string_view value(header->second.data(), header->second.size());
-      if (value.size() > kBearer.size() &&
-          absl::EqualsIgnoreCase(value.substr(0, kBearer.size()), kBearer)) {
-        const int n = tokens_->Match(value.substr(kBearer.size()));
-        if (n > 0) return absl::StrCat("token#", n);
-      }
+      const auto token =
+          BearerToken(absl::string_view(header->second.data(), header->second.size()));
+      const int n = token.has_value() ? tokens_->Match(*token) : 0;
+      if (n > 0) return absl::StrCat("token#", n);
     }
   }
   const std::shared_ptr<const grpc::AuthContext> auth = context.auth_context();

@@ -8,8 +8,6 @@
 namespace flashtick {
 namespace {
 
-constexpr absl::string_view kAuthorization = "authorization";
-constexpr absl::string_view kBearer = "Bearer ";  // RFC 6750 §2.1; scheme is case-insensitive
 
 // Services whose every method needs a token once --auth-token-file is set.
 constexpr absl::string_view kAlwaysProtected[] = {"/flashtick.v1.Experiments/"};
@@ -47,7 +45,7 @@ grpc::Status TokenAuthProcessor::Process(const InputMetadata& auth_metadata,
   const std::string path(ToView(path_it->second));
   if (!ProtectedMethod(path, auth_inference_)) return grpc::Status::OK;
 
-  const auto header = auth_metadata.find(std::string(kAuthorization));
+  const auto header = auth_metadata.find(std::string(kAuthorizationHeader));
   if (header == auth_metadata.end()) {
     LogWarning(absl::StrCat("rejected ", path, ": no authorization header"));
     return grpc::Status(
@@ -56,14 +54,13 @@ grpc::Status TokenAuthProcessor::Process(const InputMetadata& auth_metadata,
                      " needs a token: send metadata 'authorization: Bearer <token>' "
                      "(flashtick: --token-file FILE or FLASHTICK_TOKEN)"));
   }
-  const absl::string_view value = ToView(header->second);
-  if (value.size() <= kBearer.size() ||
-      !absl::EqualsIgnoreCase(value.substr(0, kBearer.size()), kBearer)) {
+  const std::optional<absl::string_view> token = BearerToken(ToView(header->second));
+  if (!token.has_value()) {
     LogWarning(absl::StrCat("rejected ", path, ": authorization header is not 'Bearer <token>'"));
     return grpc::Status(grpc::StatusCode::UNAUTHENTICATED,
                         "the authorization header must be 'Bearer <token>'");
   }
-  if (!tokens_.Matches(value.substr(kBearer.size()))) {
+  if (!tokens_.Matches(*token)) {
     LogWarning(absl::StrCat("rejected ", path, ": bearer token not accepted"));
     return grpc::Status(grpc::StatusCode::UNAUTHENTICATED,
                         "the bearer token is not accepted by this server");

@@ -2,6 +2,7 @@
 #include "server/auth/token_set.h"
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "common/status_macros.h"
@@ -27,6 +28,15 @@ bool ConstantTimeEquals(absl::string_view presented, absl::string_view accepted)
 }
 
 }  // namespace
+
+std::optional<absl::string_view> BearerToken(absl::string_view header_value) {
+  constexpr absl::string_view kBearer = "Bearer ";
+  if (header_value.size() <= kBearer.size() ||
+      !absl::EqualsIgnoreCase(header_value.substr(0, kBearer.size()), kBearer)) {
+    return std::nullopt;
+  }
+  return header_value.substr(kBearer.size());
+}
 
 absl::StatusOr<TokenSet> TokenSet::LoadFile(const std::string& path) {
   ASSIGN_OR_RETURN(std::string text, ReadFlagFile("--auth-token-file", path));

@@ -6,6 +6,7 @@
 // token byte by byte. Tokens are secrets: nothing here logs or prints them.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,12 @@
 #include "absl/strings/string_view.h"
 
 namespace flashtick {
+
+// The header a bearer token travels in, and the token of its value
+// "Bearer <token>" (scheme case-insensitive, RFC 6750 §2.1); nullopt when the value is
+// not that. One parser for the token check and for naming the client.
+inline constexpr absl::string_view kAuthorizationHeader = "authorization";
+std::optional<absl::string_view> BearerToken(absl::string_view header_value);
 
 class TokenSet {
  public:
