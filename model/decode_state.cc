@@ -36,6 +36,12 @@ absl::StatusOr<std::unique_ptr<DecodeState>> DecodeState::Create(const Transform
   return s;
 }
 
+int64_t DecodeState::CacheBytes(const Transformer& model, int64_t rows) {
+  const ModelConfig& c = model.config();
+  return int64_t{2} * c.layers * std::min<int64_t>(rows, c.max_context) * c.kv_heads *
+         c.head_dim() * static_cast<int64_t>(DTypeSize(model.compute_dtype()));
+}
+
 absl::Status DecodeState::Reserve(int64_t rows) {
   const ModelConfig& c = model_->config();
   if (rows > c.max_context)
@@ -57,7 +63,7 @@ absl::Status DecodeState::Reserve(int64_t rows) {
     if (!v.ok())
       return absl::Status(v.status().code(),
                           absl::StrCat("decode state: growing the K/V cache to ", new_capacity,
-                                       " rows (", 2 * layers_.size() * bytes,
+                                       " rows (", CacheBytes(*model_, new_capacity),
                                        " bytes): ", v.status().message()));
     g.k_mem = std::move(*k);
     g.v_mem = std::move(*v);

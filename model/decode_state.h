@@ -31,6 +31,10 @@ class DecodeState {
       const Transformer& model, int64_t initial_capacity = kDefaultInitialCapacity);
 
   static constexpr int64_t kDefaultInitialCapacity = 256;
+  // Bytes of every layer's K and V caches at a capacity of `rows` (capped at the
+  // model's max_context, as Reserve caps it), in the model's compute dtype: what a
+  // state of `model` holds in caches once it has grown to that many rows.
+  static int64_t CacheBytes(const Transformer& model, int64_t rows);
   ~DecodeState();
 
   const Transformer& model() const { return *model_; }

@@ -2,7 +2,6 @@
 // last step through the session's decode state (see tick_session.h).
 #include "server/stream/tick_session.h"
 
-#include <algorithm>
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
@@ -125,14 +124,8 @@ absl::StatusOr<std::vector<float>> TickSession::PredictLast(Transformer* model) 
 
 int64_t TickSession::DayBytes(const Transformer& model, int features, int64_t max_steps,
                               bool incremental) {
-  int64_t bytes = max_steps * features * static_cast<int64_t>(sizeof(float));
-  if (incremental) {
-    const ModelConfig& c = model.config();
-    const int64_t rows = std::min<int64_t>(max_steps, c.max_context);
-    bytes += int64_t{2} * c.layers * rows * c.kv_heads * c.head_dim() *
-             static_cast<int64_t>(DTypeSize(model.compute_dtype()));
-  }
-  return bytes;
+  const int64_t rows_bytes = max_steps * features * static_cast<int64_t>(sizeof(float));
+  return rows_bytes + (incremental ? DecodeState::CacheBytes(model, max_steps) : 0);
 }
 
 }  // namespace flashtick
