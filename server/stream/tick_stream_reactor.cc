@@ -65,6 +65,10 @@ void TickStreamReactor::End(const absl::Status& status) {
     if (finished_) return;  // the reaper ended it first
     finished_ = true;
   }
+  RecordAndFinish(status);
+}
+
+void TickStreamReactor::RecordAndFinish(const absl::Status& status) {
   metrics_->RecordRequest(model_ ? model_->name : "", kMethod, StatusCodeName(status),
                           absl::ToDoubleSeconds(absl::Now() - start_));
   Finish(ToGrpcStatus(status));
@@ -78,9 +82,7 @@ bool TickStreamReactor::EndIfIdleSince(absl::Time idle_since, const absl::Status
     if (finished_ || !waiting_ || last_activity_ >= idle_since) return false;
     finished_ = true;
   }
-  metrics_->RecordRequest(model_ ? model_->name : "", kMethod, StatusCodeName(status),
-                          absl::ToDoubleSeconds(absl::Now() - start_));
-  Finish(ToGrpcStatus(status));
+  RecordAndFinish(status);
   return true;
 }
 

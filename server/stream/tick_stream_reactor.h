@@ -53,7 +53,9 @@ class TickStreamReactor final
   absl::Status Open(const v1::OpenSession& open);
   void HandleStep();
   void PredictLast(absl::Time arrived);  // runs on a worker
-  void End(const absl::Status& status);
+  void End(const absl::Status& status);  // Finish once, whoever ends the stream first
+  // Counts the request and finishes the call; only after finished_ was set by the caller.
+  void RecordAndFinish(const absl::Status& status);
 
   grpc::CallbackServerContext* context_;
   const InferenceCore* core_;
