@@ -115,7 +115,9 @@ TEST(TrainMemory, PlanBreakdown) {
     ASSERT_TRUE(graph->Forward().ok());
     store->ResetGrads();
     ASSERT_TRUE(graph->Backward().ok());
-    if (plan != GraphPlan::kGradient) ASSERT_TRUE(graph->HessianVectorProduct().ok());
+    if (plan != GraphPlan::kGradient) {
+      ASSERT_TRUE(graph->HessianVectorProduct().ok());
+    }
     std::printf("train_memory_plan(%d): arena %.1f columns, workspace %.1f columns of M·s\n",
                 static_cast<int>(plan), double(graph->arena_bytes()) / (M * s),
                 double(graph->workspace().allocated_bytes()) / (M * s));

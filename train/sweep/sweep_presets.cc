@@ -42,12 +42,12 @@ std::string Demo(const char* name, const char* generator) {
 })");
 }
 
-// Status (docs/sweeps/planted_small.md): the twin does not yet show the design
-// learnable. In four CPU runs (one cut short) arm N=16 always learned lag 8 (0.95–1.0 call-step
-// accuracy), N=64 learned lag 47 in two (0.87, 1.0) and N=512 learned lag 234 at
-// best to 0.60 (and only in an overfit run), so no run passed the gate; the null
-// twins all failed it. Expect this preset to FAIL on the GPU for want of training,
-// not because of the protocol, unless tuned first (the doc lists what to try).
+// Status (docs/sweeps/planted_small.md, runs 1–11): the twin does not yet show the
+// design learnable. Arm N=16 learned lag 8 (0.95–1.0 call-step accuracy), N=64 lag 47
+// in two of the five runs that trained it, and N=512 never lag 234 past 0.60 (with 4
+// heads of D = 64 it learned lags 8 and 47), so no run passed the gate; the null twins
+// all failed it. Expect this preset to FAIL on the GPU for want of training, not because of the
+// protocol, unless tuned first (the doc lists what to try).
 // The planted-cue sweep of RESEARCH.md (N ∈ {512, 4,096, 32,768}, lags 300 / 3,000 /
 // 15,000, 23,400-step days) and its scaled twin for the CPU, built by one function
 // so the twin differs only in what scales. Both use the go-marker generator: the
