@@ -18,21 +18,25 @@ namespace flashtick {
 
 class GpuScheduler {
  public:
-  explicit GpuScheduler(int gpus) : busy_(gpus > 0 ? gpus : 0, false) {}
+  // arms_per_gpu > 1 lets that many arms share a GPU (small models leave most of a
+  // large GPU idle; sweep_config.h arms_per_gpu).
+  explicit GpuScheduler(int gpus, int arms_per_gpu = 1)
+      : load_(gpus > 0 ? gpus : 0, 0), arms_per_gpu_(arms_per_gpu > 0 ? arms_per_gpu : 1) {}
 
-  // `count` GPUs (>= 1; ignored without GPUs), waiting while fewer are free.
+  // `count` distinct GPUs (>= 1; ignored without GPUs), waiting while fewer have room.
   // Cancelled when *cancel becomes true while waiting; InvalidArgument when the host
   // has fewer than `count` GPUs in all.
   absl::StatusOr<std::vector<int>> Acquire(int count, const std::atomic<bool>* cancel = nullptr);
   void Release(const std::vector<int>& gpus);
 
-  int total() const { return static_cast<int>(busy_.size()); }
-  int busy() const;
+  int total() const { return static_cast<int>(load_.size()); }
+  int busy() const;  // GPUs holding at least one arm
 
  private:
   mutable std::mutex mu_;
   std::condition_variable cv_;
-  std::vector<bool> busy_;
+  std::vector<int> load_;  // arms on each GPU
+  int arms_per_gpu_ = 1;
 };
 
 }  // namespace flashtick

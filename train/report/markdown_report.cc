@@ -2,8 +2,11 @@
 // defaults), since a report may be re-rendered from a file another version wrote.
 #include "train/report/markdown_report.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -77,6 +80,48 @@ void Verdict(const json& r, std::string* md) {
                   At(pbo, "median_ties").dump(), " median ties) | <= ",
                   F(At(v, "max_pbo"), "%.2f"), " | ", At(v, "pbo_ok") == true ? "yes" : "no",
                   " |\n\nPBO tie rule: ", S(pbo, "tie_rule"), ".\n\n");
+  const json& seeds = At(v, "seed_dsr");
+  if (seeds.is_array() && !seeds.empty()) {
+    std::vector<std::string> each;
+    for (const json& d : seeds) {
+      each.push_back(absl::StrCat(F(At(d, "dsr")), " (SR ", F(At(d, "sharpe")), ")"));
+    }
+    absl::StrAppend(md, "Deflated Sharpe of N=", At(v, "longest_context").dump(),
+                    " per training seed: ", absl::StrJoin(each, ", "),
+                    "; the gate takes the median seed. Every (N, seed) run counts as a trial.\n\n");
+  }
+}
+
+// Wilson score interval at 95% for h hits in n trials.
+std::pair<double, double> Wilson(double h, double n) {
+  if (n <= 0) return {0, 1};
+  const double z = 1.959964, p = h / n, z2n = z * z / n;
+  const double mid = (p + z2n / 2) / (1 + z2n);
+  const double half = z * std::sqrt(p * (1 - p) / n + z2n / (4 * n)) / (1 + z2n);
+  return {mid - half, mid + half};
+}
+
+// The spread of each N's daily Sharpe over its training seeds (the verdict's input).
+void SeedSpread(const json& arms, std::string* md) {
+  std::vector<std::pair<int64_t, std::vector<double>>> by_n;
+  for (const json& a : arms) {
+    const json& n = At(a, "context");
+    const json& s = At(At(a, "benefit"), "sharpe");
+    if (!n.is_number() || !s.is_number()) continue;
+    if (by_n.empty() || by_n.back().first != n.get<int64_t>()) by_n.push_back({n.get<int64_t>(), {}});
+    by_n.back().second.push_back(s.get<double>());
+  }
+  bool several = false;
+  for (const auto& [n, s] : by_n) several |= s.size() > 1;
+  if (!several) return;
+  absl::StrAppend(md, "### Spread over training seeds\n\n| N | seeds | daily Sharpe min | median | "
+                      "max |\n|---|---|---|---|---|\n");
+  for (auto& [n, s] : by_n) {
+    std::sort(s.begin(), s.end());
+    absl::StrAppend(md, "| ", n, " | ", s.size(), " | ", F(json(s.front())), " | ",
+                    F(json(s[(s.size() - 1) / 2])), " | ", F(json(s.back())), " |\n");
+  }
+  absl::StrAppend(md, "\n");
 }
 
 void Arms(const json& r, std::string* md) {
@@ -102,6 +147,15 @@ void Arms(const json& r, std::string* md) {
   std::vector<std::string> paths;
   for (const json& a : arms) paths.push_back(absl::StrCat(S(a, "arm_id"), " ", S(a, "kernel_path")));
   absl::StrAppend(md, absl::StrJoin(paths, ", "), ".\n\n");
+  SeedSpread(arms, md);
+  std::string stops;
+  for (const json& a : arms) {
+    if (!S(a, "stop_reason").empty()) {
+      absl::StrAppend(&stops, "- ", S(a, "arm_id"), ": ", S(a, "stop_reason"), "\n");
+    }
+  }
+  if (!stops.empty()) absl::StrAppend(md, "Training that stopped before its planned steps:\n\n",
+                                      stops, "\n");
 
   bool events = false;
   for (const json& a : arms) events |= At(a, "events").is_array() && !At(a, "events").empty();
@@ -109,7 +163,8 @@ void Arms(const json& r, std::string* md) {
   absl::StrAppend(md, "### Accuracy at the planted call steps, per lag family\n\n",
                   "A model with context N can call an event of lag L only if N > L; expect about "
                   "1 for the lags it sees and 1/2 for the others (the null twin: 1/2 "
-                  "everywhere).\n\n| arm |");
+                  "everywhere). Each cell: hit rate [95% Wilson interval] (hits/events); "
+                  "'seen' marks L < N.\n\n| arm |");
   const json& first = At(arms[0], "events");
   for (const json& e : first) absl::StrAppend(md, " L=", At(e, "lag").dump(), " |");
   absl::StrAppend(md, "\n|---|");
@@ -118,8 +173,15 @@ void Arms(const json& r, std::string* md) {
   for (const json& a : arms) {
     absl::StrAppend(md, "| ", S(a, "arm_id"), " |");
     for (const json& e : At(a, "events")) {
-      absl::StrAppend(md, " ", F(At(e, "rate"), "%.3f"), " (", At(e, "hits").dump(), "/",
-                      At(e, "events").dump(), ") |");
+      const json& h = At(e, "hits");
+      const json& n = At(e, "events");
+      const auto [lo, hi] = Wilson(h.is_number() ? h.get<double>() : 0,
+                                   n.is_number() ? n.get<double>() : 0);
+      const bool seen = At(e, "lag").is_number() && At(a, "context").is_number() &&
+                        At(e, "lag").get<int64_t>() < At(a, "context").get<int64_t>();
+      absl::StrAppend(md, " ", F(At(e, "rate"), "%.3f"), " [", F(json(lo), "%.2f"), ", ",
+                      F(json(hi), "%.2f"), "] (", h.dump(), "/", n.dump(), ")",
+                      seen ? " seen" : "", " |");
     }
     absl::StrAppend(md, "\n");
   }
@@ -172,8 +234,12 @@ std::string MarkdownReport(const json& r) {
   for (const char* key : {"epoch", "eval", "strategy", "warm_start"}) {
     absl::StrAppend(&md, "- ", key, ": ", S(method, key), "\n");
   }
+  const json& alpha_bps = At(At(cfg, "labels"), "alpha_bps");
+  const bool fixed_alpha = alpha_bps.is_number() && alpha_bps.get<double>() > 0;
   absl::StrAppend(&md, "- label horizon k = ", At(At(cfg, "labels"), "horizon").dump(),
-                  "; alpha balanced on each fold's training samples; walk-forward ",
+                  fixed_alpha ? absl::StrCat("; alpha fixed at ", F(alpha_bps, "%.2f"), " bp")
+                              : std::string("; alpha balanced on each fold's training samples"),
+                  "; walk-forward ",
                   At(cfg, "walk_forward").dump(), "\n\n<details><summary>Configuration</summary>"
                   "\n\n```json\n", cfg.dump(2), "\n```\n\n</details>\n");
   return md;

@@ -77,7 +77,12 @@ json ArmJson(const ArmResult& a) {
           {"benefit", benefit},
           {"days", days},
           {"events", events},
-          {"loss_curve", curve}};
+          {"loss_curve", curve},
+          {"stop_reason", a.stop_reason},
+          {"skipped_steps", a.skipped_steps},
+          {"best_validation_loss", a.validation_curve.empty() ? json(nullptr)
+                                                               : json(a.best_validation_loss)},
+          {"best_validation_step", a.best_validation_step}};
 }
 
 json VerdictJson(const SweepOutcome& o) {
@@ -88,6 +93,10 @@ json VerdictJson(const SweepOutcome& o) {
   for (double s : v.arm_sharpe) sharpe.push_back(Num(s));
   json score = json::array();
   for (double s : v.arm_score) score.push_back(Num(s));
+  json seed_dsr = json::array();
+  for (const DeflatedSharpe& d : v.seed_dsr) {
+    seed_dsr.push_back({{"dsr", Num(d.dsr)}, {"sharpe", Num(d.sharpe)}, {"sr0", Num(d.sr0)}});
+  }
   return {{"passed", v.passed},
           {"summary", v.Summary()},
           {"reasons", v.reasons},
@@ -109,6 +118,7 @@ json VerdictJson(const SweepOutcome& o) {
             {"emax", Num(v.dsr.emax)},
             {"trials_var", Num(v.dsr.trials_var)},
             {"trials", v.dsr.trials}}},
+          {"seed_dsr", seed_dsr},
           {"pbo",
            {{"pbo", Num(v.pbo.pbo)},
             {"combinations", v.pbo.combinations},

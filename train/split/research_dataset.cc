@@ -10,10 +10,12 @@
 namespace flashtick {
 
 absl::StatusOr<ResearchDataset> ResearchDataset::Build(const std::vector<SessionGrid>& days,
-                                                       int64_t horizon) {
+                                                       int64_t horizon, double fixed_alpha) {
   if (days.empty()) return absl::InvalidArgumentError("dataset: no sessions");
+  if (!(fixed_alpha >= 0)) return absl::InvalidArgumentError("dataset: fixed α must be ≥ 0");
   ResearchDataset ds;
   ds.horizon_ = horizon;
+  ds.fixed_alpha_ = fixed_alpha;
   ASSIGN_OR_RETURN(ds.ctx_, DayContext::Build(days));
   for (int d = 0; d < ds.ctx_.num_days(); ++d) {
     ASSIGN_OR_RETURN(std::vector<double> l, LabelReturns(ds.mids(d), horizon));
@@ -43,7 +45,11 @@ absl::StatusOr<FoldLabels> ResearchDataset::LabelFold(const Fold& fold) const {
     train_l.insert(train_l.end(), l_[r.day].begin() + r.begin, l_[r.day].begin() + r.end);
   }
   FoldLabels out;
-  ASSIGN_OR_RETURN(out.alpha, ChooseBalancedAlpha(train_l));
+  if (fixed_alpha_ > 0) {
+    out.alpha = fixed_alpha_;
+  } else {
+    ASSIGN_OR_RETURN(out.alpha, ChooseBalancedAlpha(train_l));
+  }
   out.classes.resize(num_days());
   auto fill = [&](const std::vector<SampleRange>& ranges,
                   std::array<int64_t, kNumClasses>* counts) -> absl::Status {

@@ -41,8 +41,12 @@ struct TestDayScore {
 
 class ResearchDataset {
  public:
+  // fixed_alpha > 0 labels every fold with that α (in units of l_t, e.g. 2.5e-4 for
+  // 2.5 bp) instead of the balanced one: for data whose moves are rare events, where
+  // a balanced α would label two thirds of the noise up or down (docs/research/
+  // protocol.md, "Labels").
   static absl::StatusOr<ResearchDataset> Build(const std::vector<SessionGrid>& days,
-                                               int64_t horizon);
+                                               int64_t horizon, double fixed_alpha = 0);
 
   const DayContext& context() const { return ctx_; }
   int64_t horizon() const { return horizon_; }
@@ -53,7 +57,7 @@ class ResearchDataset {
   // The mids of one day.
   std::vector<double> mids(int day) const;
 
-  // Classes for a fold, with α chosen on its training samples only.
+  // Classes for a fold, with α chosen on its training samples only (or the fixed α).
   absl::StatusOr<FoldLabels> LabelFold(const Fold& fold) const;
 
   // Scores one test day: `labels` is that day's row of FoldLabels::classes and
@@ -66,6 +70,7 @@ class ResearchDataset {
  private:
   DayContext ctx_;
   int64_t horizon_ = 0;
+  double fixed_alpha_ = 0;
   std::vector<std::vector<double>> l_;
 };
 

@@ -98,17 +98,46 @@ absl::StatusOr<GateVerdict> EvaluateGate(const std::vector<ArmOutcome>& arms,
         ByName(cfg.best_by), arms[v.best_arm].name, top, v.arm_score[v.longest_arm]));
   }
 
-  // 2. Deflated Sharpe of the longest arm against every configuration tried.
-  std::vector<double> trials = v.arm_sharpe;
+  // 2. Deflated Sharpe of the longest arm against every run (gate.h: like with like).
+  std::vector<double> trials;
+  for (const ArmOutcome& a : arms) {
+    if (a.seed_daily_returns.empty()) {
+      trials.push_back(SharpeRatio(a.daily_returns));
+    } else {
+      for (const std::vector<double>& r : a.seed_daily_returns) trials.push_back(SharpeRatio(r));
+    }
+  }
   trials.insert(trials.end(), cfg.other_trial_sharpes.begin(), cfg.other_trial_sharpes.end());
-  auto dsr = DeflatedSharpeRatio(longest.daily_returns, trials, cfg.emax);
+  absl::StatusOr<DeflatedSharpe> dsr;
+  if (longest.seed_daily_returns.empty()) {
+    dsr = DeflatedSharpeRatio(longest.daily_returns, trials, cfg.emax);
+  } else {
+    for (const std::vector<double>& r : longest.seed_daily_returns) {
+      auto one = DeflatedSharpeRatio(r, trials, cfg.emax);
+      if (!one.ok()) {
+        dsr = one.status();
+        v.seed_dsr.clear();
+        break;
+      }
+      v.seed_dsr.push_back(*one);
+    }
+    if (!v.seed_dsr.empty()) {
+      std::vector<DeflatedSharpe> sorted = v.seed_dsr;
+      std::sort(sorted.begin(), sorted.end(),
+                [](const DeflatedSharpe& a, const DeflatedSharpe& b) { return a.dsr < b.dsr; });
+      dsr = sorted[(sorted.size() - 1) / 2];  // the median (the lower one of an even count)
+    }
+  }
+  const std::string tested = longest.seed_daily_returns.empty()
+                                 ? longest.name
+                                 : absl::StrCat(longest.name, "'s median seed");
   if (dsr.ok()) {
     v.dsr = *dsr;
     v.dsr_ok = dsr->dsr >= cfg.min_dsr;
     v.reasons.push_back(absl::StrFormat(
-        "Deflated Sharpe of %s: %.4f over %d configurations (SR %.4f per day vs SR0 %.4f); "
+        "Deflated Sharpe of %s: %.4f over %d configurations run (SR %.4f per day vs SR0 %.4f); "
         "the gate needs >= %.2f.",
-        longest.name, dsr->dsr, dsr->trials, dsr->sharpe, dsr->sr0, cfg.min_dsr));
+        tested, dsr->dsr, dsr->trials, dsr->sharpe, dsr->sr0, cfg.min_dsr));
   } else {
     v.reasons.push_back(absl::StrCat("Deflated Sharpe of ", longest.name,
                                      " cannot be computed: ", dsr.status().message(), "."));

@@ -155,6 +155,8 @@ json ArmResultToJson(const ArmResult& a) {
   }
   json curve = json::array();
   for (const LossPoint& p : a.loss_curve) curve.push_back({p.step, p.loss});
+  json validation = json::array();
+  for (const LossPoint& p : a.validation_curve) validation.push_back({p.step, p.loss});
   return {{"arm_id", a.arm_id},
           {"context", a.context},
           {"seed", a.seed},
@@ -176,7 +178,12 @@ json ArmResultToJson(const ArmResult& a) {
           {"backend", a.backend},
           {"days", days},
           {"events", events},
-          {"loss_curve", curve}};
+          {"loss_curve", curve},
+          {"skipped_steps", a.skipped_steps},
+          {"stop_reason", a.stop_reason},
+          {"validation_curve", validation},
+          {"best_validation_loss", a.best_validation_loss},
+          {"best_validation_step", a.best_validation_step}};
 }
 
 absl::StatusOr<ArmResult> ArmResultFromJson(const json& j) {
@@ -243,6 +250,27 @@ absl::StatusOr<ArmResult> ArmResultFromJson(const json& j) {
       return Bad("loss_curve[]");
     }
     a.loss_curve.push_back({p[0].get<int64_t>(), p[1].get<double>()});
+  }
+  // Early-stopping fields: absent in states written before they existed.
+  if (auto it = j.find("skipped_steps"); it != j.end() && it->is_number_integer()) {
+    a.skipped_steps = it->get<int64_t>();
+  }
+  if (auto it = j.find("stop_reason"); it != j.end() && it->is_string()) {
+    a.stop_reason = it->get<std::string>();
+  }
+  if (auto it = j.find("best_validation_loss"); it != j.end() && it->is_number()) {
+    a.best_validation_loss = it->get<double>();
+  }
+  if (auto it = j.find("best_validation_step"); it != j.end() && it->is_number_integer()) {
+    a.best_validation_step = it->get<int64_t>();
+  }
+  if (auto it = j.find("validation_curve"); it != j.end() && it->is_array()) {
+    for (const json& p : *it) {
+      if (!p.is_array() || p.size() != 2 || !p[0].is_number_integer() || !p[1].is_number()) {
+        return Bad("validation_curve[]");
+      }
+      a.validation_curve.push_back({p[0].get<int64_t>(), p[1].get<double>()});
+    }
   }
   return a;
 }

@@ -67,6 +67,14 @@ struct ArmResult {
   std::vector<DayResult> days;
   std::vector<EventTally> events;
   std::vector<LossPoint> loss_curve;
+  // Early stopping and the time budget (sweep_config.h, training.validation_days,
+  // max_train_seconds): the plan's steps a stopped fold left out, why training
+  // stopped short ("" when every planned step ran), and the validation loss.
+  int64_t skipped_steps = 0;
+  std::string stop_reason;
+  std::vector<LossPoint> validation_curve;
+  double best_validation_loss = 0;  // meaningful once validation_curve is non-empty
+  int64_t best_validation_step = 0;
 
   double epochs() const;
   double seconds_per_epoch() const;

@@ -51,7 +51,14 @@ class Arm {
   absl::Status TrainFold(int fold, const FoldLabels& labels, bool* cancelled);
   absl::Status Checkpoint(int trainer_fold);
   void Report(const char* phase, int fold, double step_seconds);
-  int64_t GlobalStep() const { return plan_.folds[trainer_fold_].first_step + lead_->step(); }
+  // The plan's step: the trainer's, plus the steps an early stop skipped (arm_result.h).
+  int64_t GlobalStep() const {
+    return plan_.folds[trainer_fold_].first_step + lead_->step() + r_.skipped_steps;
+  }
+  absl::StatusOr<double> ValidationLoss(const std::vector<std::vector<float>>& ticks,
+                                        const std::vector<std::vector<int32_t>>& labels);
+  // Why the fold should stop before its planned end ("" to go on).
+  std::string StopReason(int64_t fold_step, bool validating) const;
 
   const ArmInputs& in_;
   const ArmHooks& hooks_;
@@ -101,6 +108,7 @@ absl::Status Arm::EnsureTrainer(int fold) {
   // fold, then the floor rate while later folds fine-tune.
   const TrainerOptions options = in_.config->TrainerFor(in_.seed, plan_.folds[want].steps);
   const bool resume = fs::exists(ckpt + "/manifest.json");
+  if (!resume && !in_.config->warm_start) r_.skipped_steps = 0;  // a fresh trainer per fold
   auto make = [&](Backend* be) -> absl::StatusOr<std::unique_ptr<Trainer>> {
     if (resume) return TrainCheckpoint::Load(ckpt, be);
     return Trainer::Create(in_.config->ModelFor(), options, be);
@@ -146,24 +154,86 @@ void Arm::Report(const char* phase, int fold, double step_seconds) {
   hooks_.on_progress(p);
 }
 
+absl::StatusOr<double> Arm::ValidationLoss(const std::vector<std::vector<float>>& ticks,
+                                           const std::vector<std::vector<int32_t>>& labels) {
+  double sum = 0;
+  for (size_t i = 0; i < ticks.size(); ++i) {
+    ASSIGN_OR_RETURN(double loss, lead_->EvalLoss(ticks[i], labels[i], plan_.batch, plan_.context));
+    sum += loss;
+  }
+  return sum / static_cast<double>(ticks.size());
+}
+
+std::string Arm::StopReason(int64_t fold_step, bool validating) const {
+  const SweepTrainingConfig& t = in_.config->training;
+  if (t.max_train_seconds > 0 && r_.train_seconds >= t.max_train_seconds &&
+      fold_step >= t.min_steps_per_fold) {
+    return absl::StrCat("time budget: ", t.max_train_seconds, " s of training");
+  }
+  const std::vector<LossPoint>& v = r_.validation_curve;
+  if (!validating || v.empty()) return "";
+  size_t best = 0;
+  for (size_t i = 1; i < v.size(); ++i) best = v[i].loss < v[best].loss ? i : best;
+  if (static_cast<int64_t>(v.size() - 1 - best) >= t.patience) {
+    return absl::StrCat("early stop: validation loss ", v[best].loss, " at step ", v[best].step,
+                        " not beaten in ", t.patience, " checks");
+  }
+  return "";
+}
+
 absl::Status Arm::TrainFold(int fold, const FoldLabels& labels, bool* cancelled) {
   const FoldPlan& fp = plan_.folds[fold];
+  const SweepTrainingConfig& tc = in_.config->training;
   std::vector<int64_t> offsets;
   for (int d = 0; d < in_.dataset->num_days(); ++d) {
     offsets.push_back(in_.dataset->context().day_offset(d));
   }
-  WindowSampler sampler(&features_, kNumFeatures, offsets, fp.fold, labels.classes,
+  // Early stopping holds the first fold's last training days out (sweep_config.h).
+  Fold train_fold = fp.fold;
+  std::vector<std::vector<float>> val_ticks;
+  std::vector<std::vector<int32_t>> val_y;
+  if (fold == 0 && tc.validation_days > 0) {
+    Fold val_fold = fp.fold;
+    const std::vector<int>& days = fp.fold.train_days;
+    const int first_val = days.size() > static_cast<size_t>(tc.validation_days)
+                              ? days[days.size() - tc.validation_days]
+                              : days.front();
+    train_fold.train.clear();
+    val_fold.train.clear();
+    for (const SampleRange& r : fp.fold.train) {
+      (r.day >= first_val ? val_fold : train_fold).train.push_back(r);
+    }
+    if (train_fold.train.empty() || val_fold.train.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "training.validation_days ", tc.validation_days, " leaves the first fold no ",
+          train_fold.train.empty() ? "training" : "validation", " samples"));
+    }
+    WindowSampler val(&features_, kNumFeatures, offsets, val_fold, labels.classes,
+                      plan_.context);
+    val_ticks.resize(tc.validation_batches);
+    val_y.resize(tc.validation_batches);
+    for (int b = 0; b < tc.validation_batches; ++b) {  // fixed: the same batches every check
+      val.Batch(in_.seed ^ 0x5EED, /*fold_index=*/-1, b, plan_.batch, &val_ticks[b], &val_y[b]);
+    }
+  }
+  WindowSampler sampler(&features_, kNumFeatures, offsets, train_fold, labels.classes,
                         plan_.context);
   std::vector<float> ticks;
   std::vector<int32_t> y;
   const int64_t end = fp.first_step + fp.steps;
-  const int64_t every = in_.config->training.checkpoint_every_steps;
+  const int64_t every = tc.checkpoint_every_steps;
   while (GlobalStep() < end) {
     if (hooks_.stop_requested && hooks_.stop_requested()) {
       *cancelled = true;
       return Checkpoint(trainer_fold_);
     }
     const int64_t fold_step = GlobalStep() - fp.first_step;
+    if (std::string why = StopReason(fold_step, !val_ticks.empty()); !why.empty()) {
+      r_.skipped_steps += end - GlobalStep();
+      r_.stop_reason = absl::StrCat(r_.stop_reason, r_.stop_reason.empty() ? "" : "; ", "fold ", fold, " ", why,
+                                    " (", fold_step, " of ", fp.steps, " steps)");
+      break;
+    }
     sampler.Batch(in_.seed, fold, fold_step, plan_.batch, &ticks, &y);
     ASSIGN_OR_RETURN(StepStats s, dp_ != nullptr
                                       ? dp_->TrainStep(ticks, y, plan_.batch, plan_.context)
@@ -180,6 +250,14 @@ absl::Status Arm::TrainFold(int fold, const FoldLabels& labels, bool* cancelled)
       bucket_count_ = 0;
     }
     Report("train", fold, s.step_seconds);
+    if (!val_ticks.empty() && (fold_step + 1) % tc.validate_every_steps == 0) {
+      ASSIGN_OR_RETURN(double v, ValidationLoss(val_ticks, val_y));
+      r_.validation_curve.push_back({r_.step, v});
+      if (r_.validation_curve.size() == 1 || v < r_.best_validation_loss) {
+        r_.best_validation_loss = v;
+        r_.best_validation_step = r_.step;
+      }
+    }
     if (r_.step % every == 0 && r_.step < end) RETURN_IF_ERROR(Checkpoint(trainer_fold_));
   }
   return Checkpoint(trainer_fold_);  // the fold's model, before its test days are scored

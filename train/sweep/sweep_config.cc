@@ -21,7 +21,7 @@ constexpr int64_t kMaxTotalSteps = int64_t{1} << 31;  // ticks held in memory (�
 constexpr int kMotifSteps = 4;                        // planted_cue.h: [A,0,A,0]
 const std::vector<std::string> kGenerators = {
     "planted_cue", "planted_cue_null", "planted_cue_tagged", "planted_cue_tagged_null",
-    "planted_cue_go", "planted_cue_go_null",
+    "planted_cue_go", "planted_cue_go_null", "planted_cue_keyed", "planted_cue_keyed_null",
     "regime_switching", "long_memory", "hawkes"};
 
 BestBy ParseBestBy(const std::string& s) {
@@ -46,6 +46,8 @@ void ReadSynthetic(JsonFields f, SyntheticDataConfig* s) {
   f.Double("flow_noise", 0, 1e9, &s->flow_noise);
   f.Bool("cross_day", &s->cross_day);
   f.Double("tag_ratio", 0, 1e6, &s->tag_ratio, true);
+  f.Int("keys", 1, 1024, &s->keys);
+  f.Int("key_window", int64_t{0}, kMaxContext * 4, &s->key_window);
   f.Double("flip_prob", 0, 1, &s->flip_prob, true);
   f.Double("mu_over_sigma", 0, 100, &s->mu_over_sigma);
   f.Double("hurst", 0, 1, &s->hurst, true);
@@ -111,6 +113,11 @@ void ReadTraining(JsonFields f, SweepTrainingConfig* t) {
   f.Int("max_steps_per_fold", int64_t{0}, int64_t{1} << 30, &t->max_steps_per_fold);
   f.Int("checkpoint_every_steps", int64_t{1}, int64_t{1} << 30, &t->checkpoint_every_steps);
   f.Int("eval_stride", int64_t{0}, kMaxContext, &t->eval_stride);
+  f.Int("validation_days", 0, 100000, &t->validation_days);
+  f.Int("validate_every_steps", int64_t{1}, int64_t{1} << 30, &t->validate_every_steps);
+  f.Int("validation_batches", 1, 1024, &t->validation_batches);
+  f.Int("patience", 1, 1 << 20, &t->patience);
+  f.Double("max_train_seconds", 0, 1e7, &t->max_train_seconds);
   f.Finish();
   if (t->max_steps_per_fold > 0 && t->max_steps_per_fold < t->min_steps_per_fold) {
     f.Error("max_steps_per_fold", "must be 0 (no cap) or ≥ min_steps_per_fold");
@@ -151,6 +158,11 @@ void CrossCheck(const SweepConfig& c, JsonErrors* e) {
       e->Add(absl::StrCat("labels.horizon ", c.horizon, " leaves no labelled step in a day of ",
                           s.steps_per_day, " steps (need 2k + 1 < steps_per_day)"));
     }
+    if (c.training.validation_days >= c.walk_forward.train_days) {
+      e->Add(absl::StrCat("training.validation_days ", c.training.validation_days,
+                          " must be below walk_forward.train_days ", c.walk_forward.train_days,
+                          " (the first fold must keep days to train on)"));
+    }
     const int need = c.walk_forward.train_days + c.walk_forward.test_days;
     if (s.days < need) {
       e->Add(absl::StrCat("data.synthetic.days ", s.days, " < walk_forward.train_days + test_days = ",
@@ -159,14 +171,24 @@ void CrossCheck(const SweepConfig& c, JsonErrors* e) {
     if (static_cast<int64_t>(s.days) * s.steps_per_day > kMaxTotalSteps) {
       e->Add(absl::StrCat("data.synthetic: days × steps_per_day is above ", kMaxTotalSteps));
     }
-    if (!s.events_per_day.empty() && (!s.go() || s.events_per_day.size() != s.lags.size())) {
+    if (!s.events_per_day.empty() &&
+        (!(s.go() || s.keyed()) || s.events_per_day.size() != s.lags.size())) {
       e->Add(absl::StrCat("data.synthetic.events_per_day: ", s.events_per_day.size(),
-                          " counts; give one per lag, with the planted_cue_go generator only"));
+                          " counts; give one per lag, with the planted_cue_go or "
+                          "planted_cue_keyed generator only"));
     }
-    if (s.go() && s.cross_day) {
-      e->Add("data.synthetic.cross_day: the planted_cue_go generator keeps every event in its day");
+    if ((s.go() || s.keyed()) && s.cross_day) {
+      e->Add(absl::StrCat("data.synthetic.cross_day: the ", s.generator,
+                          " generator keeps every event in its day"));
     }
-    if (s.planted()) {
+    if (s.keyed()) {  // keyed_cue.h: the go is labelled and differs from the cue
+      for (int64_t lag : s.lags) {
+        if (lag < std::max<int64_t>(2, c.horizon) || lag + c.horizon >= s.steps_per_day) {
+          e->Add(absl::StrCat("data.synthetic.lags: lag ", lag, " must lie in [max(2, k), "
+                              "steps_per_day − k) for the keyed cue"));
+        }
+      }
+    } else if (s.planted()) {
       for (int64_t lag : s.lags) {
         if (lag < c.horizon + kMotifSteps) {
           e->Add(absl::StrCat("data.synthetic.lags: lag ", lag, " must be ≥ labels.horizon + 4 = ",
@@ -285,6 +307,7 @@ absl::StatusOr<SweepConfig> ParseSweepConfig(const std::string& json_text) {
   {
     JsonFields l = f.Object("labels");
     l.Int("horizon", int64_t{1}, int64_t{1} << 20, &c.horizon);
+    l.Double("alpha_bps", 0, 1e4, &c.label_alpha_bps);
     l.Finish();
   }
   {
@@ -319,6 +342,7 @@ absl::StatusOr<SweepConfig> ParseSweepConfig(const std::string& json_text) {
   f.String("device", &c.device, {"auto", "cpu", "cuda"});
   f.Int("max_parallel_arms", 1, 64, &c.max_parallel_arms);
   f.Int("replicas_per_arm", 1, 64, &c.replicas_per_arm);
+  f.Int("arms_per_gpu", 1, 64, &c.arms_per_gpu);
   f.Int("cpu_threads", 0, 1024, &c.cpu_threads);
   f.Finish();
   CrossCheck(c, &errors);  // bad fields kept their defaults, so the rules still apply
@@ -360,6 +384,8 @@ std::string SweepConfigToJson(const SweepConfig& c, int indent) {
     j["flow_noise"] = s.flow_noise;
     j["cross_day"] = s.cross_day;
     j["tag_ratio"] = s.tag_ratio;
+    j["keys"] = s.keys;
+    j["key_window"] = s.key_window;
     j["flip_prob"] = s.flip_prob;
     j["mu_over_sigma"] = s.mu_over_sigma;
     j["hurst"] = s.hurst;
@@ -400,9 +426,14 @@ std::string SweepConfigToJson(const SweepConfig& c, int indent) {
         {"min_steps_per_fold", c.training.min_steps_per_fold},
         {"max_steps_per_fold", c.training.max_steps_per_fold},
         {"checkpoint_every_steps", c.training.checkpoint_every_steps},
-        {"eval_stride", c.training.eval_stride}}},
+        {"eval_stride", c.training.eval_stride},
+        {"validation_days", c.training.validation_days},
+        {"validate_every_steps", c.training.validate_every_steps},
+        {"validation_batches", c.training.validation_batches},
+        {"patience", c.training.patience},
+        {"max_train_seconds", c.training.max_train_seconds}}},
       {"data", data},
-      {"labels", {{"horizon", c.horizon}}},
+      {"labels", {{"horizon", c.horizon}, {"alpha_bps", c.label_alpha_bps}}},
       {"walk_forward",
        {{"mode", SplitModeName(c.walk_forward.mode)},
         {"train_days", c.walk_forward.train_days},
@@ -421,6 +452,7 @@ std::string SweepConfigToJson(const SweepConfig& c, int indent) {
       {"device", c.device},
       {"max_parallel_arms", c.max_parallel_arms},
       {"replicas_per_arm", c.replicas_per_arm},
+      {"arms_per_gpu", c.arms_per_gpu},
       {"cpu_threads", c.cpu_threads}};
   return j.dump(indent);
 }

@@ -26,6 +26,7 @@ namespace flashtick {
 
 struct SyntheticDataConfig {
   // planted_cue | planted_cue_null | planted_cue_tagged | planted_cue_tagged_null |
+  // planted_cue_go | planted_cue_go_null | planted_cue_keyed | planted_cue_keyed_null |
   // regime_switching | long_memory | hawkes
   std::string generator = "planted_cue";
   uint64_t seed = 1;
@@ -43,9 +44,13 @@ struct SyntheticDataConfig {
   // planted_cue_tagged(_null) (train/sweep/tagged_cue.h): family f's motif amplitude
   // is motif_amplitude·tag_ratio^f
   double tag_ratio = 0.1;
-  // planted_cue_go(_null) (train/sweep/go_cue.h): events a day per lag family
-  // (empty: events_per_lag_per_day for each)
+  // planted_cue_go(_null) (train/sweep/go_cue.h) and planted_cue_keyed(_null):
+  // events a day per lag family (empty: events_per_lag_per_day for each)
   std::vector<int64_t> events_per_day;
+  // planted_cue_keyed(_null) (train/synthetic/keyed_cue.h): K keys, each naming one
+  // event within key_window steps (0: the longest context of the sweep)
+  int keys = 16;
+  int64_t key_window = 0;
   // regime_switching (train/synthetic/regime.h); sigma_bps is its σ as well
   double flip_prob = 1.0 / 4000.0;
   double mu_over_sigma = 0.02;
@@ -57,9 +62,10 @@ struct SyntheticDataConfig {
   bool planted() const { return generator.rfind("planted_cue", 0) == 0; }
   bool tagged() const { return generator.rfind("planted_cue_tagged", 0) == 0; }
   bool go() const { return generator.rfind("planted_cue_go", 0) == 0; }  // go_cue.h
+  bool keyed() const { return generator.rfind("planted_cue_keyed", 0) == 0; }  // keyed_cue.h
   bool null_twin() const {
     return generator == "planted_cue_null" || generator == "planted_cue_tagged_null" ||
-           generator == "planted_cue_go_null";
+           generator == "planted_cue_go_null" || generator == "planted_cue_keyed_null";
   }
 };
 
@@ -107,6 +113,18 @@ struct SweepTrainingConfig {
   int64_t min_steps_per_fold = 1;
   int64_t max_steps_per_fold = 0;  // 0: no cap
   int64_t checkpoint_every_steps = 50;
+  // Early stopping (first fold only: later folds fine-tune for a few steps): the last
+  // validation_days of the first fold's training days are held out of its training
+  // and its validation loss is measured every validate_every_steps on
+  // validation_batches fixed batches; the fold stops after `patience` checks without
+  // a new best. 0 validation days: no early stopping.
+  int validation_days = 0;
+  int64_t validate_every_steps = 50;
+  int validation_batches = 4;
+  int patience = 8;
+  // Wall-clock budget of an arm's training, seconds (0: none): a fold stops once the
+  // arm has trained this long, after at least min_steps_per_fold of its steps.
+  double max_train_seconds = 0;
   // Test-day windows of N steps advance by eval_stride; only their last
   // eval_stride positions are scored, so every scored step sees between
   // N − eval_stride + 1 and N steps of context. 0: N / 8.
@@ -127,6 +145,9 @@ struct SweepConfig {
   SweepTrainingConfig training;
   SweepDataConfig data;
   int64_t horizon = 100;  // label horizon k
+  // labels.alpha_bps: a fixed DeepLOB threshold α in basis points; 0 chooses the
+  // balanced α on each fold's training samples (train/labels/deeplob.h).
+  double label_alpha_bps = 0;
   SplitConfig walk_forward;  // context and horizon are set per arm
   bool warm_start = true;
   double cost_bps = 0.5;  // round-trip cost per trade, basis points
@@ -134,6 +155,9 @@ struct SweepConfig {
   PrecisionCheckConfig precision_check;
   std::string device = "auto";  // cpu | cuda | auto (the server's device)
   int max_parallel_arms = 1;
+  // Arms that may share one GPU at a time (the scheduler spreads them first); with
+  // max_parallel_arms ≥ GPUs × arms_per_gpu a small model's arms fill a large GPU.
+  int arms_per_gpu = 1;
   // Data-parallel replicas per arm (train/parallel/): GPUs on CUDA, CPU backends on the
   // CPU; every N's batch (tokens_per_step / N) must be a multiple of it.
   int replicas_per_arm = 1;

@@ -3,6 +3,8 @@
 // horizon k as their drift length, so the label of the call step sees the drift.
 #include "train/sweep/sweep_data.h"
 
+#include <algorithm>
+
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -16,6 +18,7 @@
 #include "train/synthetic/regime.h"
 #include "train/sweep/go_cue.h"
 #include "train/sweep/tagged_cue.h"
+#include "train/synthetic/keyed_cue.h"
 
 namespace flashtick {
 namespace {
@@ -38,7 +41,12 @@ absl::StatusOr<SweepData> Planted(const SweepConfig& c) {
   p.cross_day = s.cross_day;
   p.null_twin = s.null_twin();
   p.seed = s.seed;
-  ASSIGN_OR_RETURN(PlantedCueData d, s.go()       ? GenerateGoCue(p, s.events_per_day)
+  KeyedCueConfig keyed{p, s.events_per_day, s.keys, s.key_window};
+  if (keyed.key_window == 0) {  // every arm's window: the longest context
+    keyed.key_window = *std::max_element(c.contexts.begin(), c.contexts.end());
+  }
+  ASSIGN_OR_RETURN(PlantedCueData d, s.keyed()    ? GenerateKeyedCue(keyed)
+                                     : s.go()     ? GenerateGoCue(p, s.events_per_day)
                                      : s.tagged() ? GenerateTaggedCue(p, s.tag_ratio)
                                                   : GeneratePlantedCue(p));
   SweepData out;
@@ -47,7 +55,10 @@ absl::StatusOr<SweepData> Planted(const SweepConfig& c) {
   out.lags = s.lags;
   out.description = absl::StrCat(
       p.null_twin ? "planted cue, NULL TWIN (drift sign independent of the cue)" : "planted cue",
-      s.go()       ? " with a go marker (a spread widening at the call step; the sign is the "
+      s.keyed() ? absl::StrCat(" with keys (the go marker and its cue share one of ", s.keys,
+                               " spread levels, unique within ", keyed.key_window,
+                               " steps; the sign is the cue's flow; the move is one jump of b·k)")
+      : s.go()     ? " with a go marker (a spread widening at the call step; the sign is the "
                      "cue burst's)"
       : s.tagged() ? absl::StrCat(" with a tag per lag family (motif amplitude x", s.tag_ratio,
                                   " per family)")

@@ -68,10 +68,10 @@ class EtaClock {
 };
 
 // Per-N outcomes for the gate: one seed → the arm itself; several → the
-// equal-weight average of the seeds' daily returns and their pooled metrics.
+// equal-weight average of the seeds' daily returns and their pooled metrics, with
+// each seed's own series for the DSR (train/stats/gate.h: trials, like with like).
 absl::StatusOr<std::vector<ArmOutcome>> Outcomes(const SweepConfig& c,
-                                                 const std::vector<ArmResult>& arms,
-                                                 std::vector<double>* seed_sharpes) {
+                                                 const std::vector<ArmResult>& arms) {
   std::vector<ArmOutcome> out;
   const size_t per_n = c.seeds.size();
   for (size_t i = 0; i < c.contexts.size(); ++i) {
@@ -88,7 +88,7 @@ absl::StatusOr<std::vector<ArmOutcome>> Outcomes(const SweepConfig& c,
       }
       for (size_t t = 0; t < r.size(); ++t) o.daily_returns[t] += r[t] / per_n;
       for (const DayResult& d : a.days) days.push_back(d.metrics);
-      if (per_n > 1) seed_sharpes->push_back(a.Sharpe());
+      if (per_n > 1) o.seed_daily_returns.push_back(r);
     }
     ASSIGN_OR_RETURN(o.metrics, PoolMetrics(days));
     out.push_back(std::move(o));
@@ -115,7 +115,8 @@ absl::StatusOr<SweepOutcome> SweepEngine::Run(const SweepConfig& config,
   }
   RETURN_IF_ERROR(WriteFileAtomic(options.dir + "/config.json", SweepConfigToJson(config)));
   ASSIGN_OR_RETURN(SweepData data, LoadSweepData(config));
-  ASSIGN_OR_RETURN(ResearchDataset dataset, ResearchDataset::Build(data.days, config.horizon));
+  ASSIGN_OR_RETURN(ResearchDataset dataset, ResearchDataset::Build(data.days, config.horizon,
+                                                                    config.label_alpha_bps * 1e-4));
 
   SweepOutcome out;
   out.config = config;
@@ -154,7 +155,7 @@ absl::StatusOr<SweepOutcome> SweepEngine::Run(const SweepConfig& config,
   const int gpus = options.gpus >= 0 ? std::min(options.gpus, visible_gpus) : visible_gpus;
   if (device == "cuda" && options.gpus == 0)
     return absl::InvalidArgumentError("device cuda with gpus = 0: no GPU to place arms on");
-  GpuScheduler scheduler(gpus);
+  GpuScheduler scheduler(gpus, config.arms_per_gpu);
 
   const int replicas = config.replicas_per_arm;
   auto worker = [&]() {
@@ -274,11 +275,8 @@ absl::StatusOr<SweepOutcome> SweepEngine::Run(const SweepConfig& config,
   out.cancelled = !all_done;
 
   if (all_done && slots.size() >= 2 && config.contexts.size() >= 2) {
-    std::vector<double> seed_sharpes;
-    ASSIGN_OR_RETURN(std::vector<ArmOutcome> outcomes, Outcomes(config, out.arms, &seed_sharpes));
-    GateConfig gate = config.gates;
-    gate.other_trial_sharpes = seed_sharpes;
-    auto verdict = EvaluateGate(outcomes, gate);
+    ASSIGN_OR_RETURN(std::vector<ArmOutcome> outcomes, Outcomes(config, out.arms));
+    auto verdict = EvaluateGate(outcomes, config.gates);
     if (verdict.ok()) {
       out.verdict = *verdict;
       const int n_index = verdict->best_arm >= 0 ? verdict->best_arm : verdict->longest_arm;

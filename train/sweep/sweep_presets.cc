@@ -17,6 +17,62 @@
 namespace flashtick {
 namespace {
 
+// The keyed-cue presets (train/synthetic/keyed_cue.h): `demo` (the CPU twin, in CI
+// and the README) and `planted` (the GPU sweep), one function so they differ only in
+// scale. Choices, and the runs behind them: docs/sweeps/keyed.md.
+struct KeyedScale {
+  const char* contexts;
+  const char* seeds;
+  int64_t steps_per_day, tokens_per_step;
+  const char* lags;
+  const char* events_per_day;
+  int keys;
+  int days, train_days;
+  int width, heads;
+  double rope_theta, learning_rate, first_fold_epochs, max_train_seconds;
+  int validation_days;
+  int64_t validate_every_steps;
+  int max_parallel_arms, arms_per_gpu;
+  const char* device;
+};
+
+std::string Keyed(const char* name, const char* generator, const KeyedScale& s) {
+  return absl::StrCat(R"({
+  "name": ")", name, R"(",
+  "contexts": )", s.contexts, R"(,
+  "seeds": )", s.seeds, R"(,
+  "model": {"width": )", s.width, R"(, "layers": 2, "heads": )", s.heads, R"(, "kv_heads": )",
+                      s.heads, R"(, "mlp_ratio": 2, "rope_theta": )", s.rope_theta, R"(},
+  "optimizer": {"name": "adamw", "learning_rate": )", s.learning_rate, R"(, "warmup_steps": 20,
+                "min_lr_ratio": 0.1, "grad_clip_norm": 1.0, "weight_decay": 0.0,
+                "tokens_per_step": )", s.tokens_per_step, R"(},
+  "training": {"first_fold_epochs": )", s.first_fold_epochs, R"(, "epochs_per_fold": 2,
+               "min_steps_per_fold": 2, "checkpoint_every_steps": 100,
+               "validation_days": )", s.validation_days, R"(, "validate_every_steps": )",
+                      s.validate_every_steps, R"(, "validation_batches": 4, "patience": 8,
+               "max_train_seconds": )", s.max_train_seconds, R"(},
+  "data": {"synthetic": {"generator": ")", generator, R"(", "seed": 7, "days": )", s.days, R"(,
+                         "steps_per_day": )", s.steps_per_day, R"(, "lags": )", s.lags, R"(,
+                         "events_per_day": )", s.events_per_day, R"(, "keys": )", s.keys, R"(,
+                         "sigma_bps": 0.5, "drift_bps": 2.0}},
+  "labels": {"horizon": 4, "alpha_bps": 3.0},
+  "walk_forward": {"mode": "expanding", "train_days": )", s.train_days, R"(, "test_days": 1},
+  "cost_bps": 0.5,
+  "gates": {"min_dsr": 0.95, "max_pbo": 0.10, "pbo_blocks": 16, "best_by": "sharpe"},
+  "precision_check": {"enabled": true, "max_windows": 2},
+  "max_parallel_arms": )", s.max_parallel_arms, R"(,
+  "arms_per_gpu": )", s.arms_per_gpu, R"(,
+  "device": ")", s.device, R"("
+})");
+}
+
+//                       contexts          seeds      day    tokens lags            events/day
+constexpr KeyedScale kKeyedDemo = {"[16, 32, 64]", "[1]", 2048, 1024, "[10, 24, 48]", "[40, 40, 40]",
+                                   16, 24, 4, 32, 4, 10000.0, 0.01, 120, 0, 0, 50, 1, 1, "cpu"};
+constexpr KeyedScale kKeyedFull = {"[512, 4096, 32768]", "[1, 2, 3]", 23400, 65536,
+                                   "[300, 3000, 15000]", "[5, 5, 5]", 32, 120, 100, 128, 2, 1.0e6,
+                                   0.003, 40, 60, 4, 25, 3, 3, "auto"};
+
 std::string Demo(const char* name, const char* generator) {
   return absl::StrCat(R"({
   "name": ")", name, R"(",
@@ -140,14 +196,22 @@ std::string Planted(const char* name, const char* generator, const PlantedScale&
 }  // namespace
 
 std::vector<std::string> SweepPresetNames() {
-  return {"demo", "demo_null", "planted", "planted_null", "planted_small", "planted_small_null"};
+  return {"demo",       "demo_null",       "planted",       "planted_null",
+          "demo_go",    "demo_go_null",    "planted_go",    "planted_go_null",
+          "planted_small", "planted_small_null"};
 }
 
 absl::StatusOr<std::string> SweepPresetJson(const std::string& name) {
-  if (name == "demo") return Demo("demo", "planted_cue_go");
-  if (name == "demo_null") return Demo("demo_null", "planted_cue_go_null");
-  if (name == "planted") return Planted("planted", "planted_cue_go", kPlantedFull);
-  if (name == "planted_null") return Planted("planted_null", "planted_cue_go_null", kPlantedFull);
+  if (name == "demo") return Keyed("demo", "planted_cue_keyed", kKeyedDemo);
+  if (name == "demo_null") return Keyed("demo_null", "planted_cue_keyed_null", kKeyedDemo);
+  if (name == "demo_go") return Demo("demo_go", "planted_cue_go");
+  if (name == "demo_go_null") return Demo("demo_go_null", "planted_cue_go_null");
+  if (name == "planted") return Keyed("planted", "planted_cue_keyed", kKeyedFull);
+  if (name == "planted_null") return Keyed("planted_null", "planted_cue_keyed_null", kKeyedFull);
+  if (name == "planted_go") return Planted("planted_go", "planted_cue_go", kPlantedFull);
+  if (name == "planted_go_null") {
+    return Planted("planted_go_null", "planted_cue_go_null", kPlantedFull);
+  }
   if (name == "planted_small") return Planted("planted_small", "planted_cue_go", kPlantedSmall);
   if (name == "planted_small_null") {
     return Planted("planted_small_null", "planted_cue_go_null", kPlantedSmall);

@@ -46,6 +46,7 @@ struct PlantedEvent {
   int64_t call_step = 0;  // e = c + L − 1
   int cue_sign = 0;       // δ
   int drift_sign = 0;     // δ' (= δ unless null twin)
+  int key = -1;           // keyed cue only (keyed_cue.h): the key shared by cue and go
 };
 
 struct PlantedCueData {
