@@ -70,8 +70,8 @@ std::string Keyed(const char* name, const char* generator, const KeyedScale& s) 
 constexpr KeyedScale kKeyedDemo = {"[16, 32, 64]", "[1]", 2048, 1024, "[10, 24, 48]", "[40, 40, 40]",
                                    16, 24, 4, 32, 4, 10000.0, 0.01, 120, 0, 0, 50, 1, 1, "cpu"};
 constexpr KeyedScale kKeyedFull = {"[512, 4096, 32768]", "[1, 2, 3]", 23400, 65536,
-                                   "[300, 3000, 15000]", "[5, 5, 5]", 32, 120, 100, 128, 2, 1.0e9,
-                                   0.003, 60, 100, 4, 50, 3, 3, "auto"};
+                                   "[300, 3000, 15000]", "[5, 5, 5]", 32, 120, 100, 128, 2, 1.0e6,
+                                   0.003, 40, 60, 4, 25, 3, 3, "auto"};
 
 std::string Demo(const char* name, const char* generator) {
   return absl::StrCat(R"({

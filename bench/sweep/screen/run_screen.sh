@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# A screen on the GPU machine: each config of bench/sweep/screen/ (one N = 32,768 arm,
+# one seed) trains at the same time as the others on the one GPU, then per config the
+# call-step accuracy per lag. Usage: OUT=dir bench/sweep/screen/run_screen.sh [CONFIG...]
+set -uo pipefail
+cd "$(dirname "$0")/../../.."
+source scripts/device_env.sh
+build=build/gpu-kernels
+if [ ! -x $build/bench/sweep/flashtick_sweep ]; then
+  cmake --preset gpu-kernels -DFLASHTICK_BUILD_TESTS=OFF -DFLASHTICK_BUILD_BENCH=ON > $OUT/cmake.log 2>&1
+  ninja -C $build -j16 flashtick_sweep train_step_bench > $OUT/build.log 2>&1 || { tail -20 $OUT/build.log; exit 1; }
+fi
+cfgs=("$@"); [ ${#cfgs[@]} -eq 0 ] && cfgs=(bench/sweep/screen/*.json)
+for c in "${cfgs[@]}"; do
+  n=$(basename $c .json); rm -rf build/screen/$n; mkdir -p build/screen/$n
+  timeout ${SCREEN_LIMIT:-420} $build/bench/sweep/flashtick_sweep --config $c --dir build/screen/$n \
+    --device cuda --plot-script "" > build/screen/$n.log 2>&1 &
+done
+wait
+for c in "${cfgs[@]}"; do
+  n=$(basename $c .json)
+  python3 - "$n" <<'PY'
+import glob, json, sys
+for p in glob.glob("build/screen/%s/arms/*/state.json" % sys.argv[1]):
+    a = json.load(open(p))
+    ev = " ".join("L%d:%.2f(%d)" % (e["lag"], e["hits"] / max(1, e["events"]), e["events"]) for e in a["events"])
+    print("%-14s %s steps %d/%d %.0f s tok/s %.0f %s | %s" % (sys.argv[1], a["state"], a["step"], a["total_steps"],
+          a["train_seconds"], a["tokens"] / max(1e-9, a["train_seconds"]), ev, a.get("stop_reason", "")))
+PY
+done | tee $OUT/screen.txt
+tar czf $OUT/screen_logs.tgz build/screen/*.log
