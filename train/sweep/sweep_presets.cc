@@ -49,7 +49,7 @@ std::string Keyed(const char* name, const char* generator, const KeyedScale& s) 
   "training": {"first_fold_epochs": )", s.first_fold_epochs, R"(, "epochs_per_fold": 2,
                "min_steps_per_fold": 2, "checkpoint_every_steps": 100,
                "validation_days": )", s.validation_days, R"(, "validate_every_steps": )",
-                      s.validate_every_steps, R"(, "validation_batches": 8, "patience": 10,
+                      s.validate_every_steps, R"(, "validation_batches": 8, "patience": 20,
                "max_train_seconds": )", s.max_train_seconds, R"(},
   "data": {"synthetic": {"generator": ")", generator, R"(", "seed": 7, "days": )", s.days, R"(,
                          "steps_per_day": )", s.steps_per_day, R"(, "lags": )", s.lags, R"(,
@@ -70,8 +70,8 @@ std::string Keyed(const char* name, const char* generator, const KeyedScale& s) 
 constexpr KeyedScale kKeyedDemo = {"[16, 32, 64]", "[1]", 2048, 1024, "[10, 24, 48]", "[40, 40, 40]",
                                    16, 24, 4, 32, 4, 10000.0, 0.01, 120, 0, 0, 50, 1, 1, "cpu"};
 constexpr KeyedScale kKeyedFull = {"[512, 4096, 32768]", "[1, 2, 3]", 23400, 65536,
-                                   "[300, 3000, 15000]", "[5, 5, 5]", 32, 120, 100, 128, 2, 1.0e6,
-                                   0.003, 40, 60, 4, 25, 3, 3, "auto"};
+                                   "[300, 3000, 6000]", "[5, 5, 5]", 32, 120, 100, 128, 2, 1.0e6,
+                                   0.003, 35, 150, 4, 50, 9, 9, "auto"};
 
 std::string Demo(const char* name, const char* generator) {
   return absl::StrCat(R"({
