@@ -49,6 +49,32 @@ TEST(GpuScheduler, PlacesOnFreeGpusAndWaitsWhenNoneIsFree) {
   EXPECT_EQ(s.Acquire(3).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
+TEST(GpuScheduler, ArmsShareAGpuUpToTheLimitSpreadingFirst) {
+  GpuScheduler s(2, /*arms_per_gpu=*/2);
+  auto a = s.Acquire(1), b = s.Acquire(1), c = s.Acquire(1), d = s.Acquire(1);
+  ASSERT_TRUE(a.ok() && b.ok() && c.ok() && d.ok());
+  EXPECT_EQ(*a, std::vector<int>{0});
+  EXPECT_EQ(*b, std::vector<int>{1}) << "the least-loaded GPU first";
+  EXPECT_EQ(*c, std::vector<int>{0});
+  EXPECT_EQ(*d, std::vector<int>{1});
+  EXPECT_EQ(s.busy(), 2);
+  absl::StatusOr<std::vector<int>> e = absl::UnknownError("not yet");
+  std::thread waiter([&] { e = s.Acquire(1); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(150));
+  EXPECT_FALSE(e.ok()) << "must wait while both GPUs hold two arms";
+  s.Release(*c);
+  waiter.join();
+  ASSERT_TRUE(e.ok()) << e.status();
+  EXPECT_EQ(*e, std::vector<int>{0});
+  // A two-GPU (data-parallel) arm needs room on two distinct GPUs.
+  s.Release(*a);
+  s.Release(*e);
+  s.Release(*b);  // GPU 0 empty, GPU 1 holds one arm (d): both have room
+  auto pair = s.Acquire(2);
+  ASSERT_TRUE(pair.ok());
+  EXPECT_EQ(*pair, (std::vector<int>{0, 1}));
+}
+
 TEST(GpuScheduler, WithoutGpusEveryArmRunsOnTheCpu) {
   GpuScheduler s(0);
   for (int i = 0; i < 3; ++i) {

@@ -4,6 +4,7 @@
 // strategy's daily returns and the gate verdict.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "train/rng.h"
@@ -158,6 +159,47 @@ std::vector<double> Noise(Rng& rng, int n, double mean, double sd) {
   std::vector<double> x(n);
   for (double& v : x) v = mean + sd * rng.Normal();
   return x;
+}
+
+// Seeds (gate.h, "like with like"): every (N, seed) run is a trial, the DSR's variance is
+// over the runs' own Sharpe ratios, and the longest N is tested seed by seed, the
+// median seed deciding.
+TEST(GateTest, SeedsAreTrialsAndTheMedianSeedDecides) {
+  Rng rng(7);
+  const int days = 40;
+  auto arm = [&](const char* name, int64_t n, std::vector<double> means) {
+    ArmOutcome a{name, n, std::vector<double>(days, 0.0), {}, {}};
+    for (double m : means) {
+      a.seed_daily_returns.push_back(Noise(rng, days, m, 1e-3));
+      for (int t = 0; t < days; ++t) a.daily_returns[t] += a.seed_daily_returns.back()[t] / 3;
+    }
+    return a;
+  };
+  // The long arm's seeds: two strong, one at noise.
+  std::vector<ArmOutcome> arms = {arm("N=512", 512, {0, 0, 0}), arm("N=4096", 4096, {0, 0, 0}),
+                                  arm("N=32768", 32768, {2e-3, 2.2e-3, 0})};
+  auto v = EvaluateGate(arms);
+  ASSERT_TRUE(v.ok()) << v.status();
+  std::cout << v->Summary() << "\n";
+  EXPECT_EQ(v->dsr.trials, 9) << "contexts × seeds runs";
+  ASSERT_EQ(v->seed_dsr.size(), 3u);
+  std::vector<double> each = {v->seed_dsr[0].dsr, v->seed_dsr[1].dsr, v->seed_dsr[2].dsr};
+  std::sort(each.begin(), each.end());
+  EXPECT_EQ(v->dsr.dsr, each[1]) << "the median seed";
+  EXPECT_LT(each[0], 0.5) << "the noise seed alone would fail";
+  // The trial set is the nine runs' Sharpe ratios: the same DSR from the helper.
+  std::vector<double> trials;
+  for (const ArmOutcome& a : arms) {
+    for (const auto& r : a.seed_daily_returns) trials.push_back(SharpeRatio(r));
+  }
+  auto direct = DeflatedSharpeRatio(arms[2].seed_daily_returns[0], trials);
+  ASSERT_TRUE(direct.ok());
+  EXPECT_DOUBLE_EQ(v->seed_dsr[0].dsr, direct->dsr);
+  // Two noise seeds of three: the median seed fails the DSR gate.
+  arms[2] = arm("N=32768", 32768, {2e-3, 0, 0});
+  auto weak = EvaluateGate(arms);
+  ASSERT_TRUE(weak.ok());
+  EXPECT_FALSE(weak->dsr_ok) << weak->Summary();
 }
 
 TEST(GateTest, PassesOnlyWhenTheLongArmEarnsIt) {

@@ -42,24 +42,67 @@ TEST(SweepConfig, PresetsParseAndRoundTrip) {
   auto demo = ParseSweepConfig(*SweepPresetJson("demo"));
   EXPECT_EQ(demo->contexts, (std::vector<int64_t>{16, 32, 64}));
   auto null_demo = ParseSweepConfig(*SweepPresetJson("demo_null"));
-  EXPECT_EQ(null_demo->data.synthetic.generator, "planted_cue_go_null");
-  // The GPU sweep: RESEARCH.md's Ns and lags, the go-marker generator, a head dim the
-  // CUDA attention kernels take (D ∈ {64, 128}); its CPU twin has the same model.
+  EXPECT_EQ(null_demo->data.synthetic.generator, "planted_cue_keyed_null");
+  // The GPU sweep: the research Ns and lags, the keyed generator, three seeds, a fixed
+  // label α, a head dim the CUDA attention kernels take (D ∈ {64, 128}); the go-marker
+  // twin (planted_small) keeps the model of planted_go.
   auto planted = ParseSweepConfig(*SweepPresetJson("planted"));
   ASSERT_TRUE(planted.ok()) << planted.status();
   EXPECT_EQ(planted->contexts, (std::vector<int64_t>{512, 4096, 32768}));
   EXPECT_EQ(planted->data.synthetic.lags, (std::vector<int64_t>{300, 3000, 15000}));
   EXPECT_EQ(planted->data.synthetic.steps_per_day, 23400);
-  EXPECT_EQ(planted->data.synthetic.generator, "planted_cue_go");
+  EXPECT_EQ(planted->data.synthetic.generator, "planted_cue_keyed");
+  EXPECT_EQ(planted->seeds.size(), 3u);
+  EXPECT_GT(planted->label_alpha_bps, 0);
+  EXPECT_GT(planted->training.validation_days, 0);
   const int head_dim = planted->model.width / planted->model.heads;
   EXPECT_TRUE(head_dim == 64 || head_dim == 128) << head_dim;
   EXPECT_EQ(ParseSweepConfig(*SweepPresetJson("planted_null"))->data.synthetic.generator,
-            "planted_cue_go_null");
+            "planted_cue_keyed_null");
+  auto go = ParseSweepConfig(*SweepPresetJson("planted_go"));
+  ASSERT_TRUE(go.ok()) << go.status();
+  EXPECT_EQ(go->data.synthetic.generator, "planted_cue_go");
   auto small = ParseSweepConfig(*SweepPresetJson("planted_small_null"));
   ASSERT_TRUE(small.ok()) << small.status();
   EXPECT_EQ(small->data.synthetic.generator, "planted_cue_go_null");
-  EXPECT_EQ(small->model.width, planted->model.width);
-  EXPECT_EQ(small->model.heads, planted->model.heads);
+  EXPECT_EQ(small->model.width, go->model.width);
+  EXPECT_EQ(small->model.heads, go->model.heads);
+}
+
+TEST(SweepConfig, KeyedFieldsEarlyStoppingAndFixedAlphaRoundTrip) {
+  auto c = ParseSweepConfig(R"({"contexts": [16, 64], "labels": {"horizon": 4, "alpha_bps": 2.5},
+    "walk_forward": {"train_days": 6, "test_days": 1},
+    "training": {"validation_days": 2, "validate_every_steps": 7, "validation_batches": 3,
+                 "patience": 4, "max_train_seconds": 12.5},
+    "arms_per_gpu": 3,
+    "data": {"synthetic": {"generator": "planted_cue_keyed", "days": 10, "steps_per_day": 512,
+                           "lags": [8, 40], "events_per_day": [5, 5], "keys": 12,
+                           "key_window": 100}}})");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->label_alpha_bps, 2.5);
+  EXPECT_EQ(c->training.validation_days, 2);
+  EXPECT_EQ(c->training.validate_every_steps, 7);
+  EXPECT_EQ(c->training.validation_batches, 3);
+  EXPECT_EQ(c->training.patience, 4);
+  EXPECT_EQ(c->training.max_train_seconds, 12.5);
+  EXPECT_EQ(c->arms_per_gpu, 3);
+  EXPECT_EQ(c->data.synthetic.keys, 12);
+  EXPECT_EQ(c->data.synthetic.key_window, 100);
+  EXPECT_TRUE(c->data.synthetic.keyed());
+  auto again = ParseSweepConfig(SweepConfigToJson(*c));
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(SweepConfigToJson(*again), SweepConfigToJson(*c));
+  // Validation days must leave the first fold days to train on; keyed lags must fit.
+  auto bad = ParseSweepConfig(R"({"contexts": [16, 64], "labels": {"horizon": 4},
+    "walk_forward": {"train_days": 3, "test_days": 1},
+    "training": {"validation_days": 3},
+    "data": {"synthetic": {"generator": "planted_cue_keyed", "days": 10, "steps_per_day": 512,
+                           "lags": [2, 600], "events_per_day": [5, 5]}}})");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("training.validation_days 3"), std::string::npos)
+      << bad.status();
+  EXPECT_NE(bad.status().message().find("lag 2 must lie"), std::string::npos) << bad.status();
+  EXPECT_NE(bad.status().message().find("lag 600 must lie"), std::string::npos) << bad.status();
 }
 
 TEST(SweepConfig, ContextsAreSortedShortestFirst) {

@@ -1,12 +1,14 @@
 // The sweep end to end on the CPU with a small trained model (the `demo` preset,
-// the README's sweep): planted-cue days with three lag families and go markers
-// (train/sweep/go_cue.h), arms N = 16, 32, 64. Each arm is trained walk-forward
-// from scratch by the Trainer; nothing here is an oracle.
+// the README's sweep and the CPU twin of the GPU `planted` sweep): keyed-cue days with
+// three lag families (train/synthetic/keyed_cue.h), arms N = 16, 32, 64. Each arm is
+// trained walk-forward from scratch by the Trainer; nothing here is an oracle.
 //   planted:   an arm calls the events of the lag families it can see (L ≤ N) and
 //              not the others, so arm N=16 sees {10}, N=32 {10, 24}, N=64 all
 //              three; the daily Sharpe ranks the arms by N and the longest arm
-//              passes the gate (best out of sample, DSR ≥ 0.95, PBO ≤ 0.10)
-//   null twin: the drift sign is independent of the cue: every arm fails — the
+//              passes the gate (best out of sample, DSR ≥ 0.95, PBO ≤ 0.10).
+//              Measured (1 thread): 0.80–0.95 on seen families, so the bar is 0.7
+//              (800 events a family: a coin is 0.5 ± 0.053 at 3σ)
+//   null twin: the move's sign is independent of the cue: every arm fails — the
 //              verdict is FAIL and no arm's Deflated Sharpe (against all three
 //              trials) reaches 0.95
 // The figures are printed for the record (RESEARCH.md asks for them).
@@ -80,12 +82,18 @@ TEST(SweepPlanted, ArmsRankByTheLagFamiliesTheySeeAndTheLongestPasses) {
     for (const EventTally& t : a.events) {
       ASSERT_GT(t.events, 0) << a.arm_id << " lag " << t.lag;
       if (t.lag <= a.context) {
-        EXPECT_GE(t.rate(), 0.8) << a.arm_id << " should call lag " << t.lag;
+        EXPECT_GE(t.rate(), 0.7) << a.arm_id << " should call lag " << t.lag;
       } else {
         // The go marker says that a move comes, not its sign: an arm that cannot
-        // see the burst calls a coin, so its rate stays within 3 binomial σ of ½.
+        // see the cue calls a coin (or says flat), so neither its hit rate nor the
+        // sign accuracy of its calls rises above ½ by more than 3 binomial σ.
         const double bound = 0.5 + 3.0 * std::sqrt(0.25 / static_cast<double>(t.events));
         EXPECT_LE(t.rate(), bound) << a.arm_id << " cannot see lag " << t.lag;
+        if (t.calls > 0) {
+          const double sign = static_cast<double>(t.call_hits) / t.calls;
+          EXPECT_LE(sign, 0.5 + 3.0 * std::sqrt(0.25 / static_cast<double>(t.calls)))
+              << a.arm_id << " calls the sign of lag " << t.lag << " it cannot see";
+        }
       }
     }
   }

@@ -26,14 +26,15 @@ namespace {
 
 namespace fs = std::filesystem;
 
-SweepConfig Tiny() {
+SweepConfig Tiny(nlohmann::json training = {{"first_fold_epochs", 3},
+                                            {"epochs_per_fold", 1},
+                                            {"checkpoint_every_steps", 4}}) {
   auto c = ParseSweepConfig(nlohmann::json{
       {"name", "resume"},
       {"contexts", {8, 32}},
       {"model", {{"width", 8}, {"layers", 1}, {"heads", 2}, {"kv_heads", 2}, {"mlp_ratio", 2}}},
       {"optimizer", {{"learning_rate", 0.003}, {"warmup_steps", 2}, {"tokens_per_step", 256}}},
-      {"training",
-       {{"first_fold_epochs", 3}, {"epochs_per_fold", 1}, {"checkpoint_every_steps", 4}}},
+      {"training", training},
       {"data",
        {{"synthetic",
          {{"generator", "planted_cue"}, {"seed", 5}, {"days", 10}, {"steps_per_day", 256},
@@ -150,6 +151,66 @@ TEST(SweepResume, CancelKeepsTheFinishedArmAndResumesExactly) {
   auto resumed = SweepEngine::Run(c, Options(dir), {});
   ASSERT_TRUE(resumed.ok()) << resumed.status();
   ExpectSameResults(*straight, *resumed);
+}
+
+// Early stopping (sweep_config.h): validation on a held-out day, a stop that skips the
+// plan's remaining steps, and a cancel + resume through it ending exactly as a straight
+// run does.
+TEST(SweepResume, EarlyStoppingResumesExactly) {
+  const SweepConfig c = Tiny({{"first_fold_epochs", 30},
+                              {"epochs_per_fold", 1},
+                              {"checkpoint_every_steps", 3},
+                              {"validation_days", 1},
+                              {"validate_every_steps", 2},
+                              {"validation_batches", 2},
+                              {"patience", 2}});
+  auto straight = SweepEngine::Run(c, Options(Dir("early_straight")), {});
+  ASSERT_TRUE(straight.ok()) << straight.status();
+  for (const ArmResult& a : straight->arms) {
+    EXPECT_FALSE(a.validation_curve.empty()) << a.arm_id;
+    EXPECT_EQ(a.skipped_steps > 0, !a.stop_reason.empty()) << a.arm_id;
+    EXPECT_NE(a.stop_reason.find("early stop"), std::string::npos)
+        << a.arm_id << " should stop on its validation loss (30 epochs of 2 days)";
+    std::printf("%s: %zu validation checks, best %.4f at step %lld, stop: %s\n",
+                a.arm_id.c_str(), a.validation_curve.size(), a.best_validation_loss,
+                static_cast<long long>(a.best_validation_step),
+                a.stop_reason.empty() ? "(planned end)" : a.stop_reason.c_str());
+  }
+  const std::string dir = Dir("early_cancelled");
+  std::atomic<bool> cancel{false};
+  SweepHooks hooks;
+  hooks.cancel = &cancel;
+  hooks.on_progress = [&](const SweepEvent& e) {
+    if (e.arm.arm_index == 1 && e.arm.step >= 4) cancel = true;
+  };
+  auto partial = SweepEngine::Run(c, Options(dir), hooks);
+  ASSERT_TRUE(partial.ok()) << partial.status();
+  auto resumed = SweepEngine::Run(c, Options(dir), {});
+  ASSERT_TRUE(resumed.ok()) << resumed.status();
+  ExpectSameResults(*straight, *resumed);
+  for (size_t i = 0; i < straight->arms.size(); ++i) {
+    EXPECT_EQ(straight->arms[i].stop_reason, resumed->arms[i].stop_reason);
+    EXPECT_EQ(straight->arms[i].skipped_steps, resumed->arms[i].skipped_steps);
+  }
+}
+
+// The time budget stops every fold after its minimum steps once the arm has trained
+// that long; the arm still scores every test day.
+TEST(SweepResume, TimeBudgetStopsEachFoldAtItsMinimum) {
+  const SweepConfig c = Tiny({{"first_fold_epochs", 6},
+                              {"epochs_per_fold", 1},
+                              {"min_steps_per_fold", 2},
+                              {"max_train_seconds", 1e-9}});
+  auto r = SweepEngine::Run(c, Options(Dir("budget")), {});
+  ASSERT_TRUE(r.ok()) << r.status();
+  for (const ArmResult& a : r->arms) {
+    EXPECT_EQ(a.state, ArmState::kDone);
+    EXPECT_NE(a.stop_reason.find("time budget"), std::string::npos) << a.stop_reason;
+    EXPECT_GT(a.skipped_steps, 0);
+    EXPECT_EQ(static_cast<int>(a.days.size()), a.folds) << "every test day scored";
+    // Every fold took exactly its minimum: two steps each.
+    EXPECT_EQ(a.tokens / (a.batch * a.context), 2 * a.folds) << a.arm_id;
+  }
 }
 
 }  // namespace

@@ -164,7 +164,9 @@ void Arms(const json& r, std::string* md) {
                   "A model with context N can call an event of lag L only if N > L; expect about "
                   "1 for the lags it sees and 1/2 for the others (the null twin: 1/2 "
                   "everywhere). Each cell: hit rate [95% Wilson interval] (hits/events); "
-                  "'seen' marks L < N.\n\n| arm |");
+                  "'seen' marks L < N; then the sign accuracy of the up/down calls among them "
+                  "(a model that cannot see the cue may say flat, a miss that trades nothing; "
+                  "its calls are a coin).\n\n| arm |");
   const json& first = At(arms[0], "events");
   for (const json& e : first) absl::StrAppend(md, " L=", At(e, "lag").dump(), " |");
   absl::StrAppend(md, "\n|---|");
@@ -181,7 +183,15 @@ void Arms(const json& r, std::string* md) {
                         At(e, "lag").get<int64_t>() < At(a, "context").get<int64_t>();
       absl::StrAppend(md, " ", F(At(e, "rate"), "%.3f"), " [", F(json(lo), "%.2f"), ", ",
                       F(json(hi), "%.2f"), "] (", h.dump(), "/", n.dump(), ")",
-                      seen ? " seen" : "", " |");
+                      seen ? " seen" : "");
+      const json& calls = At(e, "calls");
+      if (calls.is_number() && calls.get<double>() > 0) {
+        const double c = calls.get<double>();
+        const json& ch = At(e, "call_hits");
+        absl::StrAppend(md, "; calls ", F(json((ch.is_number() ? ch.get<double>() : 0) / c), "%.2f"),
+                        " of ", calls.dump());
+      }
+      absl::StrAppend(md, " |");
     }
     absl::StrAppend(md, "\n");
   }

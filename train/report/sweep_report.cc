@@ -50,7 +50,12 @@ json ArmJson(const ArmResult& a) {
   }
   json events = json::array();
   for (const EventTally& e : a.events) {
-    events.push_back({{"lag", e.lag}, {"events", e.events}, {"hits", e.hits}, {"rate", e.rate()}});
+    events.push_back({{"lag", e.lag},
+                      {"events", e.events},
+                      {"hits", e.hits},
+                      {"rate", e.rate()},
+                      {"calls", e.calls},
+                      {"call_hits", e.call_hits}});
   }
   json curve = json::array();
   for (const LossPoint& p : a.loss_curve) curve.push_back({p.step, Num(p.loss)});

@@ -27,10 +27,10 @@ struct ArmOutcome {
   std::string name;                   // e.g. "N=4096"
   int64_t context = 0;                // N
   std::vector<double> daily_returns;  // one per test day, the same days for every arm
+  ClassificationMetrics metrics;      // OOS classification (for "best by" and reports)
   // With several training seeds per N: each seed's own series (daily_returns is
   // their equal-weight average); empty for one seed.
   std::vector<std::vector<double>> seed_daily_returns;
-  ClassificationMetrics metrics;      // OOS classification (for "best by" and reports)
 };
 
 enum class BestBy { kSharpe, kAccuracy, kMacroF1, kLogLoss };

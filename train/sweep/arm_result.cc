@@ -151,7 +151,11 @@ json ArmResultToJson(const ArmResult& a) {
   }
   json events = json::array();
   for (const EventTally& e : a.events) {
-    events.push_back({{"lag", e.lag}, {"events", e.events}, {"hits", e.hits}});
+    events.push_back({{"lag", e.lag},
+                      {"events", e.events},
+                      {"hits", e.hits},
+                      {"calls", e.calls},
+                      {"call_hits", e.call_hits}});
   }
   json curve = json::array();
   for (const LossPoint& p : a.loss_curve) curve.push_back({p.step, p.loss});
@@ -241,6 +245,10 @@ absl::StatusOr<ArmResult> ArmResultFromJson(const json& j) {
     FT_READ(e, "lag", &t.lag);
     FT_READ(e, "events", &t.events);
     FT_READ(e, "hits", &t.hits);
+    if (auto c = e.find("calls"); c != e.end() && c->is_number_integer()) t.calls = c->get<int64_t>();
+    if (auto c = e.find("call_hits"); c != e.end() && c->is_number_integer()) {
+      t.call_hits = c->get<int64_t>();
+    }
     a.events.push_back(t);
   }
   auto curve = j.find("loss_curve");

@@ -37,6 +37,10 @@ struct DayResult {
 struct EventTally {  // one lag family
   int64_t lag = 0;
   int64_t events = 0, hits = 0;  // hit: predicted class at the call step = its label
+  // Calls: up/down predictions at call steps (a model that cannot see the cue may say
+  // flat, a miss that trades nothing); call_hits: those with the label's sign. An arm
+  // blind to a family calls its sign at a coin's rate.
+  int64_t calls = 0, call_hits = 0;
   double rate() const { return events > 0 ? static_cast<double>(hits) / events : 0.0; }
 };
 

@@ -47,7 +47,12 @@ absl::Status EvaluateFold(const ResearchDataset& dataset, const SweepData& data,
       if (t < 0 || t >= ctx.day_steps(day) || y[t] < 0) continue;
       EventTally& tally = result->events[e.lag_family];
       ++tally.events;
-      tally.hits += PredictClass(&probs[t * kNumClasses]) == y[t];
+      const int predicted = PredictClass(&probs[t * kNumClasses]);
+      tally.hits += predicted == y[t];
+      if (predicted != kFlat) {
+        ++tally.calls;
+        tally.call_hits += predicted == y[t];
+      }
     }
   }
   return absl::OkStatus();

@@ -1,13 +1,11 @@
-// Sweep presets (see sweep_presets.h). The demo is the README's CPU sweep and the
-// end-to-end test's (tests/sweep/sweep_planted_test): planted-cue days with go
-// markers (train/sweep/go_cue.h) at lags 10, 24, 48 for arms N = 16, 32, 64, so arm
-// N=16 sees one lag family, N=32 two and N=64 all three. The scale is what a
-// two-layer width-32 model learns in a minute or two per arm on 2 CPU cores:
-// measured (2026-11-29, flashtick_sweep, 1 thread) with 2 heads a model learned at
-// most two offsets, and offsets beyond ~40 steps (lags 96, 160, 320) stayed at a
-// coin's accuracy within that budget; 4 heads and 80 first-fold epochs learned all
-// three. The `planted` preset is RESEARCH.md's full-scale sweep for the GPU with the
-// same generator, and `planted_small` its twin scaled by 1/64 for the CPU.
+// Sweep presets (see sweep_presets.h). `demo` and `planted` (and their null twins) run
+// the keyed-cue generator; the go-marker presets keep the earlier generator beside them.
+// The go-marker demo's scale is what a two-layer width-32 model learns in a minute or
+// two per arm on 2 CPU cores: measured (2026-11-29, flashtick_sweep, 1 thread) with 2
+// heads a model learned at most two offsets, and offsets beyond ~40 steps (lags 96,
+// 160, 320) stayed at a coin's accuracy within that budget; 4 heads and 80 first-fold
+// epochs learned all three; `planted_go` is the full-scale sweep on that generator and
+// `planted_small` its twin scaled by 1/64 for the CPU.
 #include "train/sweep/sweep_presets.h"
 
 #include "absl/status/status.h"
@@ -19,7 +17,18 @@ namespace {
 
 // The keyed-cue presets (train/synthetic/keyed_cue.h): `demo` (the CPU twin, in CI
 // and the README) and `planted` (the GPU sweep), one function so they differ only in
-// scale. Choices, and the runs behind them: docs/sweeps/keyed.md.
+// scale. The runs behind the choices: docs/sweeps/keyed.md. Shared: k = 4, σ 0.5 bp,
+// a jump of b·k = 8 bp, α fixed at 3 bp (so noise steps are flat and the models
+// trade the events only), cost 0.5 bp, AdamW without weight decay.
+//   demo     the go-marker demo's scale (a minute or two an arm on 2 cores), 16 keys;
+//            one seed, for CI's time
+//   planted  5 events a family a day: with the key window (32,768) longer than a day
+//            a key names about one event in 1.4 days, so 32 keys are needed (16 hold
+//            3 a family); 100 training days (96 after 4 held out for early stopping),
+//            40 first-fold epochs (~1,400 steps of 65,536 tokens) capped at 60 s of
+//            training an arm, three arms side by side on the GPU; width 128 with 2
+//            heads of D = 64 (the CUDA kernels' D) and RoPE θ 10⁶ (θ 10⁷ and 10⁹
+//            learned less on the H200, head dim 128 nothing)
 struct KeyedScale {
   const char* contexts;
   const char* seeds;
@@ -49,7 +58,7 @@ std::string Keyed(const char* name, const char* generator, const KeyedScale& s) 
   "training": {"first_fold_epochs": )", s.first_fold_epochs, R"(, "epochs_per_fold": 2,
                "min_steps_per_fold": 2, "checkpoint_every_steps": 100,
                "validation_days": )", s.validation_days, R"(, "validate_every_steps": )",
-                      s.validate_every_steps, R"(, "validation_batches": 8, "patience": 20,
+                      s.validate_every_steps, R"(, "validation_batches": 4, "patience": 8,
                "max_train_seconds": )", s.max_train_seconds, R"(},
   "data": {"synthetic": {"generator": ")", generator, R"(", "seed": 7, "days": )", s.days, R"(,
                          "steps_per_day": )", s.steps_per_day, R"(, "lags": )", s.lags, R"(,
@@ -70,8 +79,8 @@ std::string Keyed(const char* name, const char* generator, const KeyedScale& s) 
 constexpr KeyedScale kKeyedDemo = {"[16, 32, 64]", "[1]", 2048, 1024, "[10, 24, 48]", "[40, 40, 40]",
                                    16, 24, 4, 32, 4, 10000.0, 0.01, 120, 0, 0, 50, 1, 1, "cpu"};
 constexpr KeyedScale kKeyedFull = {"[512, 4096, 32768]", "[1, 2, 3]", 23400, 65536,
-                                   "[300, 3000, 6000]", "[5, 5, 5]", 32, 120, 100, 128, 2, 1.0e6,
-                                   0.003, 35, 150, 4, 50, 9, 9, "auto"};
+                                   "[300, 3000, 15000]", "[5, 5, 5]", 32, 120, 100, 128, 2, 1.0e6,
+                                   0.003, 40, 60, 4, 25, 3, 3, "auto"};
 
 std::string Demo(const char* name, const char* generator) {
   return absl::StrCat(R"({
@@ -98,6 +107,7 @@ std::string Demo(const char* name, const char* generator) {
 })");
 }
 
+// The go-marker presets (demo_go, planted_go, planted_small and their null twins).
 // Status (docs/sweeps/planted_small.md, runs 1–11): the twin does not yet show the
 // design learnable. Arm N=16 learned lag 8 (0.95–1.0 call-step accuracy), N=64 lag 47
 // in two of the five runs that trained it, and N=512 never lag 234 past 0.60 (with 4

@@ -1,17 +1,19 @@
 // Named sweep configurations (`flashtick sweep submit --preset NAME`):
-//   demo         the README's CPU demo: a tiny model on short planted-signal days,
-//                Ns and lags scaled down (N ∈ {16, 32, 64}) so three arms train
-//                walk-forward in minutes on two cores; the long arm should pass
-//   demo_null    the same on the null twin (drift sign independent of the cue);
+//   demo         the README's CPU demo and CI's twin of `planted`: keyed-cue days
+//                (train/synthetic/keyed_cue.h), Ns and lags scaled down (N ∈ {16,
+//                32, 64}, lags 10 / 24 / 48) so three arms train walk-forward in
+//                minutes on two cores; the long arm should pass
+//   demo_null    the same on the null twin (move sign independent of the cue);
 //                every arm should fail
-//   planted      the full-scale sweep of RESEARCH.md for a GPU: N ∈ {512, 4,096,
-//                32,768} on 23,400-step planted days (go-marker generator,
-//                train/sweep/go_cue.h) with lags 300 / 3,000 / 15,000
+//   planted      the full-scale sweep for one GPU: N ∈ {512, 4,096, 32,768} × 3
+//                seeds on 23,400-step keyed-cue days with lags 300 / 3,000 / 15,000
+//                (docs/sweeps/keyed.md: the H200 runs)
 //   planted_null its null twin
-//   planted_small, planted_small_null
-//                the same sweep with every length in steps divided by 64 (days of
-//                366 steps, N ∈ {16, 64, 512}): the CPU check that the GPU sweep's
-//                design is learnable (docs/sweeps/planted_small.md)
+//   demo_go, demo_go_null, planted_go, planted_go_null, planted_small(_null)
+//                the same sweeps on the earlier go-marker generator
+//                (train/sweep/go_cue.h), kept for comparison: a model must count
+//                L − 1 steps back, learned only up to L ≈ 40
+//                (docs/sweeps/planted_small.md)
 // Each preset is JSON text that ParseSweepConfig accepts, so the CLI can print it,
 // a user can edit it, and the server stores exactly what ran.
 #pragma once

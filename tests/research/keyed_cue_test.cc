@@ -1,0 +1,156 @@
+// The keyed-cue generator (train/synthetic/keyed_cue.h): what each event plants, the
+// key-uniqueness rule every window relies on (checked by brute force over all pairs),
+// the label windows kept clear, the null twin, determinism and the capacity errors.
+#include "train/synthetic/keyed_cue.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+
+#include "train/labels/deeplob.h"
+
+namespace flashtick {
+namespace {
+
+KeyedCueConfig SmallConfig(bool null_twin = false) {
+  KeyedCueConfig c;
+  c.base.steps_per_day = 1024;
+  c.base.num_days = 6;
+  c.base.lags = {10, 60, 300};
+  c.base.horizon = 4;
+  c.base.sigma_bps = 0.5;
+  c.base.drift_bps = 2.0;
+  c.base.seed = 5;
+  c.base.null_twin = null_twin;
+  c.events_per_family = {6, 6, 6};
+  c.keys = 16;
+  c.key_window = 512;
+  return c;
+}
+
+// Per step the log-return in bp, from consecutive mids of the concatenated days.
+std::vector<double> ReturnsBps(const PlantedCueData& d) {
+  std::vector<double> mids, r;
+  for (const SessionGrid& g : d.days) {
+    for (int64_t t = 0; t < g.steps(); ++t) mids.push_back(g.mid(t));
+  }
+  r.assign(mids.size(), 0.0);
+  for (size_t t = 1; t < mids.size(); ++t) r[t] = std::log(mids[t] / mids[t - 1]) * 1e4;
+  return r;
+}
+
+double SpreadRatio(const PlantedCueData& d, int64_t step, int64_t steps_per_day) {
+  const SessionGrid& g = d.days[step / steps_per_day];
+  const int64_t t = step % steps_per_day;
+  return (g.ask[t] - g.bid[t]) / g.mid(t) * 1e4;  // spread_bps is 1
+}
+
+TEST(KeyedCue, EachEventPlantsKeySignAndOneJump) {
+  const KeyedCueConfig c = SmallConfig();
+  auto d = GenerateKeyedCue(c);
+  ASSERT_TRUE(d.ok()) << d.status();
+  ASSERT_EQ(d->events.size(), 6u * 3 * 6);
+  const std::vector<double> r = ReturnsBps(*d);
+  std::map<int, int> per_family;
+  for (const PlantedEvent& e : d->events) {
+    ++per_family[e.lag_family];
+    EXPECT_EQ(e.call_step, e.cue_step + e.lag - 1);
+    EXPECT_EQ(e.cue_step / c.base.steps_per_day, e.call_step / c.base.steps_per_day)
+        << "cue and go share a day";
+    ASSERT_GE(e.key, 0);
+    ASSERT_LT(e.key, c.keys);
+    EXPECT_EQ(e.drift_sign, e.cue_sign);
+    const double want = KeySpreadRatio(e.key);
+    EXPECT_NEAR(SpreadRatio(*d, e.cue_step, c.base.steps_per_day), want, 1e-6);
+    EXPECT_NEAR(SpreadRatio(*d, e.call_step, c.base.steps_per_day), want, 1e-6);
+    const SessionGrid& g = d->days[e.cue_step / c.base.steps_per_day];
+    EXPECT_EQ(g.flow[e.cue_step % c.base.steps_per_day], e.cue_sign * c.base.motif_amplitude);
+    // The jump b·k lands at go + 1, over σ-sized noise.
+    EXPECT_GT(r[e.call_step + 1] * e.drift_sign, c.base.drift_bps * c.base.horizon - 3.0);
+    // The go's label is the move: up for δ' = +1 with α = 3 bp.
+    const int64_t day = e.call_step / c.base.steps_per_day;
+    std::vector<double> mids;
+    for (int64_t t = 0; t < d->days[day].steps(); ++t) mids.push_back(d->days[day].mid(t));
+    auto l = LabelReturns(mids, c.base.horizon);
+    ASSERT_TRUE(l.ok());
+    const double lt = (*l)[e.call_step % c.base.steps_per_day];
+    EXPECT_GT(lt * e.drift_sign, 3e-4) << "the go's label sees the whole jump";
+  }
+  EXPECT_EQ(per_family.size(), 3u);
+}
+
+TEST(KeyedCue, NoWindowHoldsAnotherCueOfTheSameKey) {
+  const KeyedCueConfig c = SmallConfig();
+  auto d = GenerateKeyedCue(c);
+  ASSERT_TRUE(d.ok()) << d.status();
+  int same_key_pairs = 0;
+  for (const PlantedEvent& a : d->events) {
+    for (const PlantedEvent& b : d->events) {
+      if (&a == &b) continue;
+      EXPECT_NE(a.cue_step, b.cue_step);
+      EXPECT_NE(a.call_step, b.call_step);
+      EXPECT_NE(a.cue_step, b.call_step);
+      // Label windows [g−k+1, g+k] are disjoint, so no jump lands in another's label.
+      EXPECT_TRUE(std::abs(a.call_step - b.call_step) >= 2 * c.base.horizon);
+      if (a.key != b.key) continue;
+      ++same_key_pairs;
+      const bool inside = b.cue_step >= a.call_step - c.key_window && b.cue_step <= a.call_step;
+      EXPECT_FALSE(inside) << "key " << a.key << ": cue at " << b.cue_step
+                           << " in the window of the go at " << a.call_step;
+    }
+  }
+  EXPECT_GT(same_key_pairs, 0) << "the test should exercise key reuse";
+}
+
+TEST(KeyedCue, NullTwinKeepsEverythingButTheMovesSign) {
+  auto planted = GenerateKeyedCue(SmallConfig(false));
+  auto twin = GenerateKeyedCue(SmallConfig(true));
+  ASSERT_TRUE(planted.ok() && twin.ok());
+  ASSERT_EQ(planted->events.size(), twin->events.size());
+  int agree = 0;
+  for (size_t i = 0; i < planted->events.size(); ++i) {
+    const PlantedEvent& p = planted->events[i];
+    const PlantedEvent& t = twin->events[i];
+    EXPECT_EQ(p.cue_step, t.cue_step);
+    EXPECT_EQ(p.key, t.key);
+    EXPECT_EQ(p.cue_sign, t.cue_sign);
+    agree += t.drift_sign == t.cue_sign;
+  }
+  const double n = static_cast<double>(planted->events.size());
+  EXPECT_NEAR(agree / n, 0.5, 3 * std::sqrt(0.25 / n)) << "the twin's move is a coin";
+}
+
+TEST(KeyedCue, DeterministicFromTheSeed) {
+  auto a = GenerateKeyedCue(SmallConfig());
+  auto b = GenerateKeyedCue(SmallConfig());
+  KeyedCueConfig other = SmallConfig();
+  other.base.seed = 6;
+  auto c = GenerateKeyedCue(other);
+  ASSERT_TRUE(a.ok() && b.ok() && c.ok());
+  ASSERT_EQ(a->events.size(), b->events.size());
+  for (size_t i = 0; i < a->events.size(); ++i) {
+    EXPECT_EQ(a->events[i].cue_step, b->events[i].cue_step);
+    EXPECT_EQ(a->events[i].key, b->events[i].key);
+  }
+  EXPECT_EQ(a->days[0].bid, b->days[0].bid);
+  EXPECT_NE(a->days[0].bid, c->days[0].bid);
+}
+
+TEST(KeyedCue, RefusesWhatCannotFit) {
+  KeyedCueConfig c = SmallConfig();
+  c.base.lags = {10, 1022};  // the go could not be labelled in a day of 1,024
+  c.events_per_family = {1, 1};
+  EXPECT_EQ(GenerateKeyedCue(c).status().code(), absl::StatusCode::kInvalidArgument);
+  c = SmallConfig();
+  c.events_per_family = {100, 100, 100};  // 300 label windows of 8 steps > 1,024
+  EXPECT_EQ(GenerateKeyedCue(c).status().code(), absl::StatusCode::kInvalidArgument);
+  c = SmallConfig();
+  c.keys = 1;  // one key names one event per window of 512: 18 a day cannot fit
+  auto full = GenerateKeyedCue(c);
+  EXPECT_EQ(full.status().code(), absl::StatusCode::kResourceExhausted) << full.status();
+  EXPECT_NE(full.status().message().find("keys"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace flashtick
