@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 
@@ -30,6 +31,11 @@ struct ServerOptions {
   int64_t batch_max_delay_us = 250;
   int batch_max_size = 8;                     // requests per forward; 1: off
   double shutdown_grace_seconds = 30;         // drain time on SIGTERM/SIGINT
+  // Connection hygiene (docs/security.md): a connection that never completes the
+  // HTTP/2 handshake, or sits idle, gives its file descriptor back.
+  double handshake_timeout_seconds = 10;      // TCP connect to first HTTP/2 frames
+  double max_connection_idle_seconds = 600;   // no RPC on the connection this long
+  double keepalive_min_interval_seconds = 10; // client pings faster than this: GOAWAY
   // Tick-stream limits (issues 6 and 8; server/stream/stream_admission.h).
   int max_streams = 256;                      // open tick streams on the server
   int max_streams_per_client = 32;            // of them per client (client_identity.h)
@@ -41,6 +47,13 @@ struct ServerOptions {
   int max_experiments_per_client = 8;         // queued + running per client
   std::string report_python = "python3";      // draws the report plots ("" = none)
   std::string plot_script;                    // "" = train/report/plot_report.py found
+  // Untrusted-input limits of the Experiments service (docs/security.md).
+  std::string data_root;                      // CSV sources confined here; "" = CSV off
+  int64_t max_data_file_mb = 1024;            // largest data file a sweep reads
+  int64_t max_config_bytes = 256 << 10;       // largest SubmitSweep config
+  int64_t experiment_memory_mb = 0;           // estimate a sweep may need; 0 = 3/4 of RAM
+  int max_resume_attempts = 3;                // starts without a clean end, then FAILED
+  std::vector<std::string> operator_clients;  // client names that see every experiment
   // Security (issue 8, docs/security.md): TLS when both PEM files are given;
   // mutual TLS with tls_client_ca; bearer tokens with auth_token_file.
   std::string tls_cert;                       // PEM certificate chain of the gRPC port

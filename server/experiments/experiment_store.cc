@@ -215,14 +215,17 @@ absl::StatusOr<ExperimentRecord> ExperimentStore::Get(const std::string& id) {
 }
 
 absl::StatusOr<std::vector<ExperimentRecord>> ExperimentStore::List(int state, int64_t before_seq,
-                                                                    int limit) {
+                                                                    int limit,
+                                                                    const std::string* client) {
   std::lock_guard<std::mutex> lock(mu_);
   ASSIGN_OR_RETURN(auto q, db_->Prepare(absl::StrCat(
                                "SELECT ", kColumns,
                                " FROM experiments WHERE (? = 0 OR state = ?) AND (? <= 0 OR "
-                               "seq < ?) ORDER BY seq DESC LIMIT ?")));
+                               "seq < ?) AND (? = 0 OR client = ?) ORDER BY seq DESC LIMIT ?")));
   q->Bind(1, int64_t{state}).Bind(2, int64_t{state}).Bind(3, before_seq).Bind(4, before_seq);
-  q->Bind(5, int64_t{limit});
+  const std::string only = client != nullptr ? *client : "";
+  q->Bind(5, int64_t{client != nullptr ? 1 : 0}).Bind(6, only);
+  q->Bind(7, int64_t{limit});
   return All(q.get());
 }
 

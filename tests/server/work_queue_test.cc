@@ -46,6 +46,29 @@ TEST(WorkQueue, BoundedAndDrainsOnShutdown) {
   EXPECT_EQ(queue.Submit([] {}).code(), absl::StatusCode::kUnavailable);
 }
 
+TEST(WorkQueue, AFullQueueStillAdmitsReservedJobs) {
+  // A flood of requests fills max_pending; the reserved room (tick streams) stays.
+  std::promise<void> release;
+  std::shared_future<void> gate = release.get_future().share();
+  std::atomic<int> ran{0};
+  WorkQueue queue(1, 1, {}, {}, /*reserved_pending=*/2);
+  std::promise<void> started;
+  ASSERT_TRUE(queue.Submit([&] {
+    started.set_value();
+    gate.wait();
+  }).ok());
+  started.get_future().wait();
+  ASSERT_TRUE(queue.Submit([&] { ++ran; }).ok());
+  EXPECT_EQ(queue.Submit([&] { ++ran; }).code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_TRUE(queue.SubmitReserved([&] { ++ran; }).ok());
+  EXPECT_TRUE(queue.SubmitReserved([&] { ++ran; }).ok());
+  EXPECT_EQ(queue.SubmitReserved([&] { ++ran; }).code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(queue.Submit([&] { ++ran; }).code(), absl::StatusCode::kResourceExhausted);
+  release.set_value();
+  queue.Shutdown();
+  EXPECT_EQ(ran.load(), 3);
+}
+
 TEST(WorkQueue, RunsJobsInOrderOnOneWorker) {
   std::vector<int> order;
   {
