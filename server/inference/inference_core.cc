@@ -4,6 +4,7 @@
 #include "server/inference/inference_core.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
@@ -109,6 +110,10 @@ absl::Status InferenceCore::FillResponse(const Prepared& prepared, std::vector<f
   SetStringParameter(params, kKernelPathParameter, model.kernel_path);
   SetStringParameter(params, kDeviceParameter, model.device);
   // The batch's forward time: requests batched together report the same figure.
+  // compute_microseconds is an int64_param, a type of the KServe v2 protocol itself;
+  // compute_seconds (double_param) is Triton's extension, kept for its clients.
+  (*params)["compute_microseconds"].set_int64_param(
+      static_cast<int64_t>(std::llround(compute_seconds * 1e6)));
   (*params)["compute_seconds"].set_double_param(compute_seconds);
   auto* output = response->add_outputs();
   output->set_name(kProbsOutputName);
