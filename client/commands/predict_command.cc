@@ -103,8 +103,10 @@ void AddPredictCommand(CLI::App* app, const ClientOptions* options, int* exit_co
   CLI::App* cmd = app->add_subcommand(
       "predict", "Predict one trading day (CSV or synthetic) and print a summary.");
   auto* csv = cmd->add_option("--csv", args->csv,
-                              "CSV with header timestamp,bid,ask,flow (raw ticks) or the 6 "
-                              "feature columns (log_return,...,session_start)");
+                              "CSV with header timestamp,bid,ask,flow (raw ticks, seconds "
+                              "since the open), the 6 feature columns (log_return,...,"
+                              "session_start), or one day of dated quotes "
+                              "(timestamp,bid,ask,bid_size,ask_size)");
   auto* synthetic =
       cmd->add_option("--synthetic-day", args->synthetic_seed, "predict SimpleSyntheticDay(SEED)");
   csv->excludes(synthetic);
