@@ -71,8 +71,10 @@ absl::StatusOr<std::unique_ptr<FlashtickServer>> FlashtickServer::Start(
   server->queue_ = std::make_unique<WorkQueue>(
       options.workers, options.max_queue,
       [metrics](int64_t length) { metrics->SetInferenceQueueLength(length); }, batching,
-      /*reserved_pending=*/options.max_streams);  // one tick in flight per stream
-  server->core_ = std::make_unique<InferenceCore>(server->repository_.get(), options.max_seq_len);
+      /*reserved_pending=*/options.max_streams,  // one tick in flight per stream
+      /*max_pending_bytes=*/options.max_queue_mb << 20);
+  server->core_ = std::make_unique<InferenceCore>(server->repository_.get(), options.max_seq_len,
+                                                  options.max_request_rows);
   RETURN_IF_ERROR(server->StartExperiments());
   RETURN_IF_ERROR(server->StartMetrics());
   RETURN_IF_ERROR(server->StartGrpc());

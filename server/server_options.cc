@@ -33,6 +33,13 @@ void AddServerFlags(CLI::App* app, ServerOptions* o) {
   app->add_option("--max-queue", o->max_queue,
                   "inference requests queued before RESOURCE_EXHAUSTED")
       ->capture_default_str();
+  app->add_option("--max-queue-mb", o->max_queue_mb,
+                  "memory queued inference requests may hold together (each counted twice: "
+                  "the request and its validated copy)")
+      ->capture_default_str();
+  app->add_option("--max-request-rows", o->max_request_rows,
+                  "largest B·N (rows × steps) one ModelInfer may ask for")
+      ->capture_default_str();
   app->add_option("--batch-max-delay-us", o->batch_max_delay_us,
                   "ModelInfer batching: longest wait (microseconds, from the first request's "
                   "arrival) for requests of the same model and length bucket; 0: no batching")
@@ -132,6 +139,8 @@ absl::Status ServerOptions::Validate() const {
   }
   if (workers < 1) return absl::InvalidArgumentError("--workers must be ≥ 1");
   if (max_queue < 1) return absl::InvalidArgumentError("--max-queue must be ≥ 1");
+  if (max_queue_mb < 1) return absl::InvalidArgumentError("--max-queue-mb must be ≥ 1");
+  if (max_request_rows < 1) return absl::InvalidArgumentError("--max-request-rows must be ≥ 1");
   if (batch_max_delay_us < 0 || batch_max_delay_us > 10'000'000) {
     return absl::InvalidArgumentError(
         "--batch-max-delay-us must be between 0 (no batching) and 10,000,000 (10 s)");

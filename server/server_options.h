@@ -26,6 +26,8 @@ struct ServerOptions {
   int64_t max_message_bytes = 64LL << 20;     // gRPC send/receive limit
   int workers = 1;                            // inference worker threads
   int max_queue = 64;                         // queued inference requests before refusing
+  int64_t max_queue_mb = 2048;                // bytes those requests may hold together
+  int64_t max_request_rows = 8 * 32768;       // B·N of one ModelInfer
   // ModelInfer batching (issue 6): requests of one model and length bucket wait
   // up to this long (from the first one's arrival) to share a forward; 0: off.
   int64_t batch_max_delay_us = 250;

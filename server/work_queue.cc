@@ -12,9 +12,10 @@
 namespace flashtick {
 
 WorkQueue::WorkQueue(int workers, int max_pending, std::function<void(int64_t)> on_length,
-                     BatchPolicy batch, int reserved_pending)
+                     BatchPolicy batch, int reserved_pending, int64_t max_pending_bytes)
     : max_pending_(max_pending),
       reserved_pending_(reserved_pending),
+      max_pending_bytes_(max_pending_bytes),
       on_length_(std::move(on_length)),
       batch_(batch) {
   for (int i = 0; i < workers; ++i) workers_.emplace_back([this] { WorkerLoop(); });
@@ -22,7 +23,7 @@ WorkQueue::WorkQueue(int workers, int max_pending, std::function<void(int64_t)> 
 
 WorkQueue::~WorkQueue() { Shutdown(); }
 
-absl::Status WorkQueue::Admit(bool reserved) {
+absl::Status WorkQueue::Admit(bool reserved, int64_t bytes) {
   if (stopping_) {
     return absl::UnavailableError("the server is shutting down; retry on another replica");
   }
@@ -37,11 +38,22 @@ absl::Status WorkQueue::Admit(bool reserved) {
         "inference queue is full (", max_pending_,
         " requests waiting); retry with backoff or raise --max-queue"));
   }
+  if (max_pending_bytes_ > 0 && bytes > 0) {
+    int64_t queued_bytes = 0;
+    for (const Entry& e : jobs_) queued_bytes += e.job != nullptr ? e.job->bytes : 0;
+    if (queued_bytes + bytes > max_pending_bytes_) {
+      return absl::ResourceExhaustedError(absl::StrCat(
+          "inference queue holds ", queued_bytes, " bytes of requests; this one (", bytes,
+          " bytes) would pass the budget of ", max_pending_bytes_,
+          " (--max-queue-mb); retry with backoff or send smaller requests"));
+    }
+  }
   return absl::OkStatus();
 }
 
 absl::Status WorkQueue::Push(Entry entry) {
-  if (absl::Status admitted = Admit(entry.reserved); !admitted.ok()) return admitted;
+  const int64_t bytes = entry.job != nullptr ? entry.job->bytes : 0;
+  if (absl::Status admitted = Admit(entry.reserved, bytes); !admitted.ok()) return admitted;
   jobs_.push_back(std::move(entry));
   ReportLength();
   cv_.notify_all();  // idle workers and a gathering worker may both be waiting

@@ -30,8 +30,9 @@ void SetStringParameter(google::protobuf::Map<std::string, inference::InferParam
 
 }  // namespace
 
-InferenceCore::InferenceCore(const ModelRepository* repository, int64_t max_seq_len)
-    : repository_(repository), max_seq_len_(max_seq_len) {}
+InferenceCore::InferenceCore(const ModelRepository* repository, int64_t max_seq_len,
+                             int64_t max_request_rows)
+    : repository_(repository), max_seq_len_(max_seq_len), max_request_rows_(max_request_rows) {}
 
 int64_t InferenceCore::MaxSteps(const ModelEntry& model) const {
   return std::min<int64_t>(max_seq_len_, model.max_context);
@@ -48,6 +49,7 @@ absl::StatusOr<InferenceCore::Prepared> InferenceCore::Prepare(
   InferLimits limits;
   limits.features = prepared.model->features;
   limits.max_steps = MaxSteps(*prepared.model);
+  limits.max_rows = max_request_rows_;
   ASSIGN_OR_RETURN(prepared.input, ValidateModelInfer(request, limits));
   prepared.id = request.id();
   return prepared;

@@ -29,7 +29,9 @@ class InferenceCore {
   };
 
   // `repository` is not owned. max_seq_len: the server-wide --max-seq-len.
-  InferenceCore(const ModelRepository* repository, int64_t max_seq_len);
+  // max_request_rows: largest B·N per ModelInfer (0: no cap).
+  InferenceCore(const ModelRepository* repository, int64_t max_seq_len,
+                int64_t max_request_rows = 0);
 
   absl::StatusOr<Prepared> Prepare(const inference::ModelInferRequest& request) const;
   absl::Status Run(const Prepared& prepared, inference::ModelInferResponse* response) const;
@@ -68,6 +70,7 @@ class InferenceCore {
 
   const ModelRepository* repository_;
   int64_t max_seq_len_;
+  int64_t max_request_rows_;
 };
 
 }  // namespace flashtick

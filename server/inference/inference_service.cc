@@ -128,6 +128,9 @@ grpc::ServerUnaryReactor* InferenceService::ModelInfer(grpc::CallbackServerConte
   if (context->deadline() != std::chrono::system_clock::time_point::max()) {
     job->deadline = absl::FromChrono(context->deadline());
   }
+  // The validated copy plus the request's own bytes, which gRPC keeps until the
+  // call finishes: both wait in the queue.
+  job->bytes = 2 * static_cast<int64_t>(job->prepared.input.ticks.size() * sizeof(float));
   const std::string key = BatchKey(job->prepared);
   absl::Status submitted = queue_->SubmitBatchable(
       key, job, [this](std::vector<std::shared_ptr<BatchJob>> batch) { RunBatch(batch); });
