@@ -132,7 +132,9 @@ absl::Status FlashtickServer::StartExperiments() {
       experiment_store_.get(), experiment_runner_.get(), progress_hub_.get(), limits);
   LogInfo(absl::StrCat("experiments in ", options_.experiment_dir, " (SQLite journal ",
                        experiment_store_->journal_mode(), ", plots ",
-                       runner.plot_script.empty() ? "off: no plot script" : runner.plot_script,
+                       runner.python.empty()        ? "off: no --report-python; reports have no plots"
+                       : runner.plot_script.empty() ? "off: no plot script; reports have no plots"
+                                                    : runner.plot_script,
                        "; CSV data ",
                        options_.data_root.empty() ? "off: no --data-root"
                                                   : absl::StrCat("under ", options_.data_root),

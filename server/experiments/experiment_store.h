@@ -96,6 +96,9 @@ class ExperimentStore {
   absl::Status SetState(const std::string& id, ExpState state, const std::string& message,
                         const std::string& error = "", const std::string& verdict_json = "");
   absl::Status RequestCancel(const std::string& id);
+  // Removes the experiment's rows (experiment, arms, events); NotFound naming the
+  // id. Its id is never handed out again.
+  absl::Status Delete(const std::string& id);
   absl::Status UpsertArm(const ArmRecord& arm);
   absl::StatusOr<std::vector<ArmRecord>> Arms(const std::string& id);
   absl::StatusOr<std::vector<EventRecord>> Events(const std::string& id);

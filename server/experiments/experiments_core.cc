@@ -155,6 +155,26 @@ absl::StatusOr<v1::Experiment> ExperimentsCore::Cancel(const std::string& id,
   return Get(id);
 }
 
+absl::Status ExperimentsCore::Delete(const std::string& id, const Caller& caller) {
+  ASSIGN_OR_RETURN(ExperimentRecord record, Visible(id, caller));
+  if (!IsTerminal(record.state)) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "experiment ", id, " is ", ExpStateName(record.state),
+        "; cancel it first (flashtick sweep cancel ", id, "), then delete it"));
+  }
+  RETURN_IF_ERROR(store_->Delete(id));
+  // The directory is the store's own <root>/<id>; never a path from elsewhere.
+  const fs::path dir = fs::path(store_->root()) / id;
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+  if (ec) {
+    return absl::InternalError(absl::StrCat("experiment ", id,
+                                            " was deleted but its directory was not: ",
+                                            ec.message()));
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<v1::GetReportResponse> ExperimentsCore::Report(const v1::GetReportRequest& request,
                                                              const Caller& caller) {
   RETURN_IF_ERROR(CheckId(request.id()));

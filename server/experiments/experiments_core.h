@@ -50,6 +50,8 @@ class ExperimentsCore {
   absl::StatusOr<v1::Experiment> Cancel(const std::string& id, const Caller& caller = {});
   absl::StatusOr<v1::GetReportResponse> Report(const v1::GetReportRequest& request,
                                                const Caller& caller = {});
+  // A finished experiment's record and directory; FAILED_PRECONDITION before it ends.
+  absl::Status Delete(const std::string& id, const Caller& caller = {});
   // Where a new watcher starts: the latest progress event, else the stored state.
   absl::StatusOr<v1::ExperimentProgress> Snapshot(const std::string& id,
                                                   const Caller& caller = {});

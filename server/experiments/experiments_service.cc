@@ -123,6 +123,15 @@ grpc::ServerWriteReactor<v1::ExperimentProgress>* ExperimentsService::WatchExper
   return new WatchReactor(core_, metrics_, request->id(), CallerOf(*context));
 }
 
+grpc::ServerUnaryReactor* ExperimentsService::DeleteExperiment(
+    grpc::CallbackServerContext* context, const v1::DeleteExperimentRequest* request,
+    v1::DeleteExperimentResponse*) {
+  const double start = Now();
+  absl::Status status = Enabled();
+  if (status.ok()) status = core_->Delete(request->id(), CallerOf(*context));
+  return Done(context, "DeleteExperiment", status, start);
+}
+
 grpc::ServerUnaryReactor* ExperimentsService::GetReport(grpc::CallbackServerContext* context,
                                                         const v1::GetReportRequest* request,
                                                         v1::GetReportResponse* response) {

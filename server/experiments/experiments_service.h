@@ -44,6 +44,9 @@ class ExperimentsService final : public flashtick::v1::Experiments::CallbackServ
                                              v1::CancelExperimentResponse* response) override;
   grpc::ServerWriteReactor<v1::ExperimentProgress>* WatchExperiment(
       grpc::CallbackServerContext* context, const v1::WatchExperimentRequest* request) override;
+  grpc::ServerUnaryReactor* DeleteExperiment(grpc::CallbackServerContext* context,
+                                             const v1::DeleteExperimentRequest* request,
+                                             v1::DeleteExperimentResponse* response) override;
   grpc::ServerUnaryReactor* GetReport(grpc::CallbackServerContext* context,
                                       const v1::GetReportRequest* request,
                                       v1::GetReportResponse* response) override;

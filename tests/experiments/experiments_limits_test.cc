@@ -229,6 +229,36 @@ TEST_F(ExperimentsLimitsTest, ExperimentsBelongToTheirSubmitter) {
   EXPECT_TRUE(Cancel(0, id).ok());
 }
 
+TEST_F(ExperimentsLimitsTest, FinishedExperimentsCanBeDeletedByTheirOwner) {
+  v1::Experiment x;
+  ASSERT_TRUE(Submit(0, TinySweep("gone").dump(), &x).ok());
+  auto remove = [&](int who, const std::string& id) {
+    grpc::ClientContext ctx;
+    As(&ctx, who);
+    v1::DeleteExperimentRequest req;
+    req.set_id(id);
+    v1::DeleteExperimentResponse resp;
+    return stub_->DeleteExperiment(&ctx, req, &resp);
+  };
+  EXPECT_EQ(remove(0, x.id()).error_code(), grpc::StatusCode::FAILED_PRECONDITION);  // not ended
+  ASSERT_TRUE(Cancel(0, x.id()).ok());
+  v1::Experiment seen;
+  const auto end = Clock::now() + std::chrono::seconds(30);
+  while (Get(0, x.id(), &seen).ok() && seen.state() != v1::EXPERIMENT_STATE_CANCELLED &&
+         Clock::now() < end) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ASSERT_EQ(seen.state(), v1::EXPERIMENT_STATE_CANCELLED);
+  EXPECT_EQ(remove(1, x.id()).error_code(), grpc::StatusCode::NOT_FOUND);  // not Bob's
+  ASSERT_TRUE(remove(0, x.id()).ok());
+  EXPECT_EQ(Get(0, x.id(), &seen).error_code(), grpc::StatusCode::NOT_FOUND);
+  EXPECT_FALSE(fs::exists(x.directory()));
+  v1::Experiment next;
+  ASSERT_TRUE(Submit(0, TinySweep("next").dump(), &next).ok());
+  EXPECT_NE(next.id(), x.id());  // a deleted id is not handed out again
+  ASSERT_TRUE(Cancel(0, next.id()).ok());
+}
+
 // ---- The runner, without gRPC ----
 
 class RunnerRobustnessTest : public ::testing::Test {
