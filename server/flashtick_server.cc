@@ -90,7 +90,8 @@ absl::StatusOr<std::unique_ptr<FlashtickServer>> FlashtickServer::Start(
 absl::Status FlashtickServer::StartMetrics() {
   if (options_.metrics_port < 0) return absl::OkStatus();
   ASSIGN_OR_RETURN(exposer_, StartMetricsEndpoint(options_.ListenHost(), options_.metrics_port,
-                                                  /*threads=*/2));
+                                                  options_.metrics_threads,
+                                                  Millis(options_.metrics_request_timeout_seconds)));
   exposer_->RegisterCollectable(metrics_->registry());
   process_collector_ = std::make_shared<ProcessCollector>();
   exposer_->RegisterCollectable(process_collector_);

@@ -80,6 +80,12 @@ void AddServerFlags(CLI::App* app, ServerOptions* o) {
   app->add_option("--plot-script", o->plot_script,
                   "plot_report.py to run (default: beside the binary, else the source tree)")
       ->capture_default_str();
+  app->add_option("--metrics-threads", o->metrics_threads,
+                  "threads serving /metrics (each slow scraper holds one)")
+      ->capture_default_str();
+  app->add_option("--metrics-request-timeout-seconds", o->metrics_request_timeout_seconds,
+                  "a /metrics client that has not sent its request by then is dropped")
+      ->capture_default_str();
   app->add_option("--handshake-timeout-seconds", o->handshake_timeout_seconds,
                   "a connection that has not finished the HTTP/2 handshake by then is closed")
       ->capture_default_str();
@@ -172,6 +178,12 @@ absl::Status ServerOptions::Validate() const {
     return absl::InvalidArgumentError(
         "--handshake-timeout-seconds, --max-connection-idle-seconds and "
         "--keepalive-min-interval-seconds must be > 0");
+  }
+  if (metrics_threads < 1 || metrics_threads > 256) {
+    return absl::InvalidArgumentError("--metrics-threads must be between 1 and 256");
+  }
+  if (!(metrics_request_timeout_seconds > 0)) {
+    return absl::InvalidArgumentError("--metrics-request-timeout-seconds must be > 0");
   }
   if (max_data_file_mb < 1) return absl::InvalidArgumentError("--max-data-file-mb must be ≥ 1");
   if (max_config_bytes < 1024) {

@@ -19,6 +19,8 @@ namespace flashtick {
 struct ServerOptions {
   std::string listen = "0.0.0.0:8001";        // host:port; port 0 picks a free one
   int metrics_port = 8002;                    // 0 picks a free one; -1 disables
+  int metrics_threads = 8;                    // civetweb workers serving /metrics
+  double metrics_request_timeout_seconds = 5; // a scraper silent this long is dropped
   std::string model_repository = "models";    // <name>/<version>/{config.json,...}
   std::string device = "auto";                // cpu | cuda | auto
   int64_t max_seq_len = 32768;                // largest N accepted (RESOURCE_EXHAUSTED above)

@@ -42,12 +42,12 @@ int Connect(int port) {
 
 class ConnectionLimitsTest : public ::testing::Test {
  protected:
-  void StartServer(double handshake_timeout) {
+  void StartServer(double handshake_timeout, int metrics_port = -1) {
     root_ = ::testing::TempDir() + "/connection_limits_" + std::to_string(getpid());
     fs::create_directories(root_ + "/models");
     ServerOptions o;
     o.listen = "127.0.0.1:0";
-    o.metrics_port = -1;
+    o.metrics_port = metrics_port;
     o.model_repository = root_ + "/models";
     o.device = "cpu";
     o.threads = 1;
@@ -113,6 +113,40 @@ TEST_F(ConnectionLimitsTest, AConnectionWithoutAHandshakeIsClosed) {
   }
   EXPECT_TRUE(closed) << "the server kept a connection without a handshake for 10 s";
   EXPECT_TRUE(HealthOk());
+}
+
+TEST_F(ConnectionLimitsTest, SilentScrapersDoNotBlockMetrics) {
+  // civetweb served /metrics with 2 threads and waited 30 s for a request: two
+  // silent clients held it for everyone. Now 8 threads, and silence ends at 5 s.
+  StartServer(/*handshake_timeout=*/10, /*metrics_port=*/0);
+  const int port = server_->metrics_port();
+  ASSERT_GT(port, 0);
+  for (int i = 0; i < 4; ++i) {
+    const int fd = Connect(port);
+    ASSERT_GE(fd, 0);
+    fds_.push_back(fd);
+  }
+  const auto start = std::chrono::steady_clock::now();
+  const int fd = Connect(port);
+  ASSERT_GE(fd, 0);
+  fds_.push_back(fd);
+  const std::string get = "GET /metrics HTTP/1.0\r\nHost: localhost\r\n\r\n";
+  ASSERT_EQ(send(fd, get.data(), get.size(), 0), static_cast<ssize_t>(get.size()));
+  std::string answer;
+  while (answer.find("\r\n") == std::string::npos &&
+         std::chrono::steady_clock::now() - start < std::chrono::seconds(10)) {
+    pollfd p{fd, POLLIN, 0};
+    if (poll(&p, 1, 200) != 1) continue;
+    char buf[512];
+    const ssize_t n = recv(fd, buf, sizeof buf, 0);
+    if (n <= 0) break;
+    answer.append(buf, static_cast<size_t>(n));
+  }
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_EQ(answer.rfind("HTTP/1.", 0), 0u) << answer;
+  EXPECT_NE(answer.find(" 200 "), std::string::npos) << answer.substr(0, 80);
+  EXPECT_LT(seconds, 2.0);
 }
 
 }  // namespace
