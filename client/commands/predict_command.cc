@@ -84,6 +84,9 @@ absl::Status RunPredict(const ClientOptions& options, const PredictArgs& args) {
   if (model.empty()) {
     ASSIGN_OR_RETURN(model, DefaultModel(client));
   }
+  // A whole day on a CPU backend takes tens of seconds; say so instead of silence.
+  std::fprintf(stderr, "predicting %lld steps with %s on %s ...\n",
+               static_cast<long long>(table.steps), model.c_str(), options.server.c_str());
   ASSIGN_OR_RETURN(InferResult result, client.Infer(model, args.version, table.features, 1,
                                                     table.steps, kNumFeatures, args.last_only));
   if (result.classes != 3) {
