@@ -144,16 +144,33 @@ absl::StatusOr<TickTable> FromQuotes(absl::string_view text, const std::string& 
   return out;
 }
 
+// Prices that jump by hundreds of orders of magnitude between two steps give an
+// infinite log return; the server refuses non-finite input, so say so here, with
+// the step.
+absl::StatusOr<TickTable> Finite(absl::StatusOr<TickTable> table, const std::string& source) {
+  if (!table.ok()) return table;
+  for (size_t i = 0; i < table->features.size(); ++i) {
+    if (!std::isfinite(table->features[i])) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          source, ": step ", i / kNumFeatures, " gives a non-finite ",
+          FeatureColumnNames()[i % kNumFeatures], " (a price jump too large to represent)"));
+    }
+  }
+  return table;
+}
+
 }  // namespace
 
 absl::StatusOr<TickTable> ParseTickCsv(absl::string_view text, const std::string& source) {
   ASSIGN_OR_RETURN(CsvTable table, CsvTable::Parse(text, source));
   const std::vector<std::string>& columns = table.header();
   if (columns == std::vector<std::string>{"timestamp", "bid", "ask", "flow"}) {
-    return FromRawTicks(table, source);
+    return Finite(FromRawTicks(table, source), source);
   }
   if (columns == FeatureColumnNames()) return FromFeatures(table, source);
-  if (table.Find({"bid"}) >= 0 && table.Find({"ask"}) >= 0) return FromQuotes(text, source);
+  if (table.Find({"bid"}) >= 0 && table.Find({"ask"}) >= 0) {
+    return Finite(FromQuotes(text, source), source);
+  }
   return absl::InvalidArgumentError(absl::StrCat(
       source, ": unknown header; expected 'timestamp,bid,ask,flow' (seconds since the open), '",
       absl::StrJoin(FeatureColumnNames(), ","),

@@ -98,6 +98,11 @@ TEST(TickCsv, HugePricesAreRefused) {
   auto r = ParseTickCsv("timestamp,bid,ask,flow\n0,1e308,1e308,1\n", "h.csv");
   ASSERT_FALSE(r.ok());
   EXPECT_NE(std::string(r.status().message()).find("h.csv:2:"), std::string::npos) << r.status();
+  // A jump from 1e-300 to 1e9 is an infinite log return: refused, not sent.
+  auto jump = ParseTickCsv("timestamp,bid,ask,flow\n0,1e-300,1e-300,0\n1,1e9,1e9,0\n", "j.csv");
+  ASSERT_FALSE(jump.ok());
+  EXPECT_NE(std::string(jump.status().message()).find("step 1"), std::string::npos)
+      << jump.status();
 }
 
 TEST(TickCsv, ReorderingWithinASecondIsRefused) {
