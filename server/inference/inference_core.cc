@@ -64,7 +64,8 @@ absl::Status InferenceCore::Run(const Prepared& prepared,
 
 absl::Status InferenceCore::RunBatch(absl::Span<const Prepared* const> batch,
                                      absl::Span<inference::ModelInferResponse* const> responses,
-                                     BatchCost* cost) const {
+                                     BatchCost* cost,
+                                     const std::function<bool()>& abandoned) const {
   if (batch.empty() || batch.size() != responses.size()) {
     return absl::InternalError(absl::StrCat("RunBatch got ", batch.size(), " requests and ",
                                             responses.size(), " responses; this is a bug"));
@@ -84,7 +85,7 @@ absl::Status InferenceCore::RunBatch(absl::Span<const Prepared* const> batch,
   }
   const ForwardWindow window(*model.model->backend());
   ASSIGN_OR_RETURN(std::vector<std::vector<float>> probs,
-                   PredictBatched(model.model.get(), requests));
+                   PredictBatched(model.model.get(), requests, abandoned));
   const double seconds = window.seconds();
   if (cost != nullptr) *cost = {seconds, window.peak_bytes()};
   for (size_t i = 0; i < batch.size(); ++i) {

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -44,9 +45,11 @@ class InferenceCore {
     int64_t peak_memory_bytes = 0;
   };
   // `cost` (may be null) receives what the forward cost.
+  // `abandoned` (may be empty): asked between chunks of a long forward
+  // (batched_predict.h); true stops it with CANCELLED.
   absl::Status RunBatch(absl::Span<const Prepared* const> batch,
                         absl::Span<inference::ModelInferResponse* const> responses,
-                        BatchCost* cost) const;
+                        BatchCost* cost, const std::function<bool()>& abandoned = {}) const;
 
   absl::StatusOr<inference::ModelMetadataResponse> ModelMetadata(
       const inference::ModelMetadataRequest& request) const;

@@ -171,7 +171,15 @@ void InferenceService::RunBatch(const std::vector<std::shared_ptr<BatchJob>>& ba
   const std::string& model = live.front()->model;
   metrics_->RecordBatch(model, static_cast<int64_t>(live.size()));
   InferenceCore::BatchCost cost;
-  const absl::Status status = core_->RunBatch(prepared, responses, &cost);
+  // Abandoned when no client of the batch is still waiting for it.
+  const auto abandoned = [&live] {
+    const absl::Time now = absl::Now();
+    for (const InferJob* job : live) {
+      if (!job->context->IsCancelled() && now < job->deadline) return false;
+    }
+    return true;
+  };
+  const absl::Status status = core_->RunBatch(prepared, responses, &cost, abandoned);
   for (InferJob* job : live) {
     if (status.ok()) {
       metrics_->RecordInference(job->model, job->prepared.input.batch, job->prepared.input.steps);
