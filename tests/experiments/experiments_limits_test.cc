@@ -387,6 +387,23 @@ TEST_F(RunnerRobustnessTest, ArmSeriesAreRetiredWhenTheExperimentEnds) {
   EXPECT_EQ(SeriesOf(id), 0);
 }
 
+TEST_F(RunnerRobustnessTest, AModelTooLargeToAllocateFailsTheExperimentNotTheProcess) {
+  // Stored directly (as an experiment submitted before the memory estimate existed
+  // would be): the real engine, whose arm threads allocate the model. A model of
+  // ~800 GB of parameters cannot be allocated; the experiment must end FAILED and
+  // this process live on.
+  nlohmann::json c = TinySweep("huge");
+  c["model"] = {{"width", 8192}, {"layers", 256}, {"heads", 64}, {"kv_heads", 64}};
+  c["precision_check"] = {{"enabled", false}};
+  ASSERT_TRUE(ParseSweepConfig(c.dump()).ok());
+  bool created = false;
+  auto r = store_->Create("huge", c.dump(), "", &created, {});
+  ASSERT_TRUE(r.ok()) << r.status();
+  StartRunner(RunnerOptions{});
+  const ExperimentRecord done = WaitEnded(r->id);
+  EXPECT_EQ(done.state, ExpState::kFailed) << done.error;
+}
+
 TEST(ClampToServerThreads, AConfigCannotOutgrowTheServersThreads) {
   SweepConfig c;
   c.cpu_threads = 1024;
