@@ -143,8 +143,14 @@ absl::StatusOr<InferResult> InferenceClient::Infer(const std::string& model,
   result.model_version = response.model_version();
   result.kernel_path = StringParam(response, "kernel_path");
   result.device = StringParam(response, "device");
+  // The v2 int64 parameter first; Triton's double one from older servers.
+  auto micros = response.parameters().find("compute_microseconds");
   auto compute = response.parameters().find("compute_seconds");
-  if (compute != response.parameters().end()) result.compute_seconds = compute->second.double_param();
+  if (micros != response.parameters().end()) {
+    result.compute_seconds = static_cast<double>(micros->second.int64_param()) * 1e-6;
+  } else if (compute != response.parameters().end()) {
+    result.compute_seconds = compute->second.double_param();
+  }
   result.latency_seconds = latency;
   return result;
 }

@@ -12,6 +12,7 @@
 #include "client/commands/health_command.h"
 #include "client/commands/models_command.h"
 #include "client/commands/predict_command.h"
+#include "client/commands/stream_command.h"
 #include "client/commands/sweep_command.h"
 
 int main(int argc, char** argv) {
@@ -34,6 +35,7 @@ int main(int argc, char** argv) {
   flashtick::AddHealthCommand(&app, &options, &exit_code);
   flashtick::AddModelsCommand(&app, &options, &exit_code);
   flashtick::AddPredictCommand(&app, &options, &exit_code);
+  flashtick::AddStreamCommand(&app, &options, &exit_code);
   flashtick::AddSweepCommand(&app, &options, &exit_code);
   try {
     app.parse(argc, argv);

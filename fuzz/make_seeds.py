@@ -112,6 +112,18 @@ def tick_csv():
     put("fuzz_tick_csv", "bad_rows", b"\x00time,bid,ask,price,size\n2024-01-01,1,2,1.5,-3\n01/02/2024,1,2\n")
 
 
+def client_tick_csv():
+    put("fuzz_client_tick_csv", "raw",
+        b"timestamp,bid,ask,flow\n1.2,100.00,100.02,3\n1.7,100.01,100.03,-1\n"
+        b"09:30:04,100.05,100.06,4\n")
+    put("fuzz_client_tick_csv", "features",
+        b"log_return,spread_bps,signed_volume,tod_sin,tod_cos,session_start\n"
+        b"0,2,0,0,1,1\n0.5,2,1.1,0.0002,1,0\n")
+    put("fuzz_client_tick_csv", "quotes",
+        b"timestamp,bid,ask,bid_size,ask_size\n2024-03-01 09:30:00,100.00,100.02,5,7\n"
+        b"2024-03-01 09:31:00,100.01,100.03,5,7\n2024-03-01 10:00:00,100.02,100.04,5,7\n")
+
+
 def safetensors_seeds():
     put("fuzz_safetensors", "f32", save({"w": np.arange(6, dtype=np.float32).reshape(2, 3)}))
     put("fuzz_safetensors", "mixed", save({
@@ -129,6 +141,7 @@ def main():
     model_infer()
     sweep_config()
     tick_csv()
+    client_tick_csv()
     safetensors_seeds()
     return 0
 

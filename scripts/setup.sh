@@ -25,6 +25,13 @@ if ((${#missing[@]})); then
   $SUDO apt-get update -qq
   $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
+# Debian's prometheus package (wanted for promtool and the README's recipe) enables
+# a system service on :9090, which the README's own `prometheus --web.listen-address
+# 127.0.0.1:9090` would then collide with: stop and disable it.
+if command -v systemctl >/dev/null 2>&1 && systemctl is-enabled prometheus >/dev/null 2>&1; then
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO=sudo
+  $SUDO systemctl disable --now prometheus >/dev/null 2>&1 || true
+fi
 
 # Python test environment. Uses Debian's python3 so the venv works on a bare machine.
 venv="$here/.venv"

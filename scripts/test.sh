@@ -11,7 +11,10 @@ cd "$(dirname "$0")/.."
 scripts/setup.sh
 preset=${FLASHTICK_PRESET:-release}
 jobs=${FLASHTICK_JOBS:-$(nproc)}
-cmake --preset "$preset" -DFLASHTICK_BUILD_TESTS=ON >/dev/null
+# BENCH=ON explicitly: scripts/demo.sh configures the same build directory with
+# BENCH=OFF, and a cached OFF would otherwise leave bench/sweep/flashtick_sweep
+# (which tests run) unbuilt when the demo ran first.
+cmake --preset "$preset" -DFLASHTICK_BUILD_TESTS=ON -DFLASHTICK_BUILD_BENCH=ON >/dev/null
 cmake --build --preset "$preset" -j "$jobs"
 if [ "${FLASHTICK_SANITIZERS:-1}" = 0 ]; then
   exec ctest --preset "$preset" -j "$jobs" "$@"

@@ -1,6 +1,9 @@
 // flashtickd assembly and lifecycle (see flashtick_server.h).
 #include "server/flashtick_server.h"
 
+#include <sys/resource.h>
+
+#include <algorithm>
 #include <chrono>
 #include <exception>
 
@@ -11,7 +14,9 @@
 #include "common/status_macros.h"
 #include "server/auth/server_security.h"
 #include "server/logging.h"
+#include "server/experiments/sweep_memory_estimate.h"
 #include "server/metrics/metrics_endpoint.h"
+#include "train/data/data_file.h"
 #include "train/report/plot_runner.h"
 
 namespace flashtick {
@@ -21,11 +26,28 @@ namespace {
 constexpr const char* kHealthServices[] = {"inference.GRPCInferenceService",
                                            "flashtick.v1.TickStream"};
 
+// Raises the soft open-file limit to the hard one. Every gRPC connection holds a
+// descriptor; at the usual soft limit of 1,024, a thousand idle TCP connects leave
+// accept() failing with EMFILE, and gRPC 1.51 then stops accepting for good.
+void RaiseOpenFileLimit() {
+  struct rlimit limit;
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0) return;
+  const rlim_t before = limit.rlim_cur;
+  if (limit.rlim_cur >= limit.rlim_max) return;
+  limit.rlim_cur = limit.rlim_max;
+  if (setrlimit(RLIMIT_NOFILE, &limit) != 0) return;
+  LogInfo(absl::StrCat("open-file limit raised from ", before, " to ", limit.rlim_cur,
+                       " (the hard limit)"));
+}
+
+int Millis(double seconds) { return static_cast<int>(std::min(seconds * 1000.0, 2.0e9)); }
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<FlashtickServer>> FlashtickServer::Start(
     const ServerOptions& options) {
   RETURN_IF_ERROR(options.Validate());
+  RaiseOpenFileLimit();
   std::unique_ptr<FlashtickServer> server(new FlashtickServer(options));
   // TLS files and tokens first: a bad path fails before anything starts.
   std::shared_ptr<const TokenSet> tokens;
@@ -48,19 +70,28 @@ absl::StatusOr<std::unique_ptr<FlashtickServer>> FlashtickServer::Start(
   batching.max_size = options.batch_max_size;
   server->queue_ = std::make_unique<WorkQueue>(
       options.workers, options.max_queue,
-      [metrics](int64_t length) { metrics->SetInferenceQueueLength(length); }, batching);
-  server->core_ = std::make_unique<InferenceCore>(server->repository_.get(), options.max_seq_len);
+      [metrics](int64_t length) { metrics->SetInferenceQueueLength(length); }, batching,
+      /*reserved_pending=*/options.max_streams,  // one tick in flight per stream
+      /*max_pending_bytes=*/options.max_queue_mb << 20);
+  server->core_ = std::make_unique<InferenceCore>(server->repository_.get(), options.max_seq_len,
+                                                  options.max_request_rows);
   RETURN_IF_ERROR(server->StartExperiments());
   RETURN_IF_ERROR(server->StartMetrics());
   RETURN_IF_ERROR(server->StartGrpc());
   server->ready_.store(true);
+  // Unfinished experiments resume only once gRPC serves: whatever a resumed sweep
+  // does, the server answers (and can cancel it) first.
+  if (server->experiment_runner_ != nullptr) {
+    RETURN_IF_ERROR(server->experiment_runner_->Start());
+  }
   return server;
 }
 
 absl::Status FlashtickServer::StartMetrics() {
   if (options_.metrics_port < 0) return absl::OkStatus();
   ASSIGN_OR_RETURN(exposer_, StartMetricsEndpoint(options_.ListenHost(), options_.metrics_port,
-                                                  /*threads=*/2));
+                                                  options_.metrics_threads,
+                                                  Millis(options_.metrics_request_timeout_seconds)));
   exposer_->RegisterCollectable(metrics_->registry());
   process_collector_ = std::make_shared<ProcessCollector>();
   exposer_->RegisterCollectable(process_collector_);
@@ -78,6 +109,11 @@ absl::Status FlashtickServer::StartExperiments() {
     LogInfo("experiments disabled (no --experiment-dir)");
     return absl::OkStatus();
   }
+  DataFilePolicy data;
+  data.confined = true;  // every sweep of this process is a client's
+  data.root = options_.data_root;
+  data.max_bytes = static_cast<uint64_t>(options_.max_data_file_mb) << 20;
+  SetDataFilePolicy(data);
   ASSIGN_OR_RETURN(experiment_store_, ExperimentStore::Open(options_.experiment_dir));
   progress_hub_ = std::make_unique<ProgressHub>();
   RunnerOptions runner;
@@ -86,15 +122,24 @@ absl::Status FlashtickServer::StartExperiments() {
   runner.cpu_threads = options_.threads;
   runner.python = options_.report_python;
   runner.plot_script = options_.plot_script.empty() ? DefaultPlotScript() : options_.plot_script;
+  runner.max_resume_attempts = options_.max_resume_attempts;
   experiment_runner_ = std::make_unique<ExperimentRunner>(
       experiment_store_.get(), progress_hub_.get(), metrics_.get(), runner);
+  ExperimentLimits limits;
+  limits.max_config_bytes = options_.max_config_bytes;
+  limits.memory_bytes = options_.experiment_memory_mb > 0 ? options_.experiment_memory_mb << 20
+                                                          : DefaultExperimentMemoryBytes();
   experiments_core_ = std::make_unique<ExperimentsCore>(
-      experiment_store_.get(), experiment_runner_.get(), progress_hub_.get());
-  RETURN_IF_ERROR(experiment_runner_->Start());
+      experiment_store_.get(), experiment_runner_.get(), progress_hub_.get(), limits);
   LogInfo(absl::StrCat("experiments in ", options_.experiment_dir, " (SQLite journal ",
                        experiment_store_->journal_mode(), ", plots ",
-                       runner.plot_script.empty() ? "off: no plot script" : runner.plot_script,
-                       ")"));
+                       runner.python.empty()        ? "off: no --report-python; reports have no plots"
+                       : runner.plot_script.empty() ? "off: no plot script; reports have no plots"
+                                                    : runner.plot_script,
+                       "; CSV data ",
+                       options_.data_root.empty() ? "off: no --data-root"
+                                                  : absl::StrCat("under ", options_.data_root),
+                       "; a sweep may need up to ", limits.memory_bytes >> 20, " MiB)"));
   return absl::OkStatus();
 }
 
@@ -112,7 +157,8 @@ absl::Status FlashtickServer::StartGrpc() {
                                                              client_namer_.get());
   experiments_service_ =
       std::make_unique<ExperimentsService>(experiments_core_.get(), metrics_.get(),
-                                           client_namer_.get(), options_.max_experiments_per_client);
+                                           client_namer_.get(), options_.max_experiments_per_client,
+                                           options_.operator_clients);
 
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
@@ -120,6 +166,13 @@ absl::Status FlashtickServer::StartGrpc() {
   builder.AddListeningPort(options_.listen, credentials_, &grpc_port_);
   builder.SetMaxReceiveMessageSize(static_cast<int>(options_.max_message_bytes));
   builder.SetMaxSendMessageSize(static_cast<int>(options_.max_message_bytes));
+  builder.AddChannelArgument(GRPC_ARG_SERVER_HANDSHAKE_TIMEOUT_MS,
+                             Millis(options_.handshake_timeout_seconds));
+  builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_IDLE_MS,
+                             Millis(options_.max_connection_idle_seconds));
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS,
+                             Millis(options_.keepalive_min_interval_seconds));
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PING_STRIKES, 2);
   builder.RegisterService(inference_service_.get());
   builder.RegisterService(tick_stream_service_.get());
   builder.RegisterService(experiments_service_.get());

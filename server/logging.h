@@ -13,6 +13,12 @@ namespace flashtick {
 
 enum class LogSeverity { kInfo, kWarning, kError };
 
+inline constexpr size_t kMaxLogLineBytes = 4096;
+
+// What Log writes for `message`: control characters (newline, carriage return,
+// escape, ...) as \xNN, cut at kMaxLogLineBytes with the original length noted.
+std::string LogLine(absl::string_view message);
+
 // Thread-safe; each call writes one whole line.
 void Log(LogSeverity severity, absl::string_view message);
 

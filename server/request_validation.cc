@@ -123,6 +123,12 @@ absl::StatusOr<ValidatedInfer> ValidateModelInfer(const inference::ModelInferReq
                      " steps (the smaller of --max-seq-len and the model's max_context); "
                      "send the most recent ", limits.max_steps, " steps or raise --max-seq-len"));
   }
+  if (limits.max_rows > 0 && batch > limits.max_rows / steps) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "input '", kTicksInputName, "' has B·N = ", batch, " × ", steps,
+        " rows; this server computes at most ", limits.max_rows,
+        " rows per request (--max-request-rows): split the batch"));
+  }
   // B·N·F·4 must fit an int64 byte count (a forged shape must not overflow).
   const int64_t row_elements = steps * features;
   if (batch > std::numeric_limits<int64_t>::max() / 4 / row_elements) {

@@ -29,6 +29,9 @@ inline constexpr char kDeviceParameter[] = "device";
 struct InferLimits {
   int features = 0;       // F of the model
   int64_t max_steps = 0;  // largest N accepted
+  // Largest B·N of one request (--max-request-rows; 0: no cap): the work one call
+  // may start is bounded by this, not only by the message size.
+  int64_t max_rows = 0;
 };
 
 struct ValidatedInfer {

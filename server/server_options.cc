@@ -33,6 +33,13 @@ void AddServerFlags(CLI::App* app, ServerOptions* o) {
   app->add_option("--max-queue", o->max_queue,
                   "inference requests queued before RESOURCE_EXHAUSTED")
       ->capture_default_str();
+  app->add_option("--max-queue-mb", o->max_queue_mb,
+                  "memory queued inference requests may hold together (each counted twice: "
+                  "the request and its validated copy)")
+      ->capture_default_str();
+  app->add_option("--max-request-rows", o->max_request_rows,
+                  "largest B·N (rows × steps) one ModelInfer may ask for")
+      ->capture_default_str();
   app->add_option("--batch-max-delay-us", o->batch_max_delay_us,
                   "ModelInfer batching: longest wait (microseconds, from the first request's "
                   "arrival) for requests of the same model and length bucket; 0: no batching")
@@ -73,6 +80,41 @@ void AddServerFlags(CLI::App* app, ServerOptions* o) {
   app->add_option("--plot-script", o->plot_script,
                   "plot_report.py to run (default: beside the binary, else the source tree)")
       ->capture_default_str();
+  app->add_option("--metrics-threads", o->metrics_threads,
+                  "threads serving /metrics (each slow scraper holds one)")
+      ->capture_default_str();
+  app->add_option("--metrics-request-timeout-seconds", o->metrics_request_timeout_seconds,
+                  "a /metrics client that has not sent its request by then is dropped")
+      ->capture_default_str();
+  app->add_option("--handshake-timeout-seconds", o->handshake_timeout_seconds,
+                  "a connection that has not finished the HTTP/2 handshake by then is closed")
+      ->capture_default_str();
+  app->add_option("--max-connection-idle-seconds", o->max_connection_idle_seconds,
+                  "a connection with no RPC for this long is closed (GOAWAY)")
+      ->capture_default_str();
+  app->add_option("--keepalive-min-interval-seconds", o->keepalive_min_interval_seconds,
+                  "clients that ping more often than this are disconnected")
+      ->capture_default_str();
+  app->add_option("--data-root", o->data_root,
+                  "directory sweeps may read CSV data from (data.csv.paths resolve inside it; "
+                  "empty: CSV sources are refused)");
+  app->add_option("--max-data-file-mb", o->max_data_file_mb,
+                  "largest data file a sweep reads, in MiB")
+      ->capture_default_str();
+  app->add_option("--max-config-bytes", o->max_config_bytes,
+                  "largest sweep configuration SubmitSweep accepts")
+      ->capture_default_str();
+  app->add_option("--experiment-memory-mb", o->experiment_memory_mb,
+                  "memory a sweep's estimate may reach before SubmitSweep refuses it "
+                  "(0: three quarters of physical memory)")
+      ->capture_default_str();
+  app->add_option("--max-resume-attempts", o->max_resume_attempts,
+                  "times an experiment is started without ending cleanly (e.g. the process "
+                  "died) before it is marked FAILED instead of resumed")
+      ->capture_default_str();
+  app->add_option("--operator-client", o->operator_clients,
+                  "client name (token#N, tls:NAME, peer:HOST) that may see, cancel and delete "
+                  "every experiment; repeatable. Others see only their own");
   app->add_option("--tls-cert", o->tls_cert,
                   "PEM certificate chain for TLS on the gRPC port (with --tls-key; "
                   "default: plaintext)");
@@ -103,6 +145,8 @@ absl::Status ServerOptions::Validate() const {
   }
   if (workers < 1) return absl::InvalidArgumentError("--workers must be ≥ 1");
   if (max_queue < 1) return absl::InvalidArgumentError("--max-queue must be ≥ 1");
+  if (max_queue_mb < 1) return absl::InvalidArgumentError("--max-queue-mb must be ≥ 1");
+  if (max_request_rows < 1) return absl::InvalidArgumentError("--max-request-rows must be ≥ 1");
   if (batch_max_delay_us < 0 || batch_max_delay_us > 10'000'000) {
     return absl::InvalidArgumentError(
         "--batch-max-delay-us must be between 0 (no batching) and 10,000,000 (10 s)");
@@ -128,6 +172,28 @@ absl::Status ServerOptions::Validate() const {
   }
   if (experiment_workers < 1) {
     return absl::InvalidArgumentError("--experiment-workers must be ≥ 1");
+  }
+  if (!(handshake_timeout_seconds > 0) || !(max_connection_idle_seconds > 0) ||
+      !(keepalive_min_interval_seconds > 0)) {
+    return absl::InvalidArgumentError(
+        "--handshake-timeout-seconds, --max-connection-idle-seconds and "
+        "--keepalive-min-interval-seconds must be > 0");
+  }
+  if (metrics_threads < 1 || metrics_threads > 256) {
+    return absl::InvalidArgumentError("--metrics-threads must be between 1 and 256");
+  }
+  if (!(metrics_request_timeout_seconds > 0)) {
+    return absl::InvalidArgumentError("--metrics-request-timeout-seconds must be > 0");
+  }
+  if (max_data_file_mb < 1) return absl::InvalidArgumentError("--max-data-file-mb must be ≥ 1");
+  if (max_config_bytes < 1024) {
+    return absl::InvalidArgumentError("--max-config-bytes must be ≥ 1024");
+  }
+  if (experiment_memory_mb < 0) {
+    return absl::InvalidArgumentError("--experiment-memory-mb must be ≥ 0 (0: 3/4 of RAM)");
+  }
+  if (max_resume_attempts < 1) {
+    return absl::InvalidArgumentError("--max-resume-attempts must be ≥ 1");
   }
   if (tls_cert.empty() != tls_key.empty()) {
     return absl::InvalidArgumentError(

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 
@@ -18,6 +19,8 @@ namespace flashtick {
 struct ServerOptions {
   std::string listen = "0.0.0.0:8001";        // host:port; port 0 picks a free one
   int metrics_port = 8002;                    // 0 picks a free one; -1 disables
+  int metrics_threads = 8;                    // civetweb workers serving /metrics
+  double metrics_request_timeout_seconds = 5; // a scraper silent this long is dropped
   std::string model_repository = "models";    // <name>/<version>/{config.json,...}
   std::string device = "auto";                // cpu | cuda | auto
   int64_t max_seq_len = 32768;                // largest N accepted (RESOURCE_EXHAUSTED above)
@@ -25,11 +28,18 @@ struct ServerOptions {
   int64_t max_message_bytes = 64LL << 20;     // gRPC send/receive limit
   int workers = 1;                            // inference worker threads
   int max_queue = 64;                         // queued inference requests before refusing
+  int64_t max_queue_mb = 2048;                // bytes those requests may hold together
+  int64_t max_request_rows = 8 * 32768;       // B·N of one ModelInfer
   // ModelInfer batching (issue 6): requests of one model and length bucket wait
   // up to this long (from the first one's arrival) to share a forward; 0: off.
   int64_t batch_max_delay_us = 250;
   int batch_max_size = 8;                     // requests per forward; 1: off
   double shutdown_grace_seconds = 30;         // drain time on SIGTERM/SIGINT
+  // Connection hygiene (docs/security.md): a connection that never completes the
+  // HTTP/2 handshake, or sits idle, gives its file descriptor back.
+  double handshake_timeout_seconds = 10;      // TCP connect to first HTTP/2 frames
+  double max_connection_idle_seconds = 600;   // no RPC on the connection this long
+  double keepalive_min_interval_seconds = 10; // client pings faster than this: GOAWAY
   // Tick-stream limits (issues 6 and 8; server/stream/stream_admission.h).
   int max_streams = 256;                      // open tick streams on the server
   int max_streams_per_client = 32;            // of them per client (client_identity.h)
@@ -41,6 +51,13 @@ struct ServerOptions {
   int max_experiments_per_client = 8;         // queued + running per client
   std::string report_python = "python3";      // draws the report plots ("" = none)
   std::string plot_script;                    // "" = train/report/plot_report.py found
+  // Untrusted-input limits of the Experiments service (docs/security.md).
+  std::string data_root;                      // CSV sources confined here; "" = CSV off
+  int64_t max_data_file_mb = 1024;            // largest data file a sweep reads
+  int64_t max_config_bytes = 256 << 10;       // largest SubmitSweep config
+  int64_t experiment_memory_mb = 0;           // estimate a sweep may need; 0 = 3/4 of RAM
+  int max_resume_attempts = 3;                // starts without a clean end, then FAILED
+  std::vector<std::string> operator_clients;  // client names that see every experiment
   // Security (issue 8, docs/security.md): TLS when both PEM files are given;
   // mutual TLS with tls_client_ca; bearer tokens with auth_token_file.
   std::string tls_cert;                       // PEM certificate chain of the gRPC port

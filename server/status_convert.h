@@ -12,6 +12,10 @@
 
 namespace flashtick {
 
+// Messages longer than this are cut (noting the original length): they ride in an
+// HTTP/2 trailer, and client strings quoted in them must not overflow it.
+inline constexpr size_t kMaxStatusMessageBytes = 2048;
+
 grpc::Status ToGrpcStatus(const absl::Status& status);
 
 // The canonical name of a status code ("OK", "INVALID_ARGUMENT", ...): the value

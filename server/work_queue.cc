@@ -12,49 +12,78 @@
 namespace flashtick {
 
 WorkQueue::WorkQueue(int workers, int max_pending, std::function<void(int64_t)> on_length,
-                     BatchPolicy batch)
-    : max_pending_(max_pending), on_length_(std::move(on_length)), batch_(batch) {
+                     BatchPolicy batch, int reserved_pending, int64_t max_pending_bytes)
+    : max_pending_(max_pending),
+      reserved_pending_(reserved_pending),
+      max_pending_bytes_(max_pending_bytes),
+      on_length_(std::move(on_length)),
+      batch_(batch) {
   for (int i = 0; i < workers; ++i) workers_.emplace_back([this] { WorkerLoop(); });
 }
 
 WorkQueue::~WorkQueue() { Shutdown(); }
 
-absl::Status WorkQueue::Admit() {
+absl::Status WorkQueue::Admit(bool reserved, int64_t bytes) {
   if (stopping_) {
     return absl::UnavailableError("the server is shutting down; retry on another replica");
   }
-  if (static_cast<int>(jobs_.size()) >= max_pending_) {
+  const int queued = static_cast<int>(std::count_if(
+      jobs_.begin(), jobs_.end(), [reserved](const Entry& e) { return e.reserved == reserved; }));
+  if (reserved && queued >= reserved_pending_) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "tick queue is full (", reserved_pending_, " ticks waiting); retry with backoff"));
+  }
+  if (!reserved && queued >= max_pending_) {
     return absl::ResourceExhaustedError(absl::StrCat(
         "inference queue is full (", max_pending_,
         " requests waiting); retry with backoff or raise --max-queue"));
   }
+  if (max_pending_bytes_ > 0 && bytes > 0) {
+    int64_t queued_bytes = 0;
+    for (const Entry& e : jobs_) queued_bytes += e.job != nullptr ? e.job->bytes : 0;
+    if (queued_bytes + bytes > max_pending_bytes_) {
+      return absl::ResourceExhaustedError(absl::StrCat(
+          "inference queue holds ", queued_bytes, " bytes of requests; this one (", bytes,
+          " bytes) would pass the budget of ", max_pending_bytes_,
+          " (--max-queue-mb); retry with backoff or send smaller requests"));
+    }
+  }
   return absl::OkStatus();
 }
 
-absl::Status WorkQueue::Submit(std::function<void()> job) {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (absl::Status admitted = Admit(); !admitted.ok()) return admitted;
-  Entry entry;
-  entry.run = std::move(job);
+absl::Status WorkQueue::Push(Entry entry) {
+  const int64_t bytes = entry.job != nullptr ? entry.job->bytes : 0;
+  if (absl::Status admitted = Admit(entry.reserved, bytes); !admitted.ok()) return admitted;
   jobs_.push_back(std::move(entry));
   ReportLength();
   cv_.notify_all();  // idle workers and a gathering worker may both be waiting
   return absl::OkStatus();
 }
 
+absl::Status WorkQueue::Submit(std::function<void()> job) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Entry entry;
+  entry.run = std::move(job);
+  return Push(std::move(entry));
+}
+
+absl::Status WorkQueue::SubmitReserved(std::function<void()> job) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Entry entry;
+  entry.run = std::move(job);
+  entry.reserved = true;
+  return Push(std::move(entry));
+}
+
 absl::Status WorkQueue::SubmitBatchable(std::string key, std::shared_ptr<BatchJob> job,
                                         BatchRunner run) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (absl::Status admitted = Admit(); !admitted.ok()) return admitted;
   job->enqueued = absl::Now();
   Entry entry;
   entry.key = key.empty() ? std::string(1, '\0') : std::move(key);  // "" means plain
   entry.job = std::move(job);
   entry.run_batch = std::move(run);
-  jobs_.push_back(std::move(entry));
-  ReportLength();
-  cv_.notify_all();
-  return absl::OkStatus();
+  return Push(std::move(entry));
 }
 
 void WorkQueue::Shutdown() {

@@ -29,6 +29,7 @@ namespace flashtick {
 struct BatchJob {
   virtual ~BatchJob() = default;
   absl::Time enqueued;  // set by WorkQueue::SubmitBatchable
+  int64_t bytes = 0;    // memory the job holds while queued (the caller's count)
 };
 
 // How jobs of one key are merged. max_delay ≤ 0 or max_size ≤ 1: never (each
@@ -45,8 +46,12 @@ class WorkQueue {
 
   // `on_length` (may be empty) observes queued + running jobs after each change
   // (a batch counts as its number of jobs).
+  // reserved_pending: room kept for SubmitReserved beside the max_pending others
+  // may fill, so a flood of requests cannot refuse a reserved job (docs/serving.md:
+  // a tick stream has at most one tick in flight, so --max-streams of room means a
+  // stream's tick is never refused for a full queue).
   WorkQueue(int workers, int max_pending, std::function<void(int64_t)> on_length = {},
-            BatchPolicy batch = {});
+            BatchPolicy batch = {}, int reserved_pending = 0, int64_t max_pending_bytes = 0);
   ~WorkQueue();
   WorkQueue(const WorkQueue&) = delete;
   WorkQueue& operator=(const WorkQueue&) = delete;
@@ -54,7 +59,12 @@ class WorkQueue {
   // RESOURCE_EXHAUSTED when max_pending jobs already wait; UNAVAILABLE after
   // Shutdown. On error the job is not run (the caller answers the client).
   absl::Status Submit(std::function<void()> job);
-  // As Submit; `run` receives `job` with the queued jobs of the same `key`. All
+  // As Submit, counted against reserved_pending instead of max_pending.
+  absl::Status SubmitReserved(std::function<void()> job);
+  // As Submit; `run` receives `job` with the queued jobs of the same `key`.
+  // RESOURCE_EXHAUSTED too when the queued batchable jobs' bytes plus job->bytes
+  // would pass max_pending_bytes (> 0): a count of requests alone let 64 requests
+  // of 64 MiB, each held twice, queue 8 GiB. All
   // jobs of a key must be submitted with equivalent runners (the first one's runs).
   absl::Status SubmitBatchable(std::string key, std::shared_ptr<BatchJob> job, BatchRunner run);
   // Stops accepting jobs, runs those already queued, joins the workers.
@@ -66,9 +76,11 @@ class WorkQueue {
     std::string key;                       // a batchable one (key non-empty)
     std::shared_ptr<BatchJob> job;
     BatchRunner run_batch;
+    bool reserved = false;                 // counted against reserved_pending_
   };
 
-  absl::Status Admit();  // callers hold mu_
+  absl::Status Admit(bool reserved, int64_t bytes = 0);  // callers hold mu_
+  absl::Status Push(Entry entry);     // Admit + enqueue; callers hold mu_
   void WorkerLoop();
   // First entry a worker may take: plain, or of a key no worker is gathering.
   std::deque<Entry>::iterator FindRunnable();  // callers hold mu_
@@ -78,6 +90,8 @@ class WorkQueue {
   void ReportLength();  // callers hold mu_
 
   const int max_pending_;
+  const int reserved_pending_;
+  const int64_t max_pending_bytes_;
   std::function<void(int64_t)> on_length_;
   const BatchPolicy batch_;
   std::mutex mu_;

@@ -20,38 +20,52 @@ bool UsableMid(double mid) { return std::isfinite(mid) && mid > 0.0; }
 
 }  // namespace
 
+namespace {
+
+// The mid at step t; a grid with fewer ask entries than bids is malformed: read
+// what exists and treat the rest as a zero spread instead of overrunning.
+double MidAt(const SessionGrid& day, int64_t t) {
+  const double bid = day.bid[t];
+  const double ask = t < static_cast<int64_t>(day.ask.size()) ? day.ask[t] : bid;
+  return 0.5 * (bid + ask);
+}
+
+}  // namespace
+
+void ComputeFeatureRow(const SessionGrid& day, int64_t t, float* row) {
+  std::fill(row, row + kNumFeatures, 0.0f);
+  const double bid = day.bid[t];
+  const double ask = t < static_cast<int64_t>(day.ask.size()) ? day.ask[t] : bid;
+  const double flow = t < static_cast<int64_t>(day.flow.size()) ? day.flow[t] : 0.0;
+  const double mid = MidAt(day, t);
+  // 0: log return in basis points; 0 at the first step (no previous mid in-session).
+  if (t > 0) {
+    const double prev_mid = MidAt(day, t - 1);
+    if (UsableMid(mid) && UsableMid(prev_mid)) {
+      row[0] = static_cast<float>(std::log(mid / prev_mid) * kBps);
+    }
+  }
+  // 1: quoted spread in basis points of the mid.
+  if (UsableMid(mid) && std::isfinite(ask - bid)) {
+    row[1] = static_cast<float>((ask - bid) / mid * kBps);
+  }
+  // 2: sign(flow)·log1p(|flow|): compresses heavy-tailed volumes, keeps the sign.
+  if (std::isfinite(flow)) {
+    row[2] = static_cast<float>(std::copysign(std::log1p(std::fabs(flow)), flow));
+  }
+  // 3, 4: time of day on the unit circle, so 16:00 sits next to 09:30 of the next day.
+  const double phase = kTwoPi * static_cast<double>(t) / kSessionSeconds;
+  row[3] = static_cast<float>(std::sin(phase));
+  row[4] = static_cast<float>(std::cos(phase));
+  // 5: session start (an overnight gap lies before step 0 of every session).
+  row[5] = t == 0 ? 1.0f : 0.0f;
+}
+
 std::vector<float> ComputeFeatures(const SessionGrid& day) {
   const int64_t steps = day.steps();
   std::vector<float> out(static_cast<size_t>(steps) * kNumFeatures, 0.0f);
-  double prev_mid = 0.0;
   for (int64_t t = 0; t < steps; ++t) {
-    const double bid = day.bid[t];
-    // A grid with fewer ask or flow entries than bids is malformed; read what
-    // exists and treat the rest as a zero spread / no flow instead of overrunning.
-    const double ask = t < static_cast<int64_t>(day.ask.size()) ? day.ask[t] : bid;
-    const double flow = t < static_cast<int64_t>(day.flow.size()) ? day.flow[t] : 0.0;
-    const double mid = 0.5 * (bid + ask);
-    float* row = &out[static_cast<size_t>(t) * kNumFeatures];
-
-    // 0: log return in basis points; 0 at the first step (no previous mid in-session).
-    if (t > 0 && UsableMid(mid) && UsableMid(prev_mid)) {
-      row[0] = static_cast<float>(std::log(mid / prev_mid) * kBps);
-    }
-    // 1: quoted spread in basis points of the mid.
-    if (UsableMid(mid) && std::isfinite(ask - bid)) {
-      row[1] = static_cast<float>((ask - bid) / mid * kBps);
-    }
-    // 2: sign(flow)·log1p(|flow|): compresses heavy-tailed volumes, keeps the sign.
-    if (std::isfinite(flow)) {
-      row[2] = static_cast<float>(std::copysign(std::log1p(std::fabs(flow)), flow));
-    }
-    // 3, 4: time of day on the unit circle, so 16:00 sits next to 09:30 of the next day.
-    const double phase = kTwoPi * static_cast<double>(t) / kSessionSeconds;
-    row[3] = static_cast<float>(std::sin(phase));
-    row[4] = static_cast<float>(std::cos(phase));
-    // 5: session start (an overnight gap lies before step 0 of every session).
-    row[5] = t == 0 ? 1.0f : 0.0f;
-    prev_mid = mid;
+    ComputeFeatureRow(day, t, &out[static_cast<size_t>(t) * kNumFeatures]);
   }
   return out;
 }

@@ -29,6 +29,9 @@ struct SessionGrid {
 
 // Features of one session, [steps, kNumFeatures] row-major.
 std::vector<float> ComputeFeatures(const SessionGrid& day);
+// Row t of ComputeFeatures(day) into row[0..kNumFeatures): reads steps t-1 and t
+// only, so a stream appends a step in O(1) instead of recomputing the day.
+void ComputeFeatureRow(const SessionGrid& day, int64_t t, float* row);
 
 // A simple synthetic session: random-walk mid with a slowly varying spread and
 // signed flow; deterministic from the seed. (train/synthetic/ holds the research

@@ -84,6 +84,9 @@ absl::Status RunPredict(const ClientOptions& options, const PredictArgs& args) {
   if (model.empty()) {
     ASSIGN_OR_RETURN(model, DefaultModel(client));
   }
+  // A whole day on a CPU backend takes tens of seconds; say so instead of silence.
+  std::fprintf(stderr, "predicting %lld steps with %s on %s ...\n",
+               static_cast<long long>(table.steps), model.c_str(), options.server.c_str());
   ASSIGN_OR_RETURN(InferResult result, client.Infer(model, args.version, table.features, 1,
                                                     table.steps, kNumFeatures, args.last_only));
   if (result.classes != 3) {
@@ -103,8 +106,10 @@ void AddPredictCommand(CLI::App* app, const ClientOptions* options, int* exit_co
   CLI::App* cmd = app->add_subcommand(
       "predict", "Predict one trading day (CSV or synthetic) and print a summary.");
   auto* csv = cmd->add_option("--csv", args->csv,
-                              "CSV with header timestamp,bid,ask,flow (raw ticks) or the 6 "
-                              "feature columns (log_return,...,session_start)");
+                              "CSV with header timestamp,bid,ask,flow (raw ticks, seconds "
+                              "since the open), the 6 feature columns (log_return,...,"
+                              "session_start), or one day of dated quotes "
+                              "(timestamp,bid,ask,bid_size,ask_size)");
   auto* synthetic =
       cmd->add_option("--synthetic-day", args->synthetic_seed, "predict SimpleSyntheticDay(SEED)");
   csv->excludes(synthetic);

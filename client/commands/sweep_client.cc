@@ -61,6 +61,17 @@ absl::StatusOr<v1::Experiment> SweepClient::Cancel(const std::string& id) {
   return response.experiment();
 }
 
+absl::Status SweepClient::Delete(const std::string& id) {
+  grpc::ClientContext context;
+  SetDeadline(options_, &context);
+  v1::DeleteExperimentRequest request;
+  request.set_id(id);
+  v1::DeleteExperimentResponse response;
+  const grpc::Status status = stub_->DeleteExperiment(&context, request, &response);
+  if (!status.ok()) return FromGrpc("DeleteExperiment", status);
+  return absl::OkStatus();
+}
+
 absl::StatusOr<v1::GetReportResponse> SweepClient::Report(const v1::GetReportRequest& request) {
   grpc::ClientContext context;
   SetDeadline(options_, &context);

@@ -23,6 +23,7 @@ class SweepClient {
   absl::StatusOr<v1::Experiment> Get(const std::string& id);
   absl::StatusOr<v1::ListExperimentsResponse> List(const v1::ListExperimentsRequest& request);
   absl::StatusOr<v1::Experiment> Cancel(const std::string& id);
+  absl::Status Delete(const std::string& id);
   absl::StatusOr<v1::GetReportResponse> Report(const v1::GetReportRequest& request);
   // OK when the stream ended because the experiment ended.
   absl::Status Watch(const std::string& id,

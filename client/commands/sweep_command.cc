@@ -15,6 +15,7 @@ void AddSweepCommand(CLI::App* app, const ClientOptions* options, int* exit_code
   AddSweepWatch(sweep, options, exit_code);
   AddSweepList(sweep, options, exit_code);
   AddSweepCancel(sweep, options, exit_code);
+  AddSweepDelete(sweep, options, exit_code);
   AddSweepReport(sweep, options, exit_code);
 }
 

@@ -27,6 +27,7 @@ void AddSweepSubmit(CLI::App* sweep, const ClientOptions* options, int* exit_cod
 void AddSweepWatch(CLI::App* sweep, const ClientOptions* options, int* exit_code);
 void AddSweepList(CLI::App* sweep, const ClientOptions* options, int* exit_code);
 void AddSweepCancel(CLI::App* sweep, const ClientOptions* options, int* exit_code);
+void AddSweepDelete(CLI::App* sweep, const ClientOptions* options, int* exit_code);
 void AddSweepReport(CLI::App* sweep, const ClientOptions* options, int* exit_code);
 int WatchExperiment(const ClientOptions& options, const std::string& id);
 

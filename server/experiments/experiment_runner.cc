@@ -1,9 +1,15 @@
 // ExperimentRunner (see experiment_runner.h).
 #include "server/experiments/experiment_runner.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <exception>
+#include <filesystem>
+#include <fstream>
 #include <map>
+#include <new>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -53,7 +59,47 @@ ArmRecord ArmFromResult(const std::string& id, int index, const ArmResult& a) {
   return r;
 }
 
+constexpr const char* kAttemptsFile = "start_attempts";
+
+int ReadAttempts(const std::string& dir) {
+  std::ifstream in(std::filesystem::path(dir) / kAttemptsFile);
+  int n = 0;
+  if (!(in >> n) || n < 0) return 0;
+  return n;
+}
+
+void WriteAttempts(const std::string& dir, int n) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  std::ofstream(std::filesystem::path(dir) / kAttemptsFile, std::ios::trunc) << n << "\n";
+}
+
+void ClearAttempts(const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::remove(std::filesystem::path(dir) / kAttemptsFile, ec);
+}
+
 }  // namespace
+
+std::string ClampToServerThreads(SweepConfig* config, int server_threads) {
+  const int budget = server_threads > 0
+                         ? server_threads
+                         : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  const int replicas = std::max(1, config->replicas_per_arm);
+  const int parallel =
+      std::clamp(config->max_parallel_arms, 1, std::max(1, budget / replicas));
+  const int per_arm = std::max(1, budget / (parallel * replicas));
+  const int threads = config->cpu_threads > 0 ? std::min(config->cpu_threads, per_arm) : per_arm;
+  std::string note;
+  if (parallel != config->max_parallel_arms || threads != config->cpu_threads) {
+    note = absl::StrCat("max_parallel_arms ", config->max_parallel_arms, " -> ", parallel,
+                        ", cpu_threads ", config->cpu_threads, " -> ", threads,
+                        " (the server's thread budget is ", budget, ")");
+  }
+  config->max_parallel_arms = parallel;
+  config->cpu_threads = threads;
+  return note;
+}
 
 ExperimentRunner::ExperimentRunner(ExperimentStore* store, ProgressHub* hub, Metrics* metrics,
                                    RunnerOptions options)
@@ -156,6 +202,90 @@ void ExperimentRunner::WorkerLoop() {
   }
 }
 
+absl::StatusOr<SweepOutcome> ExperimentRunner::RunSweep(const ExperimentRecord& record,
+                                                      Running* run) {
+  const std::string& id = record.id;
+  auto config = ParseSweepConfig(record.config_json);
+  if (!config.ok()) return config.status();
+  const std::string clamped = ClampToServerThreads(&*config, options_.cpu_threads);
+  if (!clamped.empty()) LogInfo(absl::StrCat("experiment ", id, ": ", clamped));
+  const int arms = static_cast<int>(config->contexts.size() * config->seeds.size());
+  SweepEngineOptions eo;
+  eo.dir = record.dir;
+  eo.device = options_.device;
+  eo.cpu_threads = options_.cpu_threads;
+  eo.python = options_.python;
+  eo.plot_script = options_.plot_script;
+  std::map<std::string, Clock::time_point> stored, published;
+  std::map<std::string, std::string> running_arm;  // arm_id → last phase
+  SweepHooks hooks;
+  hooks.cancel = &run->cancel;
+  hooks.on_progress = [&](const SweepEvent& e) {
+    const ArmProgress& a = e.arm;
+    if (a.phase == "train") {
+      metrics_->RecordTrainStep(id, a.arm_id, a.loss, a.step_seconds, a.peak_memory_bytes);
+    }
+    const bool edge = running_arm[a.arm_id] != a.phase || a.step == a.total_steps;
+    if (running_arm[a.arm_id].empty()) metrics_->SetArmRunning(id, a.arm_id, true);
+    running_arm[a.arm_id] = a.phase;
+    const auto now = Clock::now();
+    auto due = [&](std::map<std::string, Clock::time_point>& last, double every) {
+      auto it = last.find(a.arm_id);
+      if (!edge && it != last.end() &&
+          std::chrono::duration<double>(now - it->second).count() < every) {
+        return false;
+      }
+      last[a.arm_id] = now;
+      return true;
+    };
+    if (due(published, options_.publish_every_seconds)) {
+      hub_->Publish(ProgressFromEvent(id, e, arms));
+    }
+    if (due(stored, options_.store_every_seconds)) {
+      ArmRecord r;
+      r.experiment_id = id;
+      r.arm_index = a.arm_index;
+      r.arm_id = a.arm_id;
+      r.context = a.context;
+      r.seed = a.seed;
+      r.state = a.phase == "done" ? "done" : "running";
+      r.fold = a.fold;
+      r.folds = a.folds;
+      r.epoch = a.epoch;
+      r.step = a.step;
+      r.total_steps = a.total_steps;
+      r.loss = a.loss;
+      r.tokens_per_second = a.tokens_per_second;
+      r.peak_memory_bytes = a.peak_memory_bytes;
+      (void)store_->UpsertArm(r);
+    }
+  };
+  int index = 0;
+  std::map<std::string, int> indexes;
+  for (int64_t n : config->contexts) {
+    for (uint64_t seed : config->seeds) {
+      indexes[ArmId(n, seed, config->seeds.size() > 1)] = index++;
+    }
+  }
+  hooks.on_placement = [&](const ArmPlacement& p) {
+    if (p.placed) metrics_->SetArmGpu(id, p.arm_id, p.gpus.empty() ? -1 : p.gpus.front());
+    metrics_->SetSweepGpus(p.gpus_busy, p.gpus_total);
+    if (p.placed)
+      LogInfo(absl::StrCat("experiment ", id, " arm ", p.arm_id, " placed on ",
+                           p.gpus.empty() ? std::string("the CPU")
+                                          : absl::StrCat("GPU ", p.gpus.front()),
+                           " (", p.gpus_busy, "/", p.gpus_total, " GPUs busy)"));
+  };
+  hooks.on_arm = [&](const ArmResult& a) {
+    metrics_->SetArmRunning(id, a.arm_id, false);
+    (void)store_->UpsertArm(ArmFromResult(id, indexes[a.arm_id], a));
+  };
+  absl::StatusOr<SweepOutcome> outcome =
+      options_.run_sweep ? options_.run_sweep(*config, eo, hooks) : SweepEngine::Run(*config, eo, hooks);
+  for (const auto& [arm, phase] : running_arm) metrics_->SetArmRunning(id, arm, false);
+  return outcome;
+}
+
 void ExperimentRunner::RunOne(const std::string& id) {
   auto record = store_->Get(id);
   if (!record.ok() || IsTerminal(record->state)) return;
@@ -166,6 +296,32 @@ void ExperimentRunner::RunOne(const std::string& id) {
     running_[id] = run;
     if (record->cancel_requested) run->user_cancel = run->cancel = true;
   }
+  // A cancel that came between the pop and the line above found the id neither
+  // queued nor running; it did mark the store first, so read the mark again.
+  if (auto fresh = store_->Get(id); fresh.ok() && fresh->cancel_requested) {
+    std::lock_guard<std::mutex> lock(mu_);
+    run->user_cancel = run->cancel = true;
+  }
+  // A start that never reached a clean end (below) means the process died in it.
+  const int attempts = ReadAttempts(record->dir);
+  if (attempts >= options_.max_resume_attempts) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      running_.erase(id);
+    }
+    const std::string message = absl::StrCat(
+        "failed: started ", attempts, " times without ending (the server stopped during each "
+        "run, e.g. out of memory); not started again (--max-resume-attempts ",
+        options_.max_resume_attempts, ")");
+    (void)store_->SetState(id, ExpState::kFailed, message, message);
+    ClearAttempts(record->dir);
+    LogInfo(absl::StrCat("experiment ", id, ": ", message));
+    auto final_record = store_->Get(id);
+    if (final_record.ok()) PublishState(*final_record, message);
+    UpdateStateGauge();
+    return;
+  }
+  WriteAttempts(record->dir, attempts + 1);
   const bool resumed = record->state == ExpState::kRunning;
   const std::string started = resumed ? "resumed after a restart" : "started";
   (void)store_->SetState(id, ExpState::kRunning, started);
@@ -175,83 +331,16 @@ void ExperimentRunner::RunOne(const std::string& id) {
   LogInfo(absl::StrCat("experiment ", id, " ", started));
 
   absl::StatusOr<SweepOutcome> outcome = absl::InternalError("not run");
-  auto config = ParseSweepConfig(record->config_json);
-  if (!config.ok()) {
-    outcome = config.status();
-  } else {
-    const int arms = static_cast<int>(config->contexts.size() * config->seeds.size());
-    SweepEngineOptions eo;
-    eo.dir = record->dir;
-    eo.device = options_.device;
-    eo.cpu_threads = options_.cpu_threads;
-    eo.python = options_.python;
-    eo.plot_script = options_.plot_script;
-    std::map<std::string, Clock::time_point> stored, published;
-    std::map<std::string, std::string> running_arm;  // arm_id → last phase
-    SweepHooks hooks;
-    hooks.cancel = &run->cancel;
-    hooks.on_progress = [&](const SweepEvent& e) {
-      const ArmProgress& a = e.arm;
-      if (a.phase == "train") {
-        metrics_->RecordTrainStep(id, a.arm_id, a.loss, a.step_seconds, a.peak_memory_bytes);
-      }
-      const bool edge = running_arm[a.arm_id] != a.phase || a.step == a.total_steps;
-      if (running_arm[a.arm_id].empty()) metrics_->SetArmRunning(id, a.arm_id, true);
-      running_arm[a.arm_id] = a.phase;
-      const auto now = Clock::now();
-      auto due = [&](std::map<std::string, Clock::time_point>& last, double every) {
-        auto it = last.find(a.arm_id);
-        if (!edge && it != last.end() &&
-            std::chrono::duration<double>(now - it->second).count() < every) {
-          return false;
-        }
-        last[a.arm_id] = now;
-        return true;
-      };
-      if (due(published, options_.publish_every_seconds)) {
-        hub_->Publish(ProgressFromEvent(id, e, arms));
-      }
-      if (due(stored, options_.store_every_seconds)) {
-        ArmRecord r;
-        r.experiment_id = id;
-        r.arm_index = a.arm_index;
-        r.arm_id = a.arm_id;
-        r.context = a.context;
-        r.seed = a.seed;
-        r.state = a.phase == "done" ? "done" : "running";
-        r.fold = a.fold;
-        r.folds = a.folds;
-        r.epoch = a.epoch;
-        r.step = a.step;
-        r.total_steps = a.total_steps;
-        r.loss = a.loss;
-        r.tokens_per_second = a.tokens_per_second;
-        r.peak_memory_bytes = a.peak_memory_bytes;
-        (void)store_->UpsertArm(r);
-      }
-    };
-    int index = 0;
-    std::map<std::string, int> indexes;
-    for (int64_t n : config->contexts) {
-      for (uint64_t seed : config->seeds) {
-        indexes[ArmId(n, seed, config->seeds.size() > 1)] = index++;
-      }
-    }
-    hooks.on_placement = [&](const ArmPlacement& p) {
-      if (p.placed) metrics_->SetArmGpu(id, p.arm_id, p.gpus.empty() ? -1 : p.gpus.front());
-      metrics_->SetSweepGpus(p.gpus_busy, p.gpus_total);
-      if (p.placed)
-        LogInfo(absl::StrCat("experiment ", id, " arm ", p.arm_id, " placed on ",
-                             p.gpus.empty() ? std::string("the CPU")
-                                            : absl::StrCat("GPU ", p.gpus.front()),
-                             " (", p.gpus_busy, "/", p.gpus_total, " GPUs busy)"));
-    };
-    hooks.on_arm = [&](const ArmResult& a) {
-      metrics_->SetArmRunning(id, a.arm_id, false);
-      (void)store_->UpsertArm(ArmFromResult(id, indexes[a.arm_id], a));
-    };
-    outcome = SweepEngine::Run(*config, eo, hooks);
-    for (const auto& [arm, phase] : running_arm) metrics_->SetArmRunning(id, arm, false);
+  try {
+    outcome = RunSweep(*record, run.get());
+  } catch (const std::bad_alloc&) {
+    outcome = absl::ResourceExhaustedError(
+        "out of memory: an allocation failed while the sweep ran (std::bad_alloc); use a "
+        "smaller configuration");
+  } catch (const std::exception& e) {
+    outcome = absl::InternalError(absl::StrCat("the sweep threw an exception: ", e.what()));
+  } catch (...) {
+    outcome = absl::InternalError("the sweep threw an unknown exception");
   }
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -278,6 +367,10 @@ void ExperimentRunner::RunOne(const std::string& id) {
     for (size_t i = 0; i < outcome->arms.size(); ++i) {
       (void)store_->UpsertArm(ArmFromResult(id, static_cast<int>(i), outcome->arms[i]));
     }
+  }
+  ClearAttempts(record->dir);
+  if (auto arms = store_->Arms(id); arms.ok()) {
+    for (const ArmRecord& a : *arms) metrics_->RetireArm(id, a.arm_id);
   }
   LogInfo(absl::StrCat("experiment ", id, ": ", message));
   auto final_record = store_->Get(id);

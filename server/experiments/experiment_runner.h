@@ -7,12 +7,21 @@
 // queued experiment or stops a running one between two steps (finished arms and
 // their results are kept, and a report of them is written). Shutdown stops running
 // sweeps the same way but leaves them RUNNING in the store, to resume on restart.
-// Progress goes to the ProgressHub (watchers), the store (throttled) and metrics.
+// Progress goes to the ProgressHub (watchers), the store (throttled) and metrics;
+// an experiment's per-arm metric series are dropped when it ends.
+// Robustness (docs/security.md): every sweep runs inside an exception boundary (a
+// std::bad_alloc or any other exception marks the experiment FAILED instead of
+// ending the process); each start is counted in <dir>/start_attempts and the count
+// cleared when the run ends cleanly, so an experiment that took the process down
+// max_resume_attempts times is marked FAILED at the next start instead of resumed
+// into the same crash; and a config's threads and parallelism are clamped to the
+// server's --threads.
 #pragma once
 
 #include <atomic>
 #include <condition_variable>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -36,7 +45,19 @@ struct RunnerOptions {
   std::string plot_script;
   double store_every_seconds = 2.0;    // arm progress written to the store at most this often
   double publish_every_seconds = 0.5;  // training progress sent to watchers at most this often
+  int max_resume_attempts = 3;         // starts without a clean end before FAILED
+  // Runs one sweep; SweepEngine::Run unless a test substitutes it.
+  std::function<absl::StatusOr<SweepOutcome>(const SweepConfig&, const SweepEngineOptions&,
+                                             const SweepHooks&)>
+      run_sweep;
 };
+
+// Clamps a configuration's CPU parallelism to the server's thread budget
+// (--threads; 0: the machine's cores): max_parallel_arms × replicas_per_arm ×
+// cpu_threads stays within max(budget, replicas_per_arm). replicas_per_arm itself
+// is kept (it must divide every batch); each replica then gets one thread.
+// Returns a note of what changed ("" when nothing did).
+std::string ClampToServerThreads(SweepConfig* config, int server_threads);
 
 class ExperimentRunner {
  public:
@@ -61,6 +82,8 @@ class ExperimentRunner {
   };
   void WorkerLoop();
   void RunOne(const std::string& id);
+  // The sweep of `record` inside the exception boundary.
+  absl::StatusOr<SweepOutcome> RunSweep(const ExperimentRecord& record, Running* run);
   void PublishState(const ExperimentRecord& r, const std::string& message);
 
   ExperimentStore* store_;

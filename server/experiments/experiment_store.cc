@@ -172,7 +172,11 @@ absl::StatusOr<ExperimentRecord> ExperimentStore::Create(const std::string& name
             "); wait for one to finish or cancel one (flashtick sweep cancel ID)"));
       }
     }
-    ASSIGN_OR_RETURN(auto next, db_->Prepare("SELECT COALESCE(MAX(seq), 0) + 1 FROM experiments"));
+    // sqlite_sequence remembers the largest seq ever used (AUTOINCREMENT), so the
+    // id of a deleted experiment is not given to a new one.
+    ASSIGN_OR_RETURN(auto next, db_->Prepare(
+        "SELECT MAX(COALESCE((SELECT MAX(seq) FROM experiments), 0), "
+        "COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'experiments'), 0)) + 1"));
     ASSIGN_OR_RETURN(bool row, next->Step());
     const int64_t seq = row ? next->Int(0) : 1;
     char id[32];
@@ -215,14 +219,17 @@ absl::StatusOr<ExperimentRecord> ExperimentStore::Get(const std::string& id) {
 }
 
 absl::StatusOr<std::vector<ExperimentRecord>> ExperimentStore::List(int state, int64_t before_seq,
-                                                                    int limit) {
+                                                                    int limit,
+                                                                    const std::string* client) {
   std::lock_guard<std::mutex> lock(mu_);
   ASSIGN_OR_RETURN(auto q, db_->Prepare(absl::StrCat(
                                "SELECT ", kColumns,
                                " FROM experiments WHERE (? = 0 OR state = ?) AND (? <= 0 OR "
-                               "seq < ?) ORDER BY seq DESC LIMIT ?")));
+                               "seq < ?) AND (? = 0 OR client = ?) ORDER BY seq DESC LIMIT ?")));
   q->Bind(1, int64_t{state}).Bind(2, int64_t{state}).Bind(3, before_seq).Bind(4, before_seq);
-  q->Bind(5, int64_t{limit});
+  const std::string only = client != nullptr ? *client : "";
+  q->Bind(5, int64_t{client != nullptr ? 1 : 0}).Bind(6, only);
+  q->Bind(7, int64_t{limit});
   return All(q.get());
 }
 
@@ -268,6 +275,31 @@ absl::Status ExperimentStore::RequestCancel(const std::string& id) {
   RETURN_IF_ERROR(up->Run());
   if (db_->Changes() == 0) return absl::NotFoundError(absl::StrCat("no experiment '", id, "'"));
   return absl::OkStatus();
+}
+
+absl::Status ExperimentStore::Delete(const std::string& id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  RETURN_IF_ERROR(db_->Exec("BEGIN IMMEDIATE;"));
+  auto remove = [&]() -> absl::Status {
+    for (const char* sql : {"DELETE FROM arms WHERE experiment_id = ?",
+                            "DELETE FROM events WHERE experiment_id = ?"}) {
+      ASSIGN_OR_RETURN(auto q, db_->Prepare(sql));
+      q->Bind(1, id);
+      RETURN_IF_ERROR(q->Run());
+    }
+    ASSIGN_OR_RETURN(auto q, db_->Prepare("DELETE FROM experiments WHERE id = ?"));
+    q->Bind(1, id);
+    RETURN_IF_ERROR(q->Run());
+    ASSIGN_OR_RETURN(auto changed, db_->Prepare("SELECT changes()"));
+    ASSIGN_OR_RETURN(bool row, changed->Step());
+    if (!row || changed->Int(0) == 0) {
+      return absl::NotFoundError(absl::StrCat("no experiment '", id, "'"));
+    }
+    return absl::OkStatus();
+  };
+  const absl::Status s = remove();
+  RETURN_IF_ERROR(db_->Exec(s.ok() ? "COMMIT;" : "ROLLBACK;"));
+  return s;
 }
 
 absl::Status ExperimentStore::UpsertArm(const ArmRecord& a) {

@@ -86,14 +86,19 @@ class ExperimentStore {
                                           const Submitter& submitter = {});
   // NotFound naming the id.
   absl::StatusOr<ExperimentRecord> Get(const std::string& id);
-  // Newest first; seq < before_seq when before_seq > 0; state 0 = any.
-  absl::StatusOr<std::vector<ExperimentRecord>> List(int state, int64_t before_seq, int limit);
+  // Newest first; seq < before_seq when before_seq > 0; state 0 = any; only
+  // `client`'s when client is not null.
+  absl::StatusOr<std::vector<ExperimentRecord>> List(int state, int64_t before_seq, int limit,
+                                                     const std::string* client = nullptr);
   // Experiments to pick up after a restart: QUEUED and RUNNING, oldest first.
   absl::StatusOr<std::vector<ExperimentRecord>> Unfinished();
   // Moves to `state` (stamping started/finished times) and logs an event.
   absl::Status SetState(const std::string& id, ExpState state, const std::string& message,
                         const std::string& error = "", const std::string& verdict_json = "");
   absl::Status RequestCancel(const std::string& id);
+  // Removes the experiment's rows (experiment, arms, events); NotFound naming the
+  // id. Its id is never handed out again.
+  absl::Status Delete(const std::string& id);
   absl::Status UpsertArm(const ArmRecord& arm);
   absl::StatusOr<std::vector<ArmRecord>> Arms(const std::string& id);
   absl::StatusOr<std::vector<EventRecord>> Events(const std::string& id);

@@ -10,6 +10,8 @@
 #include "common/status_macros.h"
 #include "model/file_io.h"
 #include "server/experiments/experiment_proto.h"
+#include "server/experiments/sweep_memory_estimate.h"
+#include "train/data/data_file.h"
 #include "train/sweep/sweep_config.h"
 #include "train/sweep/sweep_presets.h"
 
@@ -55,6 +57,11 @@ absl::StatusOr<v1::Experiment> ExperimentsCore::Submit(const v1::SubmitSweepRequ
     if (!preset.ok()) return absl::InvalidArgumentError(std::string(preset.status().message()));
     json = *std::move(preset);
   } else if (!request.config_json().empty()) {
+    if (request.config_json().size() > static_cast<size_t>(limits_.max_config_bytes)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "config_json is ", request.config_json().size(), " bytes; this server accepts at most ",
+          limits_.max_config_bytes, " (--max-config-bytes)"));
+    }
     json = request.config_json();
   } else {
     ASSIGN_OR_RETURN(json, ProtoConfigToJson(request.config()));
@@ -64,23 +71,57 @@ absl::StatusOr<v1::Experiment> ExperimentsCore::Submit(const v1::SubmitSweepRequ
   if (!config.ok()) {
     return absl::InvalidArgumentError(std::string(config.status().message()));
   }
+  const std::string stored = SweepConfigToJson(*config);
+  if (stored.size() > static_cast<size_t>(limits_.max_config_bytes)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the configuration is ", stored.size(), " bytes; this server accepts at most ",
+        limits_.max_config_bytes, " (--max-config-bytes)"));
+  }
+  if (config->data.csv) {
+    // Refused now, not when the sweep starts: the data root and path rules.
+    const DataFilePolicy policy = GetDataFilePolicy();
+    for (const std::string& path : config->data.csv_data.paths) {
+      absl::StatusOr<std::string> resolved = ResolveDataPath(path, policy);
+      if (!resolved.ok()) {
+        return absl::Status(resolved.status().code(),
+                            absl::StrCat("data.csv.paths: ", resolved.status().message()));
+      }
+    }
+  }
+  if (limits_.memory_bytes > 0) RETURN_IF_ERROR(CheckSweepMemory(*config, limits_.memory_bytes));
+  // A request_key names a retry of the same client's submission; another client's
+  // equal key is a different submission.
+  const std::string key =
+      request.request_key().empty() ? "" : absl::StrCat(submitter.client, "\x1f",
+                                                         request.request_key());
   bool created = false;
   ASSIGN_OR_RETURN(ExperimentRecord record,
-                   store_->Create(config->name, SweepConfigToJson(*config), request.request_key(),
-                                  &created, submitter));
+                   store_->Create(config->name, stored, key, &created, submitter));
   if (created) runner_->Enqueue(record.id);
   return Get(record.id);
 }
 
-absl::StatusOr<v1::Experiment> ExperimentsCore::Get(const std::string& id) {
+absl::StatusOr<ExperimentRecord> ExperimentsCore::Visible(const std::string& id,
+                                                          const Caller& caller) {
   RETURN_IF_ERROR(CheckId(id));
   ASSIGN_OR_RETURN(ExperimentRecord record, store_->Get(id));
+  if (!caller.is_operator && record.client != caller.client) {
+    // The same answer as for an id that does not exist: ids are sequential, and
+    // another client's experiments are not this one's business.
+    return absl::NotFoundError(
+        absl::StrCat("no experiment '", id, "'; `flashtick sweep list` shows the ids"));
+  }
+  return record;
+}
+
+absl::StatusOr<v1::Experiment> ExperimentsCore::Get(const std::string& id, const Caller& caller) {
+  ASSIGN_OR_RETURN(ExperimentRecord record, Visible(id, caller));
   ASSIGN_OR_RETURN(std::vector<ArmRecord> arms, store_->Arms(id));
   return ToProto(record, arms);
 }
 
 absl::StatusOr<v1::ListExperimentsResponse> ExperimentsCore::List(
-    const v1::ListExperimentsRequest& request) {
+    const v1::ListExperimentsRequest& request, const Caller& caller) {
   if (request.page_size() < 0 || request.page_size() > kMaxPageSize) {
     return absl::InvalidArgumentError(
         absl::StrCat("page_size must be between 0 (default ", kDefaultPageSize, ") and ",
@@ -92,11 +133,14 @@ absl::StatusOr<v1::ListExperimentsResponse> ExperimentsCore::List(
   }
   const int limit = request.page_size() > 0 ? request.page_size() : kDefaultPageSize;
   ASSIGN_OR_RETURN(std::vector<ExperimentRecord> records,
-                   store_->List(static_cast<int>(request.state_filter()), before, limit + 1));
+                   store_->List(static_cast<int>(request.state_filter()), before, limit + 1,
+                                caller.is_operator ? nullptr : &caller.client));
   v1::ListExperimentsResponse out;
   for (size_t i = 0; i < records.size() && static_cast<int>(i) < limit; ++i) {
     ASSIGN_OR_RETURN(std::vector<ArmRecord> arms, store_->Arms(records[i].id));
-    *out.add_experiments() = ToProto(records[i], arms);
+    v1::Experiment* e = out.add_experiments();
+    *e = ToProto(records[i], arms);
+    e->clear_config_json();
   }
   if (static_cast<int>(records.size()) > limit) {
     out.set_next_page_token(absl::StrCat(records[limit - 1].seq));
@@ -104,15 +148,37 @@ absl::StatusOr<v1::ListExperimentsResponse> ExperimentsCore::List(
   return out;
 }
 
-absl::StatusOr<v1::Experiment> ExperimentsCore::Cancel(const std::string& id) {
-  RETURN_IF_ERROR(CheckId(id));
+absl::StatusOr<v1::Experiment> ExperimentsCore::Cancel(const std::string& id,
+                                                       const Caller& caller) {
+  RETURN_IF_ERROR(Visible(id, caller).status());
   RETURN_IF_ERROR(runner_->Cancel(id));
   return Get(id);
 }
 
-absl::StatusOr<v1::GetReportResponse> ExperimentsCore::Report(const v1::GetReportRequest& request) {
+absl::Status ExperimentsCore::Delete(const std::string& id, const Caller& caller) {
+  ASSIGN_OR_RETURN(ExperimentRecord record, Visible(id, caller));
+  if (!IsTerminal(record.state)) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "experiment ", id, " is ", ExpStateName(record.state),
+        "; cancel it first (flashtick sweep cancel ", id, "), then delete it"));
+  }
+  RETURN_IF_ERROR(store_->Delete(id));
+  // The directory is the store's own <root>/<id>; never a path from elsewhere.
+  const fs::path dir = fs::path(store_->root()) / id;
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+  if (ec) {
+    return absl::InternalError(absl::StrCat("experiment ", id,
+                                            " was deleted but its directory was not: ",
+                                            ec.message()));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<v1::GetReportResponse> ExperimentsCore::Report(const v1::GetReportRequest& request,
+                                                             const Caller& caller) {
   RETURN_IF_ERROR(CheckId(request.id()));
-  ASSIGN_OR_RETURN(v1::Experiment experiment, Get(request.id()));
+  ASSIGN_OR_RETURN(v1::Experiment experiment, Get(request.id(), caller));
   const bool markdown = request.format() == v1::REPORT_FORMAT_MARKDOWN;
   const std::string dir = experiment.directory();
   const std::string path = dir + (markdown ? "/report.md" : "/report.json");
@@ -146,9 +212,9 @@ absl::StatusOr<v1::GetReportResponse> ExperimentsCore::Report(const v1::GetRepor
   return out;
 }
 
-absl::StatusOr<v1::ExperimentProgress> ExperimentsCore::Snapshot(const std::string& id) {
-  RETURN_IF_ERROR(CheckId(id));
-  ASSIGN_OR_RETURN(ExperimentRecord record, store_->Get(id));
+absl::StatusOr<v1::ExperimentProgress> ExperimentsCore::Snapshot(const std::string& id,
+                                                                 const Caller& caller) {
+  ASSIGN_OR_RETURN(ExperimentRecord record, Visible(id, caller));
   auto last = hub_->Last(id);
   if (last.has_value() && !IsTerminal(record.state)) return *last;
   return StateEvent(record, absl::StrCat("experiment ", id, " is ", ExpStateName(record.state)));

@@ -1,6 +1,7 @@
 // Experiments RPC handlers (see experiments_service.h).
 #include "server/experiments/experiments_service.h"
 
+#include <algorithm>
 #include <chrono>
 
 #include "absl/status/status.h"
@@ -25,11 +26,21 @@ class FinishedWriter final : public grpc::ServerWriteReactor<v1::ExperimentProgr
 }  // namespace
 
 ExperimentsService::ExperimentsService(ExperimentsCore* core, Metrics* metrics,
-                                       const ClientNamer* namer, int max_active_per_client)
+                                       const ClientNamer* namer, int max_active_per_client,
+                                       std::vector<std::string> operators)
     : core_(core),
       metrics_(metrics),
       namer_(namer),
-      max_active_per_client_(max_active_per_client) {}
+      max_active_per_client_(max_active_per_client),
+      operators_(std::move(operators)) {}
+
+Caller ExperimentsService::CallerOf(const grpc::CallbackServerContext& context) const {
+  Caller caller;
+  caller.client = namer_->Name(context);
+  caller.is_operator =
+      std::find(operators_.begin(), operators_.end(), caller.client) != operators_.end();
+  return caller;
+}
 
 absl::Status ExperimentsService::Enabled() const {
   if (core_ != nullptr) return absl::OkStatus();
@@ -55,7 +66,8 @@ grpc::ServerUnaryReactor* ExperimentsService::SubmitSweep(grpc::CallbackServerCo
   if (status.ok()) {
     auto experiment = core_->Submit(*request, {namer_->Name(*context), max_active_per_client_});
     status = experiment.status();
-    // The one RESOURCE_EXHAUSTED Submit returns is the per-client limit.
+    // Submit's RESOURCE_EXHAUSTED is a refusal: the per-client limit or the memory
+    // estimate.
     if (absl::IsResourceExhausted(status)) metrics_->RecordExperimentRefused();
     if (experiment.ok()) *response->mutable_experiment() = *std::move(experiment);
   }
@@ -68,7 +80,7 @@ grpc::ServerUnaryReactor* ExperimentsService::GetExperiment(grpc::CallbackServer
   const double start = Now();
   absl::Status status = Enabled();
   if (status.ok()) {
-    auto experiment = core_->Get(request->id());
+    auto experiment = core_->Get(request->id(), CallerOf(*context));
     status = experiment.status();
     if (experiment.ok()) *response = *std::move(experiment);
   }
@@ -81,7 +93,7 @@ grpc::ServerUnaryReactor* ExperimentsService::ListExperiments(
   const double start = Now();
   absl::Status status = Enabled();
   if (status.ok()) {
-    auto list = core_->List(*request);
+    auto list = core_->List(*request, CallerOf(*context));
     status = list.status();
     if (list.ok()) *response = *std::move(list);
   }
@@ -94,7 +106,7 @@ grpc::ServerUnaryReactor* ExperimentsService::CancelExperiment(
   const double start = Now();
   absl::Status status = Enabled();
   if (status.ok()) {
-    auto experiment = core_->Cancel(request->id());
+    auto experiment = core_->Cancel(request->id(), CallerOf(*context));
     status = experiment.status();
     if (experiment.ok()) *response->mutable_experiment() = *std::move(experiment);
   }
@@ -102,13 +114,22 @@ grpc::ServerUnaryReactor* ExperimentsService::CancelExperiment(
 }
 
 grpc::ServerWriteReactor<v1::ExperimentProgress>* ExperimentsService::WatchExperiment(
-    grpc::CallbackServerContext*, const v1::WatchExperimentRequest* request) {
+    grpc::CallbackServerContext* context, const v1::WatchExperimentRequest* request) {
   const absl::Status status = Enabled();
   if (!status.ok()) {
     metrics_->RecordRequest("", "WatchExperiment", StatusCodeName(status), 0.0);
     return new FinishedWriter(ToGrpcStatus(status));
   }
-  return new WatchReactor(core_, metrics_, request->id());
+  return new WatchReactor(core_, metrics_, request->id(), CallerOf(*context));
+}
+
+grpc::ServerUnaryReactor* ExperimentsService::DeleteExperiment(
+    grpc::CallbackServerContext* context, const v1::DeleteExperimentRequest* request,
+    v1::DeleteExperimentResponse*) {
+  const double start = Now();
+  absl::Status status = Enabled();
+  if (status.ok()) status = core_->Delete(request->id(), CallerOf(*context));
+  return Done(context, "DeleteExperiment", status, start);
 }
 
 grpc::ServerUnaryReactor* ExperimentsService::GetReport(grpc::CallbackServerContext* context,
@@ -117,7 +138,7 @@ grpc::ServerUnaryReactor* ExperimentsService::GetReport(grpc::CallbackServerCont
   const double start = Now();
   absl::Status status = Enabled();
   if (status.ok()) {
-    auto report = core_->Report(*request);
+    auto report = core_->Report(*request, CallerOf(*context));
     status = report.status();
     if (report.ok()) *response = *std::move(report);
   }

@@ -7,6 +7,9 @@
 // RPC answers FAILED_PRECONDITION saying how to enable it.
 #pragma once
 
+#include <string>
+#include <vector>
+
 #include <grpcpp/grpcpp.h>
 
 #include "absl/status/status.h"
@@ -22,8 +25,10 @@ class ExperimentsService final : public flashtick::v1::Experiments::CallbackServ
   // core may be null: experiments disabled.
   // namer names the submitter for the per-client limit of max_active_per_client
   // queued or running experiments.
+  // operators: client names that see and cancel every experiment (the others see
+  // only their own).
   ExperimentsService(ExperimentsCore* core, Metrics* metrics, const ClientNamer* namer,
-                     int max_active_per_client);
+                     int max_active_per_client, std::vector<std::string> operators = {});
 
   grpc::ServerUnaryReactor* SubmitSweep(grpc::CallbackServerContext* context,
                                         const v1::SubmitSweepRequest* request,
@@ -39,6 +44,9 @@ class ExperimentsService final : public flashtick::v1::Experiments::CallbackServ
                                              v1::CancelExperimentResponse* response) override;
   grpc::ServerWriteReactor<v1::ExperimentProgress>* WatchExperiment(
       grpc::CallbackServerContext* context, const v1::WatchExperimentRequest* request) override;
+  grpc::ServerUnaryReactor* DeleteExperiment(grpc::CallbackServerContext* context,
+                                             const v1::DeleteExperimentRequest* request,
+                                             v1::DeleteExperimentResponse* response) override;
   grpc::ServerUnaryReactor* GetReport(grpc::CallbackServerContext* context,
                                       const v1::GetReportRequest* request,
                                       v1::GetReportResponse* response) override;
@@ -48,11 +56,13 @@ class ExperimentsService final : public flashtick::v1::Experiments::CallbackServ
   grpc::ServerUnaryReactor* Done(grpc::CallbackServerContext* context, const char* method,
                                  const absl::Status& status, double start_seconds);
   absl::Status Enabled() const;
+  Caller CallerOf(const grpc::CallbackServerContext& context) const;
 
   ExperimentsCore* core_;
   Metrics* metrics_;
   const ClientNamer* namer_;
   int max_active_per_client_;
+  std::vector<std::string> operators_;
 };
 
 }  // namespace flashtick

@@ -15,10 +15,11 @@ bool Ends(const v1::ExperimentProgress& e) {
 
 }  // namespace
 
-WatchReactor::WatchReactor(ExperimentsCore* core, Metrics* metrics, const std::string& id)
+WatchReactor::WatchReactor(ExperimentsCore* core, Metrics* metrics, const std::string& id,
+                           const Caller& caller)
     : core_(core), metrics_(metrics) {
   std::lock_guard<std::mutex> lock(mu_);
-  absl::StatusOr<v1::ExperimentProgress> snapshot = core_->Snapshot(id);
+  absl::StatusOr<v1::ExperimentProgress> snapshot = core_->Snapshot(id, caller);
   if (!snapshot.ok()) {
     FinishLocked(ToGrpcStatus(snapshot.status()), StatusCodeName(snapshot.status()).c_str());
     return;

@@ -21,7 +21,9 @@ namespace flashtick {
 
 class WatchReactor final : public grpc::ServerWriteReactor<v1::ExperimentProgress> {
  public:
-  WatchReactor(ExperimentsCore* core, Metrics* metrics, const std::string& id);
+  // Ends at once with NOT_FOUND when `caller` may not see experiment `id`.
+  WatchReactor(ExperimentsCore* core, Metrics* metrics, const std::string& id,
+               const Caller& caller);
 
   void OnWriteDone(bool ok) override;
   void OnCancel() override;

@@ -20,7 +20,8 @@ int LengthBucket(int64_t steps) {
 }
 
 absl::StatusOr<std::vector<std::vector<float>>> PredictBatched(
-    Transformer* model, absl::Span<const BatchedRequest> requests) {
+    Transformer* model, absl::Span<const BatchedRequest> requests,
+    const std::function<bool()>& abandoned, int64_t chunk_tokens) {
   if (requests.empty()) return std::vector<std::vector<float>>{};
   const int64_t F = model->config().features;
   const int64_t classes = model->config().classes;
@@ -53,8 +54,29 @@ absl::StatusOr<std::vector<std::vector<float>>> PredictBatched(
   }
   absl::Span<const float> input = requests.size() > 1 ? absl::MakeConstSpan(stacked)
                                                       : requests.front().ticks;
-  ASSIGN_OR_RETURN(std::vector<float> probs, model->Predict(input, rows, T, forward_last_only));
   const int64_t out_T = forward_last_only ? 1 : T;
+  // Chunks of whole rows: a long batch stops at the next boundary once every
+  // client is gone (cancelled or past its deadline) instead of holding the worker.
+  const int64_t chunk_rows = std::max<int64_t>(1, chunk_tokens / T);
+  std::vector<float> probs;
+  if (chunk_rows >= rows) {
+    ASSIGN_OR_RETURN(probs, model->Predict(input, rows, T, forward_last_only));
+  } else {
+    probs.reserve(static_cast<size_t>(rows * out_T * classes));
+    for (int64_t row0 = 0; row0 < rows; row0 += chunk_rows) {
+      if (row0 > 0 && abandoned && abandoned()) {
+        return absl::CancelledError(absl::StrCat(
+            "every client of this request has gone (cancelled or past its deadline); the "
+            "forward stopped after ", row0, " of ", rows, " rows"));
+      }
+      const int64_t n = std::min(chunk_rows, rows - row0);
+      ASSIGN_OR_RETURN(std::vector<float> part,
+                       model->Predict(input.subspan(static_cast<size_t>(row0 * T * F),
+                                                    static_cast<size_t>(n * T * F)),
+                                      n, T, forward_last_only));
+      probs.insert(probs.end(), part.begin(), part.end());
+    }
+  }
   if (static_cast<int64_t>(probs.size()) != rows * out_T * classes) {
     return absl::InternalError(absl::StrCat("the model returned ", probs.size(),
                                             " probabilities for a batch of ", rows, " × ", out_T,

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -27,10 +28,17 @@ struct BatchedRequest {
 // merged only within a bucket, so max/min length < 2^(1/4) inside a batch.
 int LengthBucket(int64_t steps);
 
+// Rows of the stacked batch are forwarded in chunks of about this many tokens
+// (rows × T): rows are independent, so the answer is the same, and between two
+// chunks the worker can notice that every client of the batch has gone.
+inline constexpr int64_t kChunkTokens = 65536;
+
 // One forward over all `requests` (same model). Returns each request's fp32
 // probabilities [batch, steps or 1, classes], in order. A failing forward fails
-// every request with its status.
+// every request with its status. `abandoned` (may be empty) is asked between
+// chunks; true stops the forward with CANCELLED (nobody is waiting for it).
 absl::StatusOr<std::vector<std::vector<float>>> PredictBatched(
-    Transformer* model, absl::Span<const BatchedRequest> requests);
+    Transformer* model, absl::Span<const BatchedRequest> requests,
+    const std::function<bool()>& abandoned = {}, int64_t chunk_tokens = kChunkTokens);
 
 }  // namespace flashtick

@@ -4,6 +4,7 @@
 #include "server/inference/inference_core.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
@@ -29,8 +30,9 @@ void SetStringParameter(google::protobuf::Map<std::string, inference::InferParam
 
 }  // namespace
 
-InferenceCore::InferenceCore(const ModelRepository* repository, int64_t max_seq_len)
-    : repository_(repository), max_seq_len_(max_seq_len) {}
+InferenceCore::InferenceCore(const ModelRepository* repository, int64_t max_seq_len,
+                             int64_t max_request_rows)
+    : repository_(repository), max_seq_len_(max_seq_len), max_request_rows_(max_request_rows) {}
 
 int64_t InferenceCore::MaxSteps(const ModelEntry& model) const {
   return std::min<int64_t>(max_seq_len_, model.max_context);
@@ -47,6 +49,7 @@ absl::StatusOr<InferenceCore::Prepared> InferenceCore::Prepare(
   InferLimits limits;
   limits.features = prepared.model->features;
   limits.max_steps = MaxSteps(*prepared.model);
+  limits.max_rows = max_request_rows_;
   ASSIGN_OR_RETURN(prepared.input, ValidateModelInfer(request, limits));
   prepared.id = request.id();
   return prepared;
@@ -61,7 +64,8 @@ absl::Status InferenceCore::Run(const Prepared& prepared,
 
 absl::Status InferenceCore::RunBatch(absl::Span<const Prepared* const> batch,
                                      absl::Span<inference::ModelInferResponse* const> responses,
-                                     BatchCost* cost) const {
+                                     BatchCost* cost,
+                                     const std::function<bool()>& abandoned) const {
   if (batch.empty() || batch.size() != responses.size()) {
     return absl::InternalError(absl::StrCat("RunBatch got ", batch.size(), " requests and ",
                                             responses.size(), " responses; this is a bug"));
@@ -81,7 +85,7 @@ absl::Status InferenceCore::RunBatch(absl::Span<const Prepared* const> batch,
   }
   const ForwardWindow window(*model.model->backend());
   ASSIGN_OR_RETURN(std::vector<std::vector<float>> probs,
-                   PredictBatched(model.model.get(), requests));
+                   PredictBatched(model.model.get(), requests, abandoned));
   const double seconds = window.seconds();
   if (cost != nullptr) *cost = {seconds, window.peak_bytes()};
   for (size_t i = 0; i < batch.size(); ++i) {
@@ -109,6 +113,10 @@ absl::Status InferenceCore::FillResponse(const Prepared& prepared, std::vector<f
   SetStringParameter(params, kKernelPathParameter, model.kernel_path);
   SetStringParameter(params, kDeviceParameter, model.device);
   // The batch's forward time: requests batched together report the same figure.
+  // compute_microseconds is an int64_param, a type of the KServe v2 protocol itself;
+  // compute_seconds (double_param) is Triton's extension, kept for its clients.
+  (*params)["compute_microseconds"].set_int64_param(
+      static_cast<int64_t>(std::llround(compute_seconds * 1e6)));
   (*params)["compute_seconds"].set_double_param(compute_seconds);
   auto* output = response->add_outputs();
   output->set_name(kProbsOutputName);

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -29,7 +30,9 @@ class InferenceCore {
   };
 
   // `repository` is not owned. max_seq_len: the server-wide --max-seq-len.
-  InferenceCore(const ModelRepository* repository, int64_t max_seq_len);
+  // max_request_rows: largest B·N per ModelInfer (0: no cap).
+  InferenceCore(const ModelRepository* repository, int64_t max_seq_len,
+                int64_t max_request_rows = 0);
 
   absl::StatusOr<Prepared> Prepare(const inference::ModelInferRequest& request) const;
   absl::Status Run(const Prepared& prepared, inference::ModelInferResponse* response) const;
@@ -42,9 +45,11 @@ class InferenceCore {
     int64_t peak_memory_bytes = 0;
   };
   // `cost` (may be null) receives what the forward cost.
+  // `abandoned` (may be empty): asked between chunks of a long forward
+  // (batched_predict.h); true stops it with CANCELLED.
   absl::Status RunBatch(absl::Span<const Prepared* const> batch,
                         absl::Span<inference::ModelInferResponse* const> responses,
-                        BatchCost* cost) const;
+                        BatchCost* cost, const std::function<bool()>& abandoned = {}) const;
 
   absl::StatusOr<inference::ModelMetadataResponse> ModelMetadata(
       const inference::ModelMetadataRequest& request) const;
@@ -68,6 +73,7 @@ class InferenceCore {
 
   const ModelRepository* repository_;
   int64_t max_seq_len_;
+  int64_t max_request_rows_;
 };
 
 }  // namespace flashtick

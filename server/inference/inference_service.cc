@@ -128,6 +128,9 @@ grpc::ServerUnaryReactor* InferenceService::ModelInfer(grpc::CallbackServerConte
   if (context->deadline() != std::chrono::system_clock::time_point::max()) {
     job->deadline = absl::FromChrono(context->deadline());
   }
+  // The validated copy plus the request's own bytes, which gRPC keeps until the
+  // call finishes: both wait in the queue.
+  job->bytes = 2 * static_cast<int64_t>(job->prepared.input.ticks.size() * sizeof(float));
   const std::string key = BatchKey(job->prepared);
   absl::Status submitted = queue_->SubmitBatchable(
       key, job, [this](std::vector<std::shared_ptr<BatchJob>> batch) { RunBatch(batch); });
@@ -168,7 +171,15 @@ void InferenceService::RunBatch(const std::vector<std::shared_ptr<BatchJob>>& ba
   const std::string& model = live.front()->model;
   metrics_->RecordBatch(model, static_cast<int64_t>(live.size()));
   InferenceCore::BatchCost cost;
-  const absl::Status status = core_->RunBatch(prepared, responses, &cost);
+  // Abandoned when no client of the batch is still waiting for it.
+  const auto abandoned = [&live] {
+    const absl::Time now = absl::Now();
+    for (const InferJob* job : live) {
+      if (!job->context->IsCancelled() && now < job->deadline) return false;
+    }
+    return true;
+  };
+  const absl::Status status = core_->RunBatch(prepared, responses, &cost, abandoned);
   for (InferJob* job : live) {
     if (status.ok()) {
       metrics_->RecordInference(job->model, job->prepared.input.batch, job->prepared.input.steps);

@@ -244,6 +244,33 @@ void Metrics::SetArmGpu(const std::string& experiment, const std::string& arm, i
   sweep_arm_gpu_->Add({{"experiment", experiment}, {"arm", arm}}).Set(gpu);
 }
 
+namespace {
+
+template <typename T>
+void RemoveSeries(prometheus::Family<T>* family, const prometheus::Labels& labels) {
+  if (!family->Has(labels)) return;
+  family->Remove(&family->Add(labels));
+}
+
+// Histograms need their buckets to be added; Add returns the existing one.
+void RemoveHistogram(prometheus::Family<prometheus::Histogram>* family,
+                     const prometheus::Labels& labels) {
+  if (!family->Has(labels)) return;
+  family->Remove(&family->Add(labels, prometheus::Histogram::BucketBoundaries{}));
+}
+
+}  // namespace
+
+void Metrics::RetireArm(const std::string& experiment, const std::string& arm) {
+  const prometheus::Labels labels{{"experiment", experiment}, {"arm", arm}};
+  RemoveSeries(train_loss_, labels);
+  RemoveHistogram(train_step_seconds_, labels);
+  RemoveSeries(train_steps_total_, labels);
+  RemoveSeries(train_arm_running_, labels);
+  RemoveSeries(train_gpu_peak_bytes_, labels);
+  RemoveSeries(sweep_arm_gpu_, labels);
+}
+
 void Metrics::SetSweepGpus(int busy, int total) {
   sweep_gpus_busy_->Add({}).Set(busy);
   sweep_gpus_->Add({}).Set(total);

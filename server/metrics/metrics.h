@@ -74,6 +74,10 @@ class Metrics {
   // Where an arm trains: its GPU index (the first, for a data-parallel arm), −1 on
   // the CPU; and how many of the scheduler's GPUs hold an arm (issue 9).
   void SetArmGpu(const std::string& experiment, const std::string& arm, int gpu);
+  // Drops every {experiment, arm} series of the arm, so that /metrics does not
+  // grow by a score of series per arm for as long as the process lives: called when
+  // the experiment ends (its results stay in the store and the report).
+  void RetireArm(const std::string& experiment, const std::string& arm);
   void SetSweepGpus(int busy, int total);
 
  private:

@@ -55,8 +55,8 @@ int CaptureCivetwebLog(const mg_connection*, const char* message) {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<prometheus::Exposer>> StartMetricsEndpoint(const std::string& host,
-                                                                          int port, int threads) {
+absl::StatusOr<std::unique_ptr<prometheus::Exposer>> StartMetricsEndpoint(
+    const std::string& host, int port, int threads, int request_timeout_ms) {
   const std::string address = absl::StrCat(host, ":", port);
   std::vector<std::string> log;
   CivetCallbacks callbacks;
@@ -70,7 +70,8 @@ absl::StatusOr<std::unique_ptr<prometheus::Exposer>> StartMetricsEndpoint(const 
   try {
     exposer = std::make_unique<prometheus::Exposer>(
         std::vector<std::string>{"listening_ports", address, "num_threads",
-                                 std::to_string(threads)},
+                                 std::to_string(threads), "request_timeout_ms",
+                                 std::to_string(request_timeout_ms)},
         &callbacks);
   } catch (const std::exception& e) {
     failure = e.what();

@@ -16,7 +16,10 @@
 namespace flashtick {
 
 // Listens on host:port (port 0 picks a free one) with `threads` civetweb workers.
-absl::StatusOr<std::unique_ptr<prometheus::Exposer>> StartMetricsEndpoint(const std::string& host,
-                                                                          int port, int threads);
+// A connection that has not sent its request within request_timeout_ms is
+// dropped, so a few silent clients cannot hold every worker (civetweb's default
+// is 30 s each).
+absl::StatusOr<std::unique_ptr<prometheus::Exposer>> StartMetricsEndpoint(
+    const std::string& host, int port, int threads, int request_timeout_ms = 5000);
 
 }  // namespace flashtick

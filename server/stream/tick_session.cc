@@ -75,10 +75,12 @@ absl::Status TickSession::AppendTick(const v1::Tick& tick) {
   grid_.bid.push_back(tick.bid());
   grid_.ask.push_back(tick.ask());
   grid_.flow.push_back(tick.flow());
-  // ComputeFeatures is causal: earlier rows do not change, only row T-1 is new.
-  // Recomputing the grid keeps one definition of the features (O(T), small next
-  // to the recompute-mode forward pass).
-  rows_ = ComputeFeatures(grid_);
+  // Features are causal: earlier rows do not change, only row T-1 is new, and
+  // ComputeFeatureRow is ComputeFeatures' own definition of a row (recomputing the
+  // whole grid on every tick made a day O(T²)).
+  const size_t at = rows_.size();
+  rows_.resize(at + kNumFeatures);
+  ComputeFeatureRow(grid_, grid_.steps() - 1, &rows_[at]);
   ++steps_;
   return absl::OkStatus();
 }

@@ -8,6 +8,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <string>
+#include <tuple>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
@@ -21,6 +23,9 @@ namespace {
 constexpr char kMethod[] = "StreamTicks";
 constexpr char kRecompute[] = "recompute";
 constexpr char kIncremental[] = "incremental";
+constexpr size_t kMaxOpenModelName = 256;   // Triton model names are path components
+constexpr size_t kMaxOpenInstrument = 64;
+constexpr size_t kMaxOpenDate = 32;         // an ISO date, with room for a time
 
 std::string NextSessionId() {
   static std::atomic<int64_t> counter{0};
@@ -134,6 +139,18 @@ void TickStreamReactor::OnReadDone(bool ok) {
 }
 
 absl::Status TickStreamReactor::Open(const v1::OpenSession& open) {
+  // The session keeps these strings for its whole life, outside the memory it
+  // reserves, and messages may repeat them: bounded here (docs/security.md).
+  for (const auto& [field, value, max] :
+       {std::tuple<const char*, const std::string*, size_t>{"open.model_name", &open.model_name(),
+                                                            kMaxOpenModelName},
+        {"open.instrument", &open.instrument(), kMaxOpenInstrument},
+        {"open.date", &open.date(), kMaxOpenDate}}) {
+    if (value->size() > max) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(field, " is ", value->size(), " bytes; at most ", max));
+    }
+  }
   auto model = core_->repository().Find(open.model_name(), open.model_version());
   if (!model.ok()) return model.status();
   if (open.predict_every() < 0) {
@@ -176,7 +193,9 @@ void TickStreamReactor::HandleStep() {
     ReadNext();
     return;
   }
-  absl::Status submitted = queue_->Submit([this, arrived] { PredictLast(arrived); });
+  // The reserved lane: a ModelInfer flood fills --max-queue, not the streams' room,
+  // so it cannot end a session (and lose its key/value cache).
+  absl::Status submitted = queue_->SubmitReserved([this, arrived] { PredictLast(arrived); });
   if (!submitted.ok()) End(submitted);
 }
 

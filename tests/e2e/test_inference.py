@@ -80,6 +80,13 @@ class InferenceTest(unittest.TestCase):
         kernel_path = response.parameters["kernel_path"].string_param
         self.assertTrue(kernel_path)
         self.assertEqual(response.parameters["device"].string_param, "cpu")
+        # The forward time in a type upstream KServe v2 clients know (int64_param),
+        # matching Triton's double_param to the microsecond.
+        micros = response.parameters["compute_microseconds"]
+        self.assertEqual(micros.WhichOneof("parameter_choice"), "int64_param")
+        self.assertGreater(micros.int64_param, 0)
+        self.assertAlmostEqual(micros.int64_param * 1e-6,
+                               response.parameters["compute_seconds"].double_param, delta=1e-6)
         self.assertIn("2000 sent, 2000 returned", self.cli_out.stdout)
         self.assertIn("kernel path      %s on cpu" % kernel_path, self.cli_out.stdout)
         last = re.search(r"p\(down\)=([\d.]+)\s+p\(flat\)=([\d.]+)\s+p\(up\)=([\d.]+)",

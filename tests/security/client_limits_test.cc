@@ -29,13 +29,14 @@ constexpr char kTokenB[] = "ft-limits-token-b-0987654321";
 // One client stream: opens the session and keeps the call open until Close().
 class OpenStream {
  public:
-  OpenStream(const ClientOptions& client, const std::string& model) {
+  OpenStream(const ClientOptions& client, const std::string& model,
+             const std::string& instrument = "EURUSD") {
     stub_ = v1::TickStream::NewStub(MakeChannel(client));
     ctx_.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
     stream_ = stub_->StreamTicks(&ctx_);
     v1::TickStreamRequest open;
     open.mutable_open()->set_model_name(model);
-    open.mutable_open()->set_instrument("EURUSD");
+    open.mutable_open()->set_instrument(instrument);
     open.mutable_open()->set_date("2026-12-01");
     stream_->Write(open);
     v1::TickStreamResponse response;
@@ -206,6 +207,23 @@ TEST_F(StreamLimitsTest, IdleStreamIsEndedActiveOneIsNot) {
   EXPECT_TRUE(active.Tick(12));
 }
 
+TEST_F(StreamLimitsTest, OpenStringsAreBounded) {
+  // The session keeps them outside its memory reservation, and a refusal must not
+  // echo a megabyte back in the status trailer.
+  StartServer(Options());
+  OpenStream long_instrument(As(kTokenA), "tiny", std::string(1 << 20, 'I'));
+  ASSERT_FALSE(long_instrument.ok());
+  EXPECT_EQ(long_instrument.status().error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(long_instrument.status().error_message().find("open.instrument"), std::string::npos);
+  EXPECT_LT(long_instrument.status().error_message().size(), 200u);
+  OpenStream long_model(As(kTokenA), std::string(1 << 20, 'm'));
+  ASSERT_FALSE(long_model.ok());
+  EXPECT_EQ(long_model.status().error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_LT(long_model.status().error_message().size(), 200u);
+  OpenStream fine(As(kTokenA), "tiny");
+  EXPECT_TRUE(fine.ok()) << fine.status().error_message();
+}
+
 TEST_F(StreamLimitsTest, ExperimentsPerClient) {
   ServerOptions o = Options();
   o.max_experiments_per_client = 1;
@@ -231,8 +249,11 @@ TEST_F(StreamLimitsTest, ExperimentsPerClient) {
   EXPECT_NE(second.error_message().find("token#1"), std::string::npos);
   grpc::Status other = submit(kTokenB, &b1);
   EXPECT_TRUE(other.ok()) << "another client has its own place: " << other.error_message();
-  for (const std::string& id : {a1.id(), b1.id()}) {  // stop the training before shutdown
-    auto stub = v1::Experiments::NewStub(MakeChannel(As(kTokenA)));
+  // Stop the training before shutdown; each experiment by its owner (another
+  // client's cancel is NOT_FOUND: experiments_limits_test).
+  for (const auto& [id, token] : {std::pair<std::string, std::string>{a1.id(), kTokenA},
+                                  {b1.id(), kTokenB}}) {
+    auto stub = v1::Experiments::NewStub(MakeChannel(As(token)));
     grpc::ClientContext ctx;
     v1::CancelExperimentRequest req;
     req.set_id(id);

@@ -115,5 +115,33 @@ TEST(LengthBucket, QuarterOctaves) {
   }
 }
 
+TEST_F(BatchedPredictTest, ChunkedForwardEqualsOneForward) {
+  // Rows are forwarded in chunks of chunk_tokens / T rows; rows are independent,
+  // so the answer must not change.
+  const int64_t F = model_->config().features;
+  const std::vector<float> ticks = RandomTicks(5 * 40 * F, 7);
+  const std::vector<BatchedRequest> one = {{ticks, 5, 40, false}};
+  auto whole = PredictBatched(model_.get(), one);
+  auto chunked = PredictBatched(model_.get(), one, {}, /*chunk_tokens=*/80);  // 2 rows a chunk
+  ASSERT_TRUE(whole.ok() && chunked.ok());
+  EXPECT_LE(MaxAbsDiff((*whole)[0], (*chunked)[0]), kTol);
+}
+
+TEST_F(BatchedPredictTest, AnAbandonedForwardStopsBetweenChunks) {
+  // A forward whose clients are all gone stops at the next chunk instead of
+  // holding the worker to the end.
+  const int64_t F = model_->config().features;
+  const std::vector<float> ticks = RandomTicks(6 * 40 * F, 8);
+  const std::vector<BatchedRequest> one = {{ticks, 6, 40, false}};
+  int asked = 0;
+  auto result = PredictBatched(
+      model_.get(), one, [&] { return ++asked >= 1; }, /*chunk_tokens=*/80);
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.status().code(), absl::StatusCode::kCancelled) << result.status();
+  EXPECT_NE(std::string(result.status().message()).find("after 2 of 6 rows"), std::string::npos)
+      << result.status();
+  EXPECT_EQ(asked, 1);
+}
+
 }  // namespace
 }  // namespace flashtick

@@ -74,5 +74,60 @@ TEST(TickCsv, ErrorsNameTheLine) {
   EXPECT_EQ(ReadTickCsv(TempPath("missing.csv")).status().code(), absl::StatusCode::kNotFound);
 }
 
+// The cases an outside probe found in the CLI's own reader.
+TEST(TickCsv, NonFiniteTimestampsAreRefused) {
+  // "nan" parsed as seconds reached a float-to-int64 cast (undefined behaviour).
+  for (const char* t : {"nan", "inf", "-inf", "09:30:nan"}) {
+    auto r = ParseTickCsv(std::string("timestamp,bid,ask,flow\n") + t + ",100,100.1,1\n", "t.csv");
+    ASSERT_FALSE(r.ok()) << t;
+    EXPECT_NE(std::string(r.status().message()).find("t.csv:2:"), std::string::npos) << r.status();
+  }
+}
+
+TEST(TickCsv, CrossedQuotesAreDroppedNotSentAsNegativeSpreads) {
+  auto r = ParseTickCsv("timestamp,bid,ask,flow\n0,100,100.1,1\n1,100.2,100.1,1\n2,100,100.1,1\n",
+                        "x.csv");
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->dropped_rows, 1);
+  for (int64_t t = 0; t < r->steps; ++t) {
+    EXPECT_GE(r->features[t * kNumFeatures + 1], 0.0f) << "spread at step " << t;
+  }
+}
+
+TEST(TickCsv, HugePricesAreRefused) {
+  auto r = ParseTickCsv("timestamp,bid,ask,flow\n0,1e308,1e308,1\n", "h.csv");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(std::string(r.status().message()).find("h.csv:2:"), std::string::npos) << r.status();
+  // A jump from 1e-300 to 1e9 is an infinite log return: refused, not sent.
+  auto jump = ParseTickCsv("timestamp,bid,ask,flow\n0,1e-300,1e-300,0\n1,1e9,1e9,0\n", "j.csv");
+  ASSERT_FALSE(jump.ok());
+  EXPECT_NE(std::string(jump.status().message()).find("step 1"), std::string::npos)
+      << jump.status();
+}
+
+TEST(TickCsv, ReorderingWithinASecondIsRefused) {
+  auto r = ParseTickCsv("timestamp,bid,ask,flow\n1.7,100,100.1,1\n1.2,101,101.1,1\n", "o.csv");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(std::string(r.status().message()).find("o.csv:3: timestamps go backwards"),
+            std::string::npos)
+      << r.status();
+}
+
+TEST(TickCsv, ReadsTheResearchQuotesLayout) {
+  // timestamp,bid,ask,bid_size,ask_size with ISO timestamps, as train/data reads.
+  std::string text = "timestamp,bid,ask,bid_size,ask_size\n";
+  for (int s = 0; s < 23400; s += 60) {
+    const int h = 9 + (30 * 60 + s) / 3600, m = ((30 * 60 + s) / 60) % 60;
+    char line[96];
+    std::snprintf(line, sizeof line, "2024-03-01 %02d:%02d:00,%.2f,%.2f,5,7\n", h, m,
+                  100.0 + (s % 7) * 0.01, 100.02 + (s % 7) * 0.01);
+    text += line;
+  }
+  auto r = ParseTickCsv(text, "q.csv");
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->steps, kSessionSeconds);
+  EXPECT_TRUE(r->from_raw_ticks);
+}
+
 }  // namespace
 }  // namespace flashtick

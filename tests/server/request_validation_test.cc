@@ -89,6 +89,16 @@ TEST(RequestValidation, NSeqAtTheLimitPassesAndOneMoreIsResourceExhausted) {
               "exceeds this server's limit of 100 steps");
 }
 
+TEST(RequestValidation, RowsPerRequestAreCapped) {
+  InferLimits limits = Limits();
+  limits.max_rows = 4 * kMaxSteps;
+  EXPECT_TRUE(ValidateModelInfer(RawRequest(4, kMaxSteps), limits).ok());
+  auto over = ValidateModelInfer(RawRequest(5, kMaxSteps), limits);
+  ASSERT_FALSE(over.ok());
+  EXPECT_EQ(over.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_NE(std::string(over.status().message()).find("--max-request-rows"), std::string::npos);
+}
+
 TEST(RequestValidation, WrongInputCount) {
   inference::ModelInferRequest request = RawRequest(1, 3);
   request.clear_inputs();

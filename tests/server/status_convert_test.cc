@@ -41,6 +41,21 @@ TEST(StatusConvert, EveryCanonicalCodeKeepsCodeAndMessage) {
   EXPECT_EQ(StatusCodeName(absl::InvalidArgumentError("x")), "INVALID_ARGUMENT");
 }
 
+TEST(StatusConvert, LongMessagesAreCutToFitATrailer) {
+  // A 1 MiB model name quoted in "unknown model '...'" overflowed the trailer.
+  const std::string name(1 << 20, 'm');
+  const grpc::Status s = ToGrpcStatus(absl::NotFoundError("unknown model '" + name + "'"));
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::NOT_FOUND);
+  EXPECT_LE(s.error_message().size(), kMaxStatusMessageBytes + 32);
+  EXPECT_NE(s.error_message().find("bytes)"), std::string::npos);
+  // Never inside a UTF-8 sequence: "é" is two bytes.
+  std::string accents;
+  while (accents.size() < 3000) accents += "\xc3\xa9";
+  const grpc::Status u = ToGrpcStatus(absl::InvalidArgumentError("x" + accents));
+  const std::string kept = u.error_message().substr(0, u.error_message().find("..."));
+  EXPECT_EQ((kept.size() - 1) % 2, 0u);
+}
+
 TEST(StatusConvert, NonCanonicalCodeBecomesUnknown) {
   const grpc::Status status = ToGrpcStatus(absl::Status(static_cast<absl::StatusCode>(42), "odd"));
   EXPECT_EQ(status.error_code(), grpc::StatusCode::UNKNOWN);

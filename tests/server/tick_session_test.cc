@@ -5,6 +5,7 @@
 // the last row of a whole-prefix Predict, also when predict_every skips answers.
 #include "server/stream/tick_session.h"
 
+#include <chrono>
 #include <limits>
 
 #include <gtest/gtest.h>
@@ -40,6 +41,21 @@ TEST(TickSession, StreamedTicksEqualOfflineFeatures) {
     ASSERT_TRUE(session.Append(TickMsg(t, day.bid[t], day.ask[t], day.flow[t])).ok());
   }
   EXPECT_EQ(session.steps(), day.steps());
+  EXPECT_EQ(session.rows(), ComputeFeatures(day));
+}
+
+TEST(TickSession, AWholeDayOfTicksAppendsInLinearTime) {
+  // Recomputing every feature row on every tick made a day O(T²): 23,400 ticks
+  // took seconds of feature work alone. Appending one row each is milliseconds.
+  const SessionGrid day = SimpleSyntheticDay(12, kSessionSeconds);
+  TickSession session(kNumFeatures, kSessionSeconds, "SYNTH", "2026-01-02");
+  const auto start = std::chrono::steady_clock::now();
+  for (int64_t t = 0; t < day.steps(); ++t) {
+    ASSERT_TRUE(session.Append(TickMsg(t, day.bid[t], day.ask[t], day.flow[t])).ok());
+  }
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_LT(seconds, 2.0);
   EXPECT_EQ(session.rows(), ComputeFeatures(day));
 }
 

@@ -46,6 +46,57 @@ TEST(WorkQueue, BoundedAndDrainsOnShutdown) {
   EXPECT_EQ(queue.Submit([] {}).code(), absl::StatusCode::kUnavailable);
 }
 
+TEST(WorkQueue, AFullQueueStillAdmitsReservedJobs) {
+  // A flood of requests fills max_pending; the reserved room (tick streams) stays.
+  std::promise<void> release;
+  std::shared_future<void> gate = release.get_future().share();
+  std::atomic<int> ran{0};
+  WorkQueue queue(1, 1, {}, {}, /*reserved_pending=*/2);
+  std::promise<void> started;
+  ASSERT_TRUE(queue.Submit([&] {
+    started.set_value();
+    gate.wait();
+  }).ok());
+  started.get_future().wait();
+  ASSERT_TRUE(queue.Submit([&] { ++ran; }).ok());
+  EXPECT_EQ(queue.Submit([&] { ++ran; }).code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_TRUE(queue.SubmitReserved([&] { ++ran; }).ok());
+  EXPECT_TRUE(queue.SubmitReserved([&] { ++ran; }).ok());
+  EXPECT_EQ(queue.SubmitReserved([&] { ++ran; }).code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(queue.Submit([&] { ++ran; }).code(), absl::StatusCode::kResourceExhausted);
+  release.set_value();
+  queue.Shutdown();
+  EXPECT_EQ(ran.load(), 3);
+}
+
+TEST(WorkQueue, QueuedBytesAreBudgeted) {
+  // Requests are admitted by the bytes they hold, not only by their count.
+  std::promise<void> release;
+  std::shared_future<void> gate = release.get_future().share();
+  WorkQueue queue(1, 100, {}, {}, 0, /*max_pending_bytes=*/1000);
+  std::promise<void> started;
+  ASSERT_TRUE(queue.Submit([&] {
+    started.set_value();
+    gate.wait();
+  }).ok());
+  started.get_future().wait();
+  auto job = [](int64_t bytes) {
+    auto j = std::make_shared<BatchJob>();
+    j->bytes = bytes;
+    return j;
+  };
+  std::atomic<int> ran{0};
+  auto run = [&](std::vector<std::shared_ptr<BatchJob>> b) { ran += static_cast<int>(b.size()); };
+  EXPECT_TRUE(queue.SubmitBatchable("a", job(600), run).ok());
+  absl::Status over = queue.SubmitBatchable("a", job(600), run);
+  EXPECT_EQ(over.code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_NE(std::string(over.message()).find("--max-queue-mb"), std::string::npos) << over;
+  EXPECT_TRUE(queue.SubmitBatchable("b", job(400), run).ok());  // exactly the budget
+  release.set_value();
+  queue.Shutdown();
+  EXPECT_EQ(ran.load(), 2);
+}
+
 TEST(WorkQueue, RunsJobsInOrderOnOneWorker) {
   std::vector<int> order;
   {

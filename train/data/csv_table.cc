@@ -3,20 +3,18 @@
 #include "train/data/csv_table.h"
 
 #include <cmath>
-#include <fstream>
-#include <sstream>
 
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
+#include "train/data/data_file.h"
 #include "train/data/timestamp.h"
 
 namespace flashtick {
 namespace {
 
-constexpr size_t kMaxFieldsShown = 40;  // keep error messages short for garbage input
 
 char DetectDelimiter(absl::string_view line) {
   int comma = 0, semi = 0, tab = 0;
@@ -63,9 +61,25 @@ absl::StatusOr<std::vector<std::string>> SplitLine(absl::string_view line, char 
   return fields;
 }
 
+// A bad field for a message: its length, never its text. The file may be one the
+// client could not otherwise read (docs/security.md), so messages that reach the
+// client must not carry its bytes.
 std::string Shown(absl::string_view field) {
-  return field.size() > kMaxFieldsShown ? absl::StrCat(field.substr(0, kMaxFieldsShown), "...")
-                                        : std::string(field);
+  return absl::StrCat("a field of ", field.size(), " character", field.size() == 1 ? "" : "s");
+}
+
+// Header names the readers look for (quotes.cc, bars.cc, TimeColumn). Any other
+// header text came from the file and stays out of messages.
+bool KnownColumnName(absl::string_view name) {
+  static constexpr absl::string_view kKnown[] = {
+      "timestamp", "time",      "datetime",    "date",  "bid",        "ask",
+      "bid_size",  "bidsize",   "ask_size",    "asksize", "trade_price", "price",
+      "last",      "trade_size", "size",       "volume", "vol",        "source",
+      "contributor", "venue",   "open",        "high",  "low",        "close"};
+  for (absl::string_view k : kKnown) {
+    if (name == k) return true;
+  }
+  return false;
 }
 
 }  // namespace
@@ -127,6 +141,11 @@ int CsvTable::Find(std::initializer_list<absl::string_view> aliases) const {
   return -1;
 }
 
+std::string CsvTable::ColumnName(int col) const {
+  if (KnownColumnName(header_[col])) return absl::StrCat("column '", header_[col], "'");
+  return absl::StrCat("column ", col + 1);
+}
+
 int CsvTable::TimeColumn() const {
   const int c = Find({"timestamp", "time", "datetime", "date"});
   return c < 0 ? 0 : c;
@@ -138,13 +157,13 @@ absl::StatusOr<double> CsvTable::Number(const CsvRow& row, int col, bool optiona
   if (f.empty()) {
     if (optional) return empty_value;
     return absl::InvalidArgumentError(
-        absl::StrCat(source_, " line ", row.line, ": column '", header_[col], "' is empty"));
+        absl::StrCat(source_, " line ", row.line, ": ", ColumnName(col), " is empty"));
   }
   double v = 0.0;
   if (!absl::SimpleAtod(f, &v) || !std::isfinite(v)) {
-    return absl::InvalidArgumentError(absl::StrCat(source_, " line ", row.line, ": column '",
-                                                   header_[col], "': '", Shown(f),
-                                                   "' is not a finite number"));
+    return absl::InvalidArgumentError(absl::StrCat(source_, " line ", row.line, ": ", ColumnName(col),
+                                                   ": ", Shown(f),
+                                                   " is not a finite number"));
   }
   return v;
 }
@@ -152,19 +171,16 @@ absl::StatusOr<double> CsvTable::Number(const CsvRow& row, int col, bool optiona
 absl::StatusOr<int64_t> CsvTable::Time(const CsvRow& row, int col) const {
   auto t = ParseTimestamp(row.fields[col]);
   if (!t.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat(source_, " line ", row.line, ": column '",
-                                                   header_[col], "': ", t.status().message()));
+    // ParseTimestamp's message quotes the field; say only what was expected.
+    return absl::InvalidArgumentError(absl::StrCat(
+        source_, " line ", row.line, ": ", ColumnName(col), ": ", Shown(row.fields[col]),
+        " is not a timestamp (expected YYYY-MM-DD[ HH:MM[:SS[.ffffff]]])"));
   }
   return *t;
 }
 
 absl::StatusOr<std::string> ReadTextFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot open '", path, "'"));
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) return absl::DataLossError(absl::StrCat("error reading '", path, "'"));
-  return ss.str();
+  return ReadDataFile(path, GetDataFilePolicy());
 }
 
 }  // namespace flashtick

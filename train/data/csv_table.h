@@ -43,6 +43,9 @@ class CsvTable {
                                 double empty_value = 0.0) const;
   // Parses field `col` as a timestamp (train/data/timestamp.h).
   absl::StatusOr<int64_t> Time(const CsvRow& row, int col) const;
+  // "column 'bid'" for a header the readers know, else "column 3": messages never
+  // carry text from the file (docs/security.md).
+  std::string ColumnName(int col) const;
 
  private:
   std::string source_;
@@ -51,7 +54,8 @@ class CsvTable {
   std::vector<CsvRow> rows_;
 };
 
-// Reads a whole file into a string (NotFound / DataLoss with the path on failure).
+// Reads a whole file into a string under the process's DataFilePolicy
+// (train/data/data_file.h: confinement, regular files only, byte cap).
 absl::StatusOr<std::string> ReadTextFile(const std::string& path);
 
 }  // namespace flashtick

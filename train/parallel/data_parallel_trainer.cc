@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
+#include <exception>
 #include <mutex>
+#include <new>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
@@ -143,8 +145,16 @@ absl::StatusOr<StepStats> DataParallelTrainer::TrainStep(absl::Span<const float>
   std::vector<std::thread> threads;
   for (int r = 0; r < R; ++r) {
     threads.emplace_back([&, r] {
-      auto res = trainers_[r]->TrainStep(ticks.subspan(r * Bs * T * F, Bs * T * F),
-                                         labels.subspan(r * Bs * T, Bs * T), Bs, T);
+      // Exceptions stay in the replica (one escaping a thread ends the process).
+      absl::StatusOr<StepStats> res = absl::InternalError("replica did not run");
+      try {
+        res = trainers_[r]->TrainStep(ticks.subspan(r * Bs * T * F, Bs * T * F),
+                                      labels.subspan(r * Bs * T, Bs * T), Bs, T);
+      } catch (const std::bad_alloc&) {
+        res = absl::ResourceExhaustedError("out of memory (std::bad_alloc) in a replica's step");
+      } catch (const std::exception& e) {
+        res = absl::InternalError(absl::StrCat("a replica's step threw: ", e.what()));
+      }
       std::lock_guard<std::mutex> lock(mu);
       failed += !res.ok();
       results[r] = std::move(res);

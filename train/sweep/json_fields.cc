@@ -73,9 +73,49 @@ void JsonFields::Error(const char* key, const std::string& problem) {
 }
 
 std::string JsonFields::Show(const nlohmann::json& value) {
-  std::string s = value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-  if (s.size() > kMaxShown) s = s.substr(0, kMaxShown) + "...";
-  return s;
+  // Containers are described, never dumped: dump() recurses once per level, so a
+  // deeply nested value would overflow the stack before any truncation, and a large
+  // one would be copied whole only to be cut. Scalars dump in constant depth.
+  const auto count = [](size_t n, const char* noun) {
+    return absl::StrCat(n, " ", noun, n == 1 ? "" : "s");
+  };
+  if (value.is_array()) return absl::StrCat("an array of ", count(value.size(), "element"));
+  if (value.is_object()) return absl::StrCat("an object of ", count(value.size(), "key"));
+  if (value.is_string() && value.get_ref<const std::string&>().size() > kMaxShown) {
+    return absl::StrCat("a string of ", value.get_ref<const std::string&>().size(),
+                        " characters");
+  }
+  return value.dump(-1, ' ', /*ensure_ascii=*/true, nlohmann::json::error_handler_t::replace);
+}
+
+absl::Status CheckJsonNesting(std::string_view text, int max_depth) {
+  // A scan of the text, not of a parsed value, so nothing recursive ever sees a
+  // value past the limit. Brackets inside strings do not count.
+  int depth = 0;
+  bool in_string = false, escaped = false;
+  for (const char c : text) {
+    if (in_string) {
+      if (escaped) {
+        escaped = false;
+      } else if (c == '\\') {
+        escaped = true;
+      } else if (c == '"') {
+        in_string = false;
+      }
+      continue;
+    }
+    if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > max_depth) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "JSON nests arrays/objects more than ", max_depth, " levels deep"));
+      }
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return absl::OkStatus();
 }
 
 bool JsonFields::Has(const char* key) const { return object_->contains(key); }

@@ -12,6 +12,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -19,6 +20,15 @@
 #include "absl/status/status.h"
 
 namespace flashtick {
+
+// Deepest nesting of arrays/objects a configuration may have. Real configs nest 3
+// levels; the limit keeps every recursive walk of a parsed value (dump, compare,
+// copy) far from the stack's end.
+inline constexpr int kMaxJsonDepth = 32;
+
+// INVALID_ARGUMENT when `text` nests arrays/objects deeper than max_depth (brackets
+// inside strings do not count). Call before json::parse on untrusted text.
+absl::Status CheckJsonNesting(std::string_view text, int max_depth = kMaxJsonDepth);
 
 // Collected problems of one parse; shared by the readers of nested objects.
 class JsonErrors {
@@ -69,6 +79,8 @@ class JsonFields {
 
  private:
   const nlohmann::json* Get(const char* key);
+  // A bad value for a message: scalars as JSON (long strings by their length),
+  // arrays and objects by their type and size, never dumped.
   static std::string Show(const nlohmann::json& value);
 
   const nlohmann::json* object_;

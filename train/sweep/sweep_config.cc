@@ -272,6 +272,9 @@ SplitConfig SweepConfig::SplitFor(int64_t n) const {
 }
 
 absl::StatusOr<SweepConfig> ParseSweepConfig(const std::string& json_text) {
+  if (absl::Status depth = CheckJsonNesting(json_text); !depth.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("sweep config: ", depth.message()));
+  }
   const json root = json::parse(json_text, nullptr, /*allow_exceptions=*/false);
   if (root.is_discarded()) {
     return absl::InvalidArgumentError("sweep config: not valid JSON");

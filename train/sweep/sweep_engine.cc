@@ -5,7 +5,9 @@
 #include <chrono>
 #include <cstdio>
 #include <functional>
+#include <exception>
 #include <mutex>
+#include <new>
 #include <thread>
 
 #include "absl/status/status.h"
@@ -233,7 +235,16 @@ absl::StatusOr<SweepOutcome> SweepEngine::Run(const SweepConfig& config,
         if (hooks.on_progress) hooks.on_progress(e);
       };
       if (stop) break;
-      auto r = ArmRunner::Run(in, ah);
+      // An exception must not leave this thread (std::terminate would end the
+      // whole process, the server's included): it fails the arm like any error.
+      absl::StatusOr<ArmResult> r = absl::InternalError("arm did not run");
+      try {
+        r = ArmRunner::Run(in, ah);
+      } catch (const std::bad_alloc&) {
+        r = absl::ResourceExhaustedError("out of memory (std::bad_alloc) while the arm ran");
+      } catch (const std::exception& e) {
+        r = absl::InternalError(absl::StrCat("the arm threw: ", e.what()));
+      }
       if (!r.ok()) {
         errors[i] = r.status();
         stop = true;
