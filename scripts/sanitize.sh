@@ -28,8 +28,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=${FLASHTICK_JOBS:-$(nproc)}
 skip='^(parity_cpu|sweep_planted_test|research_real_data_test|sweep_usdchf_test|bob_oracle_test|bob_verify_derivation|train_model_oracle_test|grad_train_ops_jax_test|attention_oracle_cpu|research_stats_oracle_test|deploy_.*|e2e_serving|model_transformer_day_test)$'
-# Leaks and UB are failures; symbolized stacks for whoever reads the log.
-export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:symbolize=1}
+# Leaks and UB are failures; symbolized stacks for whoever reads the log. An
+# allocation too large to serve returns null (std::bad_alloc from new), as without
+# ASan, since tests check that a sweep too big for memory fails alone.
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:symbolize=1:allocator_may_return_null=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$PWD/scripts/lsan.supp:print_suppressions=0}
 dir=${FLASHTICK_SANITIZE_DIR:-build/fuzz}  # the preset's binaryDir unless told
