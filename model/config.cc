@@ -20,6 +20,9 @@ absl::Status ModelConfig::Validate() const {
   if (classes < 2) return bad("classes must be >= 2, got ", classes);
   if (max_context < 1) return bad("max_context must be >= 1, got ", max_context);
   if (!(rope_theta > 0)) return bad("rope_theta must be > 0");
+  if (rotary_dims < -1 || rotary_dims > head_dim() || rotary_dims % 2 != 0)
+    return bad("rotary_dims must be -1 (the whole head) or even in [0, head dim = ", head_dim(),
+               "], got ", rotary_dims);
   if (!(layernorm_eps > 0)) return bad("layernorm_eps must be > 0");
   return absl::OkStatus();
 }
@@ -28,7 +31,8 @@ std::string ModelConfig::ToJson() const {
   nlohmann::json j = {{"name", name},         {"features", features},   {"width", width},
                       {"layers", layers},     {"heads", heads},         {"kv_heads", kv_heads},
                       {"mlp_ratio", mlp_ratio}, {"classes", classes},   {"max_context", max_context},
-                      {"rope_theta", rope_theta}, {"layernorm_eps", layernorm_eps}};
+                      {"rope_theta", rope_theta}, {"rotary_dims", rotary_dims},
+                      {"layernorm_eps", layernorm_eps}};
   return j.dump(2);
 }
 
@@ -54,7 +58,7 @@ absl::StatusOr<ModelConfig> ModelConfig::FromJson(const std::string& text) {
                  get("layers", c.layers), get("heads", c.heads), get("kv_heads", c.kv_heads),
                  get("mlp_ratio", c.mlp_ratio), get("classes", c.classes),
                  get("max_context", c.max_context), get("rope_theta", c.rope_theta),
-                 get("layernorm_eps", c.layernorm_eps)}) {
+                 get("rotary_dims", c.rotary_dims), get("layernorm_eps", c.layernorm_eps)}) {
     if (!s.ok()) return s;
   }
   if (absl::Status s = c.Validate(); !s.ok()) return s;

@@ -20,9 +20,13 @@ struct ModelConfig {
   int classes = 3;       // down / flat / up
   int max_context = 32768;
   float rope_theta = 10000.0f;
+  // Leading dims of each head that RoPE rotates (−1 = all of them). The rest score q·k
+  // by content alone at any distance (kernels/ops/rope.h, docs/model.md).
+  int rotary_dims = -1;
   float layernorm_eps = 1e-5f;
 
   int head_dim() const { return width / heads; }
+  int rotated_dims() const { return rotary_dims < 0 ? head_dim() : rotary_dims; }
   absl::Status Validate() const;
   std::string ToJson() const;
   static absl::StatusOr<ModelConfig> FromJson(const std::string& json);

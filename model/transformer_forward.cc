@@ -89,6 +89,7 @@ absl::Status Transformer::Impl::ForwardChunk(const ModelConfig& c, Backend* be, 
   RETURN_IF_ERROR(ops.Embed(ticks));
   OpDesc rope = ModelOpDesc(Op::kRope, act);
   rope.rope.theta = c.rope_theta;
+  rope.rope.rotary_dims = c.rotary_dims;
   OpDesc attn = ModelOpDesc(Op::kAttentionFwd, act);
   attn.attention.causal = true;
   const TensorView q = HeadsView(ws.qkv, 0, Bc, T, H, D);

@@ -70,6 +70,7 @@ absl::StatusOr<std::vector<float>> Transformer::Step(DecodeState* state,
   RETURN_IF_ERROR(ops.Embed(row.data()));
   OpDesc rope = ModelOpDesc(Op::kRope, act);
   rope.rope.theta = c.rope_theta;
+  rope.rope.rotary_dims = c.rotary_dims;
   rope.rope.position_offset = t;  // absolute position of this row, as in the full forward
   OpDesc decode = ModelOpDesc(Op::kAttentionDecode, act);
   decode.attention.head_dim = static_cast<int>(D);

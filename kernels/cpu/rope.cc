@@ -1,7 +1,7 @@
-// CPU rotary position embedding (kernels/ops/rope.h). For each step t the D/2 angles
-// a_i = (offset + t)·θ^(−2i/D) are formed in f64 and their cos/sin computed once,
-// then applied to every (b, h) row at that step; threaded over t. Each pair is read
-// before it is written, so Y may be X.
+// CPU rotary position embedding (kernels/ops/rope.h). For each step t the R/2 angles
+// a_i = (offset + t)·θ^(−2i/R) are formed in f64 and their cos/sin computed once,
+// then applied to every (b, h) row at that step; dims R..D−1 are copied. Threaded
+// over t. Each pair is read before it is written, so Y may be X.
 #include <cmath>
 #include <vector>
 
@@ -18,12 +18,12 @@ absl::Status Rope(const OpDesc& desc, In in, Out out, CpuContext& ctx) {
   return DispatchFloat(desc.dtype, "rope", [&](auto tag) {
     using T = decltype(tag);
     const TensorView &X = in[0], &Y = out[0];
-    const int64_t half = s.D / 2;
-    // θ^(−2i/D), shared by every position.
+    const int64_t half = s.R / 2;
+    // θ^(−2i/R), shared by every position.
     std::vector<double> inv_freq(half);
     for (int64_t i = 0; i < half; ++i)
       inv_freq[i] = std::pow(static_cast<double>(desc.rope.theta),
-                             -2.0 * static_cast<double>(i) / static_cast<double>(s.D));
+                             -2.0 * static_cast<double>(i) / static_cast<double>(s.R));
     const double sign = desc.rope.inverse ? -1.0 : 1.0;
     const int64_t grain = std::max<int64_t>(1, (1 << 12) / std::max<int64_t>(1, s.B * s.H * s.D));
     ctx.pool->ParallelFor(s.T, grain, [&](int64_t t0, int64_t t1) {
@@ -45,6 +45,8 @@ absl::Status Rope(const OpDesc& desc, In in, Out out, CpuContext& ctx) {
               yr[2 * i] = static_cast<T>(x0 * cs[i] - x1 * sn[i]);
               yr[2 * i + 1] = static_cast<T>(x0 * sn[i] + x1 * cs[i]);
             }
+            if (yr != xr)
+              for (int64_t d = s.R; d < s.D; ++d) yr[d] = xr[d];
           }
         }
       }

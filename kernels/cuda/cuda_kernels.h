@@ -80,7 +80,8 @@ struct RopeParams {
   int64_t xs[3] = {0, 0, 0}, ys[3] = {0, 0, 0};  // strides of B, T, H (D is contiguous)
   int64_t position_offset = 0;
   float sin_sign = 1.0f;     // −1 for the inverse rotation
-  double log2_theta = 0.0;   // log2(θ), so θ^(−2i/D) = exp2(−2i/D · log2 θ) in fp64
+  double log2_theta = 0.0;   // log2(θ), so θ^(−2i/R) = exp2(−2i/R · log2 θ) in fp64
+  int64_t R = 0;             // rotated dims (even, ≤ D); pairs from R/2 on pass through
 };
 cudaError_t LaunchRope(DType dtype, const RopeParams& p, int num_sms, cudaStream_t stream);
 

@@ -65,6 +65,7 @@ absl::Status Rope(const OpDesc& desc, In in, Out out, CudaContext& ctx) {
   p.T = s.T;
   p.H = s.H;
   p.D = s.D;
+  p.R = s.R;
   p.x = in[0].data;
   p.y = out[0].data;
   for (int d = 0; d < 3; ++d) p.xs[d] = in[0].stride(d), p.ys[d] = out[0].stride(d);

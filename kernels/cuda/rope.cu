@@ -1,7 +1,8 @@
 // Rotary position embedding on CUDA (kernels/ops/rope.h; RoFormer eq. 34, interleaved
-// pairs). Pair i of the row at step t is rotated by a = (offset + t)·θ^(−2i/D):
+// pairs). Pair i < R/2 of the row at step t is rotated by a = (offset + t)·θ^(−2i/R):
 //   y_2i = x_2i·cos a − x_2i+1·sin a;   y_2i+1 = x_2i·sin a + x_2i+1·cos a
-// (sin negated for the inverse rotation, the VJP). The angle is formed and reduced mod
+// (sin negated for the inverse rotation, the VJP); pairs from R/2 on are copied
+// (partial rotary). The angle is formed and reduced mod
 // 2π in fp64, then sin/cos are taken in fp32 on the reduced angle: an fp32 angle would
 // be off by ~1e-3 rad at t ≈ 23,400, a reduced one by ~1e-7. Each thread rotates the
 // pairs of one 16-byte vector of one (b, t, h) row; B, T, H strides are free.
@@ -43,12 +44,15 @@ __global__ void __launch_bounds__(kThreads) rope_kernel(RopeParams p) {
     const double pos = static_cast<double>(p.position_offset + t);
 #pragma unroll
     for (int j = 0; j < kElems / 2; ++j) {
-      const double pair = static_cast<double>(c0 / 2 + j);
-      double a = pos * exp2(-2.0 * pair / static_cast<double>(p.D) * p.log2_theta);
-      a -= kTwoPi * rint(a * kInvTwoPi);  // |a| ≤ π, exact to ~1e-12 rad
-      float sn, cs;
-      sincosf(static_cast<float>(a), &sn, &cs);
-      sn *= p.sin_sign;
+      const int64_t pair_index = c0 / 2 + j;
+      float sn = 0.0f, cs = 1.0f;  // identity beyond the rotated dims
+      if (2 * pair_index < p.R) {
+        const double pair = static_cast<double>(pair_index);
+        double a = pos * exp2(-2.0 * pair / static_cast<double>(p.R) * p.log2_theta);
+        a -= kTwoPi * rint(a * kInvTwoPi);  // |a| ≤ π, exact to ~1e-12 rad
+        sincosf(static_cast<float>(a), &sn, &cs);
+        sn *= p.sin_sign;
+      }
       const float x0 = xv[2 * j], x1 = xv[2 * j + 1];
       out[2 * j] = x0 * cs - x1 * sn;
       out[2 * j + 1] = x0 * sn + x1 * cs;

@@ -63,6 +63,8 @@ struct RopeAttrs {
   float theta = 10000.0f;
   int64_t position_offset = 0;  // position of row t is offset + t
   bool inverse = false;         // rotate by −angle: the VJP (rotation is orthogonal)
+  int64_t rotary_dims = -1;     // R: leading dims of each head that rotate (−1 = all D);
+                                // the other D − R pass through (partial rotary, rope.h)
 };
 
 struct CrossEntropyAttrs {

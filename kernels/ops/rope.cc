@@ -34,8 +34,13 @@ absl::Status CheckRopeArgs(const OpDesc& desc, absl::Span<const TensorView> in,
     return absl::InvalidArgumentError(absl::StrCat("rope: theta must be > 0, got ", desc.rope.theta));
   if (desc.rope.position_offset < 0)
     return absl::InvalidArgumentError("rope: position_offset must be >= 0");
+  const int64_t R = desc.rope.rotary_dims < 0 ? D : desc.rope.rotary_dims;
+  if (desc.rope.rotary_dims < -1 || R > D || R % 2 != 0)
+    return absl::InvalidArgumentError(absl::StrCat(
+        "rope: rotary_dims must be -1 (all) or even in [0, D = ", D, "], got ",
+        desc.rope.rotary_dims));
   RETURN_IF_ERROR(CheckInPlaceOrDisjoint(y, x, "rope", "Y", "X"));
-  if (shape) *shape = RopeShape{x.dim(0), x.dim(1), x.dim(2), D};
+  if (shape) *shape = RopeShape{x.dim(0), x.dim(1), x.dim(2), D, R};
   return absl::OkStatus();
 }
 

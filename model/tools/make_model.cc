@@ -8,7 +8,8 @@
 //   flashtick_make_model [--out models] [--name flashtick-tiny] [--version 1] [--seed 1]
 //       [--features 6] [--width 64] [--layers 2] [--heads 4] [--kv-heads 4]
 //       [--mlp-ratio 4]  (--kv-heads defaults to --heads)
-//       [--classes 3] [--max-context 32768] [--rope-theta 10000] [--force]
+//       [--classes 3] [--max-context 32768] [--rope-theta 10000]
+//       [--rotary-dims -1] [--force]
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -27,7 +28,8 @@ namespace {
 constexpr char kUsage[] =
     "usage: flashtick_make_model [--out DIR] [--name NAME] [--version N] [--seed S]\n"
     "         [--features F] [--width C] [--layers L] [--heads H] [--kv-heads HKV]\n"
-    "         [--mlp-ratio R] [--classes K] [--max-context T] [--rope-theta THETA] [--force]\n"
+    "         [--mlp-ratio R] [--classes K] [--max-context T] [--rope-theta THETA]\n"
+    "         [--rotary-dims R (leading dims of each head RoPE rotates; -1 = all)] [--force]\n"
     "Writes DIR/NAME/N/{config.json, model.safetensors} (default models/flashtick-tiny/1)\n"
     "with GPT-2-style random weights drawn from seed S.\n";
 
@@ -90,6 +92,11 @@ int main(int argc, char** argv) {
   if (flags.count("rope-theta")) {
     if (!absl::SimpleAtof(flags["rope-theta"], &c.rope_theta)) return Fail("--rope-theta must be a number");
     flags.erase("rope-theta");
+  }
+  if (flags.count("rotary-dims")) {
+    if (!absl::SimpleAtoi(flags["rotary-dims"], &c.rotary_dims))
+      return Fail("--rotary-dims must be an integer");
+    flags.erase("rotary-dims");
   }
   if (flags.count("name")) {
     c.name = flags["name"];

@@ -22,6 +22,7 @@ absl::Status AttentionNode::RotateQK(Workspace& ws, const TensorView& src, const
   d.op = Op::kRope;
   d.dtype = src.dtype;
   d.rope.theta = d_.rope_theta;
+  d.rope.rotary_dims = d_.rotary_dims;
   d.rope.inverse = inverse;
   const int64_t kcol = d_.H * d_.D;
   RETURN_IF_ERROR(ws.Run(d, {Heads(src, 0, d_.H)}, {Heads(dst, 0, d_.H)}));

@@ -20,6 +20,7 @@ namespace flashtick {
 struct AttentionDims {
   int64_t B = 0, T = 0, H = 0, Hkv = 0, D = 0;
   float rope_theta = 10000.0f;
+  int64_t rotary_dims = -1;  // RopeAttrs::rotary_dims
 };
 
 class AttentionNode : public Node {

@@ -22,16 +22,18 @@ def gelu_tanh(x):
     return 0.5 * x * (1.0 + np.tanh(np.sqrt(2.0 / np.pi) * (x + 0.044715 * x ** 3)))
 
 
-def rope(x, theta):
-    # x [B, T, H, D]; interleaved pairs (2i, 2i+1) rotated by t * theta^(-2i/D)
+def rope(x, theta, rotary_dims=-1):
+    # x [B, T, H, D]; interleaved pairs (2i, 2i+1), i < R/2, rotated by t * theta^(-2i/R);
+    # dims from R = rotary_dims (-1: all D) on pass through (partial rotary)
     _, t_len, _, d = x.shape
-    inv = theta ** (-np.arange(0, d, 2, dtype=np.float64) / d)
+    r = d if rotary_dims < 0 else rotary_dims
+    inv = theta ** (-np.arange(0, r, 2, dtype=np.float64) / max(r, 1))
     ang = np.arange(t_len, dtype=np.float64)[:, None] * inv[None, :]
     cos, sin = np.cos(ang)[None, :, None, :], np.sin(ang)[None, :, None, :]
-    x0, x1 = x[..., 0::2], x[..., 1::2]
-    y = np.empty_like(x)
-    y[..., 0::2] = x0 * cos - x1 * sin
-    y[..., 1::2] = x0 * sin + x1 * cos
+    x0, x1 = x[..., 0:r:2], x[..., 1:r:2]
+    y = x.copy()
+    y[..., 0:r:2] = x0 * cos - x1 * sin
+    y[..., 1:r:2] = x0 * sin + x1 * cos
     return y
 
 
@@ -52,7 +54,8 @@ def main():
         q = qkv[..., : h * hd].reshape(b_n, t_n, h, hd)
         k = qkv[..., h * hd: (h + hkv) * hd].reshape(b_n, t_n, hkv, hd)
         v = qkv[..., (h + hkv) * hd:].reshape(b_n, t_n, hkv, hd)
-        q, k = rope(q, cfg["rope_theta"]), rope(k, cfg["rope_theta"])
+        rot = cfg.get("rotary_dims", -1)
+        q, k = rope(q, cfg["rope_theta"], rot), rope(k, cfg["rope_theta"], rot)
         group = h // hkv
         out = np.empty((b_n, t_n, h, hd))
         for head in range(h):

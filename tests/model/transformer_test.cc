@@ -221,7 +221,10 @@ TEST(Transformer, PredictValidatesRequests) {
 // An independent float64 NumPy forward of the same architecture, reading the saved
 // checkpoint: checks the weight layout (fused QKV rows, GQA grouping), interleaved
 // RoPE, the tanh GELU, pre-norm residuals and the head, end to end.
-TEST(Transformer, MatchesNumpyFloat64Forward) {
+// Partial rotary (config.rotary_dims) is the same forward with the tail dims unrotated.
+class NumpyForward : public ::testing::TestWithParam<int> {};
+
+TEST_P(NumpyForward, MatchesFloat64) {
   const std::string py = FLASHTICK_PYTHON;
   if (std::system((py + " -c 'import numpy, safetensors' 2>/dev/null").c_str()) != 0)
     GTEST_SKIP() << "no numpy/safetensors in " << py;
@@ -229,7 +232,10 @@ TEST(Transformer, MatchesNumpyFloat64Forward) {
   ModelOptions f64;
   f64.compute_dtype = DType::kF64;
   const std::string dir = TempDir("np");
-  auto m = Make(be.get(), 31, f64);
+  ModelConfig c = SmallConfig();
+  c.rotary_dims = GetParam();
+  c.rope_theta = 300.0f;  // so every rotated pair turns visibly over the 45 steps
+  auto m = Make(be.get(), 31, f64, c);
   ASSERT_TRUE(m->Save(dir).ok());
   const int64_t B = 2, T = 45, F = 6;
   const auto ticks = Ticks(B, T, F, 8);
@@ -247,6 +253,11 @@ TEST(Transformer, MatchesNumpyFloat64Forward) {
   // Our f64 probabilities are returned as fp32: the rounding to fp32 dominates.
   EXPECT_LT(max_err, 1e-7);
 }
+
+INSTANTIATE_TEST_SUITE_P(RotaryDims, NumpyForward, ::testing::Values(-1, 0, 4),
+                         [](const ::testing::TestParamInfo<int>& i) {
+                           return i.param < 0 ? std::string("all") : "r" + std::to_string(i.param);
+                         });
 
 }  // namespace
 }  // namespace flashtick

@@ -103,6 +103,36 @@ TEST(RopeCpu, DotProductDependsOnRelativePosition) {
   EXPECT_GT(std::fabs(dot_at(10, 3) - dot_at(10, 4)), 1e-6);
 }
 
+// Partial rotary: the leading R dims are exactly a rotary embedding of head dim R, the
+// others pass through, in place and out of place; R = 0 is the identity.
+TEST(RopeCpu, PartialRotaryRotatesTheLeadingDimsOnly) {
+  auto be = MakeCpu(2);
+  const int64_t B = 2, Tn = 6, H = 3, D = 10, n = B * Tn * H * D;
+  for (int64_t R : {0, 4, 10}) {
+    for (bool in_place : {false, true}) {
+      const auto x = RandomVec<double>(n, 81 + R);
+      std::vector<double> y = in_place ? x : std::vector<double>(n, -7.0);
+      std::vector<double> src = x;
+      OpDesc d = Desc(Op::kRope, DType::kF64);
+      d.rope.theta = 50.0f;
+      d.rope.position_offset = 3;
+      d.rope.rotary_dims = R;
+      TensorView xv = in_place ? View(y, {B, Tn, H, D}) : View(src, {B, Tn, H, D});
+      ASSERT_TRUE(RunOp(*be, d, {xv}, {View(y, {B, Tn, H, D})}).ok());
+      for (int64_t row = 0; row < B * Tn * H; ++row) {
+        const int64_t t = (row / H) % Tn;
+        for (int64_t c = 0; c < D; c += 2) {
+          const int64_t at = row * D + c;
+          double y0 = x[at], y1 = x[at + 1];
+          if (c < R) RopeRef(x[at], x[at + 1], double(3 + t), c / 2, R, 50.0, &y0, &y1);
+          ASSERT_NEAR(y[at], y0, 1e-13) << "R=" << R << " row " << row << " dim " << c;
+          ASSERT_NEAR(y[at + 1], y1, 1e-13) << "R=" << R << " row " << row << " dim " << c + 1;
+        }
+      }
+    }
+  }
+}
+
 TEST(RopeCpu, RejectsBadInputs) {
   auto be = MakeCpu(1);
   std::vector<float> x(2 * 3 * 2 * 6), y(x.size());
@@ -117,6 +147,12 @@ TEST(RopeCpu, RejectsBadInputs) {
   bad = d;
   bad.rope.position_offset = -1;
   EXPECT_EQ(RunOp(*be, bad, {View(x, {2, 3, 2, 6})}, {View(y, {2, 3, 2, 6})}).code(), kInvalid);
+  for (int64_t r : {-2, 3, 8}) {  // below −1, odd, wider than D = 6
+    bad = d;
+    bad.rope.rotary_dims = r;
+    EXPECT_EQ(RunOp(*be, bad, {View(x, {2, 3, 2, 6})}, {View(y, {2, 3, 2, 6})}).code(), kInvalid)
+        << "rotary_dims " << r;
+  }
 }
 
 }  // namespace

@@ -31,15 +31,18 @@ def layernorm(x, g, b, eps):
     return g * (x - mu) / jnp.sqrt(var + eps) + b
 
 
-def rope(x, theta):
-    """x [B, T, H, D]; pairs (2i, 2i+1) rotated by t·theta^(-2i/D)."""
+def rope(x, theta, rotary_dims=-1):
+    """x [B, T, H, D]; pairs (2i, 2i+1), i < R/2, rotated by t·theta^(-2i/R); dims from
+    R = rotary_dims (-1: all D) on pass through (partial rotary)."""
     _, t, _, d = x.shape
-    inv = theta ** (-2.0 * jnp.arange(d // 2) / d)
-    ang = jnp.arange(t)[:, None] * inv[None, :]  # [T, D/2]
+    r = d if rotary_dims < 0 else rotary_dims
+    xr, rest = x[..., :r], x[..., r:]
+    inv = theta ** (-2.0 * jnp.arange(r // 2) / max(r, 1))
+    ang = jnp.arange(t)[:, None] * inv[None, :]  # [T, R/2]
     c, s = jnp.cos(ang)[None, :, None, :], jnp.sin(ang)[None, :, None, :]
-    x0, x1 = x[..., 0::2], x[..., 1::2]
+    x0, x1 = xr[..., 0::2], xr[..., 1::2]
     y0, y1 = x0 * c - x1 * s, x0 * s + x1 * c
-    return jnp.stack([y0, y1], axis=-1).reshape(x.shape)
+    return jnp.concatenate([jnp.stack([y0, y1], axis=-1).reshape(xr.shape), rest], axis=-1)
 
 
 def attention(q, k, v):
@@ -56,6 +59,7 @@ def make_loss(cfg, ticks, labels):
     C, H, Hkv = cfg["width"], cfg["heads"], cfg["kv_heads"]
     D = C // H
     eps, theta = cfg["layernorm_eps"], cfg["rope_theta"]
+    rot = cfg.get("rotary_dims", -1)
     B, T = labels.shape
     mask = labels >= 0
     safe = jnp.where(mask, labels, 0)
@@ -69,8 +73,8 @@ def make_loss(cfg, ticks, labels):
             b = f"blocks.{l}."
             a = layernorm(x, p[b + "ln1.weight"], p[b + "ln1.bias"], eps)
             qkv = linear(p, b + "attn.qkv", a)
-            q = rope(qkv[..., : H * D].reshape(B, T, H, D), theta)
-            k = rope(qkv[..., H * D:(H + Hkv) * D].reshape(B, T, Hkv, D), theta)
+            q = rope(qkv[..., : H * D].reshape(B, T, H, D), theta, rot)
+            k = rope(qkv[..., H * D:(H + Hkv) * D].reshape(B, T, Hkv, D), theta, rot)
             v = qkv[..., (H + Hkv) * D:].reshape(B, T, Hkv, D)
             x = x + linear(p, b + "attn.proj", attention(q, k, v).reshape(B, T, H * D))
             h = layernorm(x, p[b + "ln2.weight"], p[b + "ln2.bias"], eps)

@@ -143,8 +143,16 @@ TEST(ModelOracle, LossGradientAndHvpMatchJaxFloat64) {
   mha.kv_heads = mha.heads;
   mha.layers = 1;
   mha.mlp_ratio = 4;
-  const std::vector<Case> cases = {
-      {"gqa_L2", gqa, 2, 13}, {"mha_L1_T1", mha, 3, 1}, {"mha_L1", mha, 1, 33}};
+  // Partial rotary (kernels/ops/rope.h): half of each D = 8 head rotates, the rest is
+  // position-free; GQA so the k rotation of the shared heads is covered too.
+  ModelConfig partial = TinyConfig();
+  partial.width = 16;
+  partial.rotary_dims = 4;
+  partial.rope_theta = 500.0f;  // fast enough to turn visibly over 17 steps
+  const std::vector<Case> cases = {{"gqa_L2", gqa, 2, 13},
+                                   {"mha_L1_T1", mha, 3, 1},
+                                   {"mha_L1", mha, 1, 33},
+                                   {"gqa_L2_partial_rotary", partial, 2, 17}};
   std::vector<Prepared> prepared(cases.size());
   std::string cmd = absl::StrCat("'", FLASHTICK_PYTHON, "' '", FLASHTICK_SOURCE_DIR,
                                  "/tests/train/jax_model_oracle.py'");

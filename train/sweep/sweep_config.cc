@@ -238,6 +238,7 @@ ModelConfig SweepConfig::ModelFor() const {
   m.max_context = static_cast<int>(
       std::max<int64_t>(1, contexts.empty() ? 1 : *std::max_element(contexts.begin(), contexts.end())));
   m.rope_theta = static_cast<float>(model.rope_theta);
+  m.rotary_dims = model.rotary_dims;
   return m;
 }
 
@@ -294,6 +295,7 @@ absl::StatusOr<SweepConfig> ParseSweepConfig(const std::string& json_text) {
     m.Int("kv_heads", 1, 1024, &c.model.kv_heads);
     m.Int("mlp_ratio", 1, 64, &c.model.mlp_ratio);
     m.Double("rope_theta", 0, 1e12, &c.model.rope_theta, true);
+    m.Int("rotary_dims", -1, 8192, &c.model.rotary_dims);
     m.Finish();
   }
   ReadOptimizer(f.Object("optimizer"), &c.optimizer);
@@ -408,7 +410,8 @@ std::string SweepConfigToJson(const SweepConfig& c, int indent) {
         {"heads", c.model.heads},
         {"kv_heads", c.model.kv_heads},
         {"mlp_ratio", c.model.mlp_ratio},
-        {"rope_theta", c.model.rope_theta}}},
+        {"rope_theta", c.model.rope_theta},
+        {"rotary_dims", c.model.rotary_dims}}},
       {"optimizer",
        {{"name", OptimizerKindName(o.kind)},
         {"learning_rate", o.learning_rate},

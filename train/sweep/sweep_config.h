@@ -87,6 +87,7 @@ struct SweepDataConfig {
 struct SweepModelConfig {
   int width = 64, layers = 2, heads = 4, kv_heads = 4, mlp_ratio = 4;
   double rope_theta = 10000.0;
+  int rotary_dims = -1;  // ModelConfig::rotary_dims: −1 rotates the whole head
 };
 
 struct SweepOptimizerConfig {
