@@ -20,7 +20,7 @@ absl::Status ModelConfig::Validate() const {
   if (classes < 2) return bad("classes must be >= 2, got ", classes);
   if (max_context < 1) return bad("max_context must be >= 1, got ", max_context);
   if (!(rope_theta > 0)) return bad("rope_theta must be > 0");
-  if (rotary_dims < -1 || rotary_dims > head_dim() || rotary_dims % 2 != 0)
+  if (rotary_dims < -1 || rotary_dims > head_dim() || (rotary_dims >= 0 && rotary_dims % 2 != 0))
     return bad("rotary_dims must be -1 (the whole head) or even in [0, head dim = ", head_dim(),
                "], got ", rotary_dims);
   if (!(layernorm_eps > 0)) return bad("layernorm_eps must be > 0");

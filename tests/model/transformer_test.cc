@@ -221,6 +221,28 @@ TEST(Transformer, PredictValidatesRequests) {
 // An independent float64 NumPy forward of the same architecture, reading the saved
 // checkpoint: checks the weight layout (fused QKV rows, GQA grouping), interleaved
 // RoPE, the tanh GELU, pre-norm residuals and the head, end to end.
+// rotary_dims: −1 (the default, the whole head) and even values up to D are valid and
+// survive config.json; anything else is refused with the reason.
+TEST(ModelConfigRotary, ValidatesAndRoundTrips) {
+  ModelConfig c = SmallConfig();  // D = 8
+  EXPECT_TRUE(c.Validate().ok()) << c.Validate();
+  EXPECT_EQ(c.rotated_dims(), 8);
+  for (int r : {-1, 0, 2, 8}) {
+    c.rotary_dims = r;
+    ASSERT_TRUE(c.Validate().ok()) << r;
+    auto back = ModelConfig::FromJson(c.ToJson());
+    ASSERT_TRUE(back.ok()) << back.status();
+    EXPECT_EQ(back->rotary_dims, r);
+  }
+  EXPECT_EQ(ModelConfig::FromJson(R"({"width": 32, "heads": 4, "kv_heads": 2})")->rotary_dims, -1);
+  for (int r : {-2, 3, 10}) {
+    c.rotary_dims = r;
+    const absl::Status s = c.Validate();
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << r;
+    EXPECT_NE(s.message().find("rotary_dims"), std::string::npos) << s;
+  }
+}
+
 // Partial rotary (config.rotary_dims) is the same forward with the tail dims unrotated.
 class NumpyForward : public ::testing::TestWithParam<int> {};
 
