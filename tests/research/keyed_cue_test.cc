@@ -61,7 +61,7 @@ TEST(KeyedCue, EachEventPlantsKeySignAndOneJump) {
     ASSERT_GE(e.key, 0);
     ASSERT_LT(e.key, c.keys);
     EXPECT_EQ(e.drift_sign, e.cue_sign);
-    const double want = KeySpreadRatio(e.key);
+    const double want = KeySpreadRatio(e.key, c.key_spread_step);
     EXPECT_NEAR(SpreadRatio(*d, e.cue_step, c.base.steps_per_day), want, 1e-6);
     EXPECT_NEAR(SpreadRatio(*d, e.call_step, c.base.steps_per_day), want, 1e-6);
     const SessionGrid& g = d->days[e.cue_step / c.base.steps_per_day];
@@ -135,6 +135,21 @@ TEST(KeyedCue, DeterministicFromTheSeed) {
   }
   EXPECT_EQ(a->days[0].bid, b->days[0].bid);
   EXPECT_NE(a->days[0].bid, c->days[0].bid);
+}
+
+// A wider key step spaces the spread levels apart: r(κ) = 2 + step·κ at cue and go.
+TEST(KeyedCue, KeySpreadStepSetsTheLevels) {
+  KeyedCueConfig c = SmallConfig();
+  c.key_spread_step = 1.5;
+  auto d = GenerateKeyedCue(c);
+  ASSERT_TRUE(d.ok()) << d.status();
+  ASSERT_FALSE(d->events.empty());
+  for (const PlantedEvent& e : d->events) {
+    EXPECT_NEAR(SpreadRatio(*d, e.cue_step, c.base.steps_per_day), 2.0 + 1.5 * e.key, 1e-6);
+    EXPECT_NEAR(SpreadRatio(*d, e.call_step, c.base.steps_per_day), 2.0 + 1.5 * e.key, 1e-6);
+  }
+  c.key_spread_step = 0;
+  EXPECT_EQ(GenerateKeyedCue(c).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
 TEST(KeyedCue, RefusesWhatCannotFit) {

@@ -51,6 +51,7 @@ struct SyntheticDataConfig {
   // event within key_window steps (0: the longest context of the sweep)
   int keys = 16;
   int64_t key_window = 0;
+  double key_spread_step = 0.5;  // key κ's spread is (2 + step·κ)× the normal spread
   // regime_switching (train/synthetic/regime.h); sigma_bps is its σ as well
   double flip_prob = 1.0 / 4000.0;
   double mu_over_sigma = 0.02;

@@ -41,7 +41,7 @@ absl::StatusOr<SweepData> Planted(const SweepConfig& c) {
   p.cross_day = s.cross_day;
   p.null_twin = s.null_twin();
   p.seed = s.seed;
-  KeyedCueConfig keyed{p, s.events_per_day, s.keys, s.key_window};
+  KeyedCueConfig keyed{p, s.events_per_day, s.keys, s.key_window, s.key_spread_step};
   if (keyed.key_window == 0) {  // every arm's window: the longest context
     keyed.key_window = *std::max_element(c.contexts.begin(), c.contexts.end());
   }
@@ -56,7 +56,9 @@ absl::StatusOr<SweepData> Planted(const SweepConfig& c) {
   out.description = absl::StrCat(
       p.null_twin ? "planted cue, NULL TWIN (drift sign independent of the cue)" : "planted cue",
       s.keyed() ? absl::StrCat(" with keys (the go marker and its cue share one of ", s.keys,
-                               " spread levels, unique within ", keyed.key_window,
+                               " spread levels ", KeySpreadRatio(0, s.key_spread_step), "×, ",
+                               KeySpreadRatio(1, s.key_spread_step), "×, ..., unique within ",
+                               keyed.key_window,
                                " steps; the sign is the cue's flow; the move is one jump of b·k)")
       : s.go()     ? " with a go marker (a spread widening at the call step; the sign is the "
                      "cue burst's)"

@@ -38,14 +38,15 @@ bool KeyClash(const std::vector<KeyUse>& uses, int64_t cue, int64_t go, int64_t 
 
 }  // namespace
 
-double KeySpreadRatio(int key) { return 2.0 + 0.5 * key; }
+double KeySpreadRatio(int key, double step) { return 2.0 + step * key; }
 
 absl::StatusOr<PlantedCueData> GenerateKeyedCue(const KeyedCueConfig& kc) {
   const PlantedCueConfig& c = kc.base;
   if (c.steps_per_day < 1 || c.num_days < 1 || c.horizon < 1 || c.events_per_lag_per_day < 0 ||
-      !(c.sigma_bps >= 0) || !(c.spread_bps > 0) || c.lags.empty() || kc.keys < 1) {
+      !(c.sigma_bps >= 0) || !(c.spread_bps > 0) || c.lags.empty() || kc.keys < 1 ||
+      !(kc.key_spread_step > 0)) {
     return absl::InvalidArgumentError(
-        "keyed cue: need positive days, steps, horizon, spread and keys");
+        "keyed cue: need positive days, steps, horizon, spread, keys and key spread step");
   }
   std::vector<int64_t> count = kc.events_per_family;
   if (count.empty()) count.assign(c.lags.size(), c.events_per_lag_per_day);
@@ -119,7 +120,7 @@ absl::StatusOr<PlantedCueData> GenerateKeyedCue(const KeyedCueConfig& kc) {
           ev.key = key;
           ev.cue_sign = rng.Sign();
           ev.drift_sign = c.null_twin ? twin.Sign() : ev.cue_sign;
-          const double spread = KeySpreadRatio(key) * c.spread_bps;
+          const double spread = KeySpreadRatio(key, kc.key_spread_step) * c.spread_bps;
           s.spread_bps[cue] = spread;
           s.spread_bps[go] = spread;
           s.flow[cue] = ev.cue_sign * c.motif_amplitude;

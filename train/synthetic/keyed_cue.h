@@ -4,7 +4,8 @@
 //     cue   spread[c] = r(κ)·spread,  flow[c] = δ·A     the key, and the sign
 //     go    spread[g] = r(κ)·spread,  g = c + L_f − 1   the same key, no sign
 //     move  return[g+1] += δ'·b·k                       one jump after the go
-//   r(κ) = 2 + κ/2 (2, 2.5, ..., in units of the normal spread); δ' = δ, or for the
+//   r(κ) = 2 + s·κ (s = key_spread_step, 0.5 by default: 2, 2.5, ..., in units of the
+//   normal spread; a wider step makes keys easier to tell apart); δ' = δ, or for the
 //   null twin an independent fair coin (the same cues, keys, go markers and moves).
 // Why keys: the go-marker generator (train/sweep/go_cue.h) names only the lag
 // family, so a model must find the cue by counting exactly L − 1 steps back among
@@ -40,10 +41,11 @@ struct KeyedCueConfig {
   std::vector<int64_t> events_per_family;  // per day; empty: base.events_per_lag_per_day each
   int keys = 16;                           // K
   int64_t key_window = 0;                  // W; 0: the longest lag
+  double key_spread_step = 0.5;            // s in r(κ) = 2 + s·κ
 };
 
-// The spread ratio that carries key κ (exposed for tests and the report).
-double KeySpreadRatio(int key);
+// The spread ratio r(κ) = 2 + step·κ that carries key κ (exposed for tests and the report).
+double KeySpreadRatio(int key, double step = 0.5);
 
 // InvalidArgument for impossible configurations (a lag that leaves no room for the
 // go's label in a day, K < 1, reservations that cannot fit a day); ResourceExhausted when random
