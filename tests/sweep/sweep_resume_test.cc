@@ -194,6 +194,55 @@ TEST(SweepResume, EarlyStoppingResumesExactly) {
   }
 }
 
+// The context curriculum and the early-stopping floor: the same early-stopping
+// config as above, but no stop before step 12 of the first fold (and the curriculum's
+// 10 warmup steps), resumed exactly through a cancel.
+TEST(SweepResume, CurriculumAndStoppingFloorResumeExactly) {
+  const SweepConfig c = Tiny({{"first_fold_epochs", 30},
+                              {"epochs_per_fold", 1},
+                              {"checkpoint_every_steps", 3},
+                              {"validation_days", 1},
+                              {"validate_every_steps", 2},
+                              {"validation_batches", 2},
+                              {"patience", 2},
+                              {"early_stop_min_steps", 12},
+                              {"context_warmup_steps", 10},
+                              {"context_warmup_start", 2}});
+  auto straight = SweepEngine::Run(c, Options(Dir("floor_straight")), {});
+  ASSERT_TRUE(straight.ok()) << straight.status();
+  for (const ArmResult& a : straight->arms) {
+    if (a.stop_reason.empty()) continue;
+    // "fold 0 early stop: ... (S of P steps)": S ≥ the floor.
+    const size_t at = a.stop_reason.rfind('(');
+    ASSERT_NE(at, std::string::npos) << a.stop_reason;
+    EXPECT_GE(std::stoll(a.stop_reason.substr(at + 1)), 12) << a.stop_reason;
+  }
+  const std::string dir = Dir("floor_cancelled");
+  std::atomic<bool> cancel{false};
+  SweepHooks hooks;
+  hooks.cancel = &cancel;
+  hooks.on_progress = [&](const SweepEvent& e) {
+    if (e.arm.arm_index == 0 && e.arm.step >= 5) cancel = true;
+  };
+  auto partial = SweepEngine::Run(c, Options(dir), hooks);
+  ASSERT_TRUE(partial.ok()) << partial.status();
+  auto resumed = SweepEngine::Run(c, Options(dir), {});
+  ASSERT_TRUE(resumed.ok()) << resumed.status();
+  ExpectSameResults(*straight, *resumed);
+  // The curriculum changes what the first fold trains on.
+  const SweepConfig plain = Tiny({{"first_fold_epochs", 30},
+                                  {"epochs_per_fold", 1},
+                                  {"checkpoint_every_steps", 3},
+                                  {"validation_days", 1},
+                                  {"validate_every_steps", 2},
+                                  {"validation_batches", 2},
+                                  {"patience", 2},
+                                  {"early_stop_min_steps", 12}});
+  auto without = SweepEngine::Run(plain, Options(Dir("floor_plain")), {});
+  ASSERT_TRUE(without.ok()) << without.status();
+  EXPECT_NE(straight->arms[0].loss_curve.front().loss, without->arms[0].loss_curve.front().loss);
+}
+
 // The time budget stops every fold after its minimum steps once the arm has trained
 // that long; the arm still scores every test day.
 TEST(SweepResume, TimeBudgetStopsEachFoldAtItsMinimum) {

@@ -172,6 +172,7 @@ std::string Arm::StopReason(int64_t fold_step, bool validating) const {
   }
   const std::vector<LossPoint>& v = r_.validation_curve;
   if (!validating || v.empty()) return "";
+  if (fold_step < std::max(t.early_stop_min_steps, t.context_warmup_steps)) return "";
   size_t best = 0;
   for (size_t i = 1; i < v.size(); ++i) best = v[i].loss < v[best].loss ? i : best;
   if (static_cast<int64_t>(v.size() - 1 - best) >= t.patience) {
@@ -234,7 +235,12 @@ absl::Status Arm::TrainFold(int fold, const FoldLabels& labels, bool* cancelled)
                                     " (", fold_step, " of ", fp.steps, " steps)");
       break;
     }
-    sampler.Batch(in_.seed, fold, fold_step, plan_.batch, &ticks, &y);
+    // The context curriculum applies to the first fold only (later folds fine-tune).
+    const int64_t visible =
+        fold == 0 ? VisibleContext(plan_.context, tc.context_warmup_start,
+                                   tc.context_warmup_steps, fold_step)
+                  : plan_.context;
+    sampler.Batch(in_.seed, fold, fold_step, plan_.batch, &ticks, &y, visible);
     ASSIGN_OR_RETURN(StepStats s, dp_ != nullptr
                                       ? dp_->TrainStep(ticks, y, plan_.batch, plan_.context)
                                       : trainer_->TrainStep(ticks, y, plan_.batch, plan_.context));

@@ -118,6 +118,9 @@ void ReadTraining(JsonFields f, SweepTrainingConfig* t) {
   f.Int("validate_every_steps", int64_t{1}, int64_t{1} << 30, &t->validate_every_steps);
   f.Int("validation_batches", 1, 1024, &t->validation_batches);
   f.Int("patience", 1, 1 << 20, &t->patience);
+  f.Int("early_stop_min_steps", int64_t{0}, int64_t{1} << 30, &t->early_stop_min_steps);
+  f.Int("context_warmup_steps", int64_t{0}, int64_t{1} << 30, &t->context_warmup_steps);
+  f.Int("context_warmup_start", int64_t{1}, kMaxContext, &t->context_warmup_start);
   f.Double("max_train_seconds", 0, 1e7, &t->max_train_seconds);
   f.Finish();
   if (t->max_steps_per_fold > 0 && t->max_steps_per_fold < t->min_steps_per_fold) {
@@ -439,6 +442,9 @@ std::string SweepConfigToJson(const SweepConfig& c, int indent) {
         {"validate_every_steps", c.training.validate_every_steps},
         {"validation_batches", c.training.validation_batches},
         {"patience", c.training.patience},
+        {"early_stop_min_steps", c.training.early_stop_min_steps},
+        {"context_warmup_steps", c.training.context_warmup_steps},
+        {"context_warmup_start", c.training.context_warmup_start},
         {"max_train_seconds", c.training.max_train_seconds}}},
       {"data", data},
       {"labels", {{"horizon", c.horizon}, {"alpha_bps", c.label_alpha_bps}}},

@@ -124,6 +124,16 @@ struct SweepTrainingConfig {
   int64_t validate_every_steps = 50;
   int validation_batches = 4;
   int patience = 8;
+  // Early stopping does not end the first fold before this many of its steps (nor
+  // before its context warmup ends): on rare-event data the validation loss is flat
+  // until a family of events is learned, so patience alone stops too early.
+  int64_t early_stop_min_steps = 0;
+  // Context curriculum of the first fold (window_sampler.h, VisibleContext): its
+  // windows show only the last c(s) steps, growing from context_warmup_start to N over
+  // context_warmup_steps steps. 0 steps: full windows from the start. Validation and
+  // test windows are always full.
+  int64_t context_warmup_steps = 0;
+  int64_t context_warmup_start = 1024;
   // Wall-clock budget of an arm's training, seconds (0: none): a fold stops once the
   // arm has trained this long, after at least min_steps_per_fold of its steps.
   double max_train_seconds = 0;
