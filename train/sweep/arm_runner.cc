@@ -235,15 +235,15 @@ absl::Status Arm::TrainFold(int fold, const FoldLabels& labels, bool* cancelled)
                                     " (", fold_step, " of ", fp.steps, " steps)");
       break;
     }
-    // The context curriculum applies to the first fold only (later folds fine-tune).
-    const int64_t visible =
-        fold == 0 ? VisibleContext(plan_.context, tc.context_warmup_start,
-                                   tc.context_warmup_steps, fold_step)
-                  : plan_.context;
-    sampler.Batch(in_.seed, fold, fold_step, plan_.batch, &ticks, &y, visible);
-    ASSIGN_OR_RETURN(StepStats s, dp_ != nullptr
-                                      ? dp_->TrainStep(ticks, y, plan_.batch, plan_.context)
-                                      : trainer_->TrainStep(ticks, y, plan_.batch, plan_.context));
+    // The context curriculum applies to the first fold only (later folds fine-tune):
+    // shorter windows, more of them, the same tokens per step.
+    const int64_t window = fold == 0 ? CurriculumWindow(plan_.context, tc.context_warmup_start,
+                                                        tc.context_warmup_steps, fold_step)
+                                     : plan_.context;
+    const int64_t batch = plan_.batch * (plan_.context / window);
+    sampler.Batch(in_.seed, fold, fold_step, batch, &ticks, &y, window);
+    ASSIGN_OR_RETURN(StepStats s, dp_ != nullptr ? dp_->TrainStep(ticks, y, batch, window)
+                                                 : trainer_->TrainStep(ticks, y, batch, window));
     r_.step = GlobalStep();
     r_.loss = s.loss;
     r_.train_seconds += s.step_seconds;

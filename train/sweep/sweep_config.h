@@ -128,10 +128,10 @@ struct SweepTrainingConfig {
   // before its context warmup ends): on rare-event data the validation loss is flat
   // until a family of events is learned, so patience alone stops too early.
   int64_t early_stop_min_steps = 0;
-  // Context curriculum of the first fold (window_sampler.h, VisibleContext): its
-  // windows show only the last c(s) steps, growing from context_warmup_start to N over
-  // context_warmup_steps steps. 0 steps: full windows from the start. Validation and
-  // test windows are always full.
+  // Context curriculum of the first fold (window_sampler.h, CurriculumWindow): its
+  // windows are shorter (and more of them, the same tokens a step), growing from
+  // context_warmup_start to N over context_warmup_steps steps. 0 steps: N from the
+  // start. Validation and test windows are always N long.
   int64_t context_warmup_steps = 0;
   int64_t context_warmup_start = 1024;
   // Wall-clock budget of an arm's training, seconds (0: none): a fold stops once the

@@ -21,13 +21,15 @@ uint64_t Mix(uint64_t h, uint64_t v) {
 
 }  // namespace
 
-int64_t VisibleContext(int64_t n, int64_t start, int64_t warmup, int64_t step) {
+int64_t CurriculumWindow(int64_t n, int64_t start, int64_t warmup, int64_t step) {
   if (warmup <= 0 || start >= n || step >= warmup) return n;
   start = std::max<int64_t>(1, start);
   const double frac = static_cast<double>(std::max<int64_t>(0, step)) / static_cast<double>(warmup);
-  const double c = static_cast<double>(start) *
+  const double g = static_cast<double>(start) *
                    std::pow(static_cast<double>(n) / static_cast<double>(start), frac);
-  return std::clamp<int64_t>(std::llround(c), start, n);
+  int64_t w = n;
+  while (w % 2 == 0 && static_cast<double>(w / 2) >= g) w /= 2;
+  return w;
 }
 
 WindowSampler::WindowSampler(const std::vector<float>* features, int num_features,
@@ -58,17 +60,17 @@ int64_t WindowSampler::GlobalOfSample(int64_t i) const {
 
 void WindowSampler::Batch(uint64_t seed, int fold_index, int64_t fold_step, int64_t batch,
                           std::vector<float>* ticks, std::vector<int32_t>* labels,
-                          int64_t visible) const {
-  const int64_t n = context_, f = num_features_;
-  const int64_t hidden = visible > 0 && visible < n ? n - visible : 0;  // leading rows left 0
+                          int64_t window) const {
+  const int64_t f = num_features_;
+  const int64_t n = window > 0 && window < context_ ? window : context_;
   ticks->assign(static_cast<size_t>(batch * n * f), 0.0f);
   labels->assign(static_cast<size_t>(batch * n), -1);
-  Rng rng(Mix(Mix(Mix(seed, static_cast<uint64_t>(n)), static_cast<uint64_t>(fold_index)),
+  Rng rng(Mix(Mix(Mix(seed, static_cast<uint64_t>(context_)), static_cast<uint64_t>(fold_index)),
               static_cast<uint64_t>(fold_step)));
   for (int64_t b = 0; b < batch; ++b) {
     const int64_t end = GlobalOfSample(static_cast<int64_t>(rng.Below(total_)));
     const int64_t start = end - n + 1;  // may be < 0: zero rows, no labels
-    for (int64_t i = std::max<int64_t>(hidden, -start); i < n; ++i) {
+    for (int64_t i = std::max<int64_t>(0, -start); i < n; ++i) {
       const int64_t g = start + i;
       std::copy(features_->begin() + g * f, features_->begin() + (g + 1) * f,
                 ticks->begin() + (b * n + i) * f);

@@ -16,12 +16,14 @@
 namespace flashtick {
 
 // The context curriculum of a first fold (sweep_config.h, context_warmup_steps): the
-// visible context grows geometrically from `start` to N over `warmup` steps,
-//   c(s) = round(start · (N / start)^(s / warmup)),  c(s) = N for s ≥ warmup,
-// so the go step of a keyed event first learns its key match among the few cues of a
+// window grows from `start` to N over `warmup` steps, following
+//   g(s) = start · (N / start)^(s / warmup)
+// in halvings of N: the window is the shortest N / 2^j (an integer) that is ≥ g(s),
+// so it divides N, the batch B·N / window stays whole and the tokens per step stay
+// B·N. The go step of a keyed event first learns its key match among the few cues of a
 // short window, then keeps it as the window fills with more (docs/sweeps/keyed.md).
-// warmup = 0 or start ≥ N: N throughout.
-int64_t VisibleContext(int64_t n, int64_t start, int64_t warmup, int64_t step);
+// warmup = 0, start ≥ N or s ≥ warmup: N.
+int64_t CurriculumWindow(int64_t n, int64_t start, int64_t warmup, int64_t step);
 
 class WindowSampler {
  public:
@@ -35,12 +37,13 @@ class WindowSampler {
   int64_t train_samples() const { return total_; }
 
   // Fills ticks [B, N, F] and labels [B, N] for step `fold_step` of fold `fold_index`.
-  // visible ∈ [1, N] (0: N) keeps only the last `visible` rows of each window, the
-  // rows before them zero and unlabelled, as if the window started later: the
-  // context curriculum (VisibleContext). The draws do not depend on it.
+  // window ∈ [1, N] (0: N): windows of that many steps instead of N, ending at the
+  // same drawn samples (ticks [B, window, F]): the context curriculum
+  // (CurriculumWindow). Shorter windows, not zero-padded long ones: padding rows
+  // would still be keys every query attends to.
   void Batch(uint64_t seed, int fold_index, int64_t fold_step, int64_t batch,
              std::vector<float>* ticks, std::vector<int32_t>* labels,
-             int64_t visible = 0) const;
+             int64_t window = 0) const;
 
  private:
   int64_t GlobalOfSample(int64_t i) const;  // i-th training sample → global step
