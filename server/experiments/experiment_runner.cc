@@ -290,6 +290,7 @@ void ExperimentRunner::RunOne(const std::string& id) {
   auto record = store_->Get(id);
   if (!record.ok() || IsTerminal(record->state)) return;
   auto run = std::make_shared<Running>();
+  if (options_.before_register) options_.before_register(id);
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (stopping_) return;
