@@ -84,14 +84,15 @@ int EffectiveMaxConnections(int requested, uint64_t open_file_limit) {
 }
 
 absl::StatusOr<std::unique_ptr<ConnectionGate>> ConnectionGate::Install(int port,
-                                                                        int max_connections) {
+                                                                        int max_connections,
+                                                                        RefusalFn on_refused) {
   if (RealAccept4() == nullptr) return absl::InternalError("accept4 not found in libc");
   std::vector<int> listeners = ListeningSocketsOnPort(port);
   if (listeners.empty()) {
     return absl::FailedPreconditionError(
         absl::StrCat("no listening TCP socket on port ", port, " to cap connections on"));
   }
-  std::unique_ptr<ConnectionGate> gate(new ConnectionGate(std::move(listeners), max_connections));
+  std::unique_ptr<ConnectionGate> gate(new ConnectionGate(std::move(listeners), max_connections, std::move(on_refused)));
   std::lock_guard<std::mutex> lock(RegistryMutex());
   // A listener of a server that is gone may have left its descriptor number to
   // this one: the newest gate owns it.
@@ -105,8 +106,11 @@ absl::StatusOr<std::unique_ptr<ConnectionGate>> ConnectionGate::Install(int port
   return gate;
 }
 
-ConnectionGate::ConnectionGate(std::vector<int> listeners, int max_connections)
-    : listeners_(std::move(listeners)), max_connections_(max_connections) {
+ConnectionGate::ConnectionGate(std::vector<int> listeners, int max_connections,
+                               RefusalFn on_refused)
+    : listeners_(std::move(listeners)),
+      max_connections_(max_connections),
+      on_refused_(std::move(on_refused)) {
   reserve_fd_ = open("/dev/null", O_RDONLY | O_CLOEXEC);
 }
 
@@ -184,9 +188,14 @@ int ConnectionGate::Admit(int listener, sockaddr* addr, socklen_t* len, int flag
         }
         reserve_fd_ = open("/dev/null", O_RDONLY | O_CLOEXEC);
       }
-      if (++refused_no_descriptors_ % 1000 == 1) {
-        LogWarning(absl::StrCat("gRPC port out of file descriptors (", saved == EMFILE ? "EMFILE" : "ENFILE",
-                                "): ", refused_no_descriptors_,
+      if (shed) {
+        ++refused_no_descriptors_;
+        if (on_refused_) on_refused_("descriptors");
+      }
+      if (descriptor_errors_++ % 1000 == 0) {
+        LogWarning(absl::StrCat("gRPC port out of file descriptors (",
+                                saved == EMFILE ? "EMFILE" : "ENFILE", "): ",
+                                refused_no_descriptors_,
                                 " connection(s) closed at accept so far; raise the open-file "
                                 "limit or lower --max-connections"));
       }
@@ -198,6 +207,7 @@ int ConnectionGate::Admit(int listener, sockaddr* addr, socklen_t* len, int flag
       if (static_cast<int>(tracked_.size()) >= max_connections_) Prune();
       if (static_cast<int>(tracked_.size()) >= max_connections_) {
         close(fd);
+        if (on_refused_) on_refused_("max_connections");
         if (++refused_at_cap_ % 1000 == 1) {
           LogWarning(absl::StrCat("gRPC port at --max-connections ", max_connections_, ": ",
                                   refused_at_cap_, " connection(s) closed at accept so far"));

@@ -23,7 +23,9 @@
 #include <sys/socket.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -35,7 +37,11 @@ class ConnectionGate {
   // Gates every listening TCP socket of this process bound to `port` (gRPC may
   // bind one per address family). max_connections 0: no cap, only the descriptor
   // guard. FAILED_PRECONDITION when no such listener exists (e.g. a unix socket).
-  static absl::StatusOr<std::unique_ptr<ConnectionGate>> Install(int port, int max_connections);
+  // `on_refused` (may be empty) is told each refusal's reason ("max_connections" or
+  // "descriptors"); it runs on gRPC's accepting thread under the gate's lock.
+  using RefusalFn = std::function<void(const std::string& reason)>;
+  static absl::StatusOr<std::unique_ptr<ConnectionGate>> Install(int port, int max_connections,
+                                                                 RefusalFn on_refused = {});
   ~ConnectionGate();  // stops gating (call before the listener closes)
   ConnectionGate(const ConnectionGate&) = delete;
   ConnectionGate& operator=(const ConnectionGate&) = delete;
@@ -51,7 +57,7 @@ class ConnectionGate {
   static int Accept4(int fd, sockaddr* addr, socklen_t* len, int flags);
 
  private:
-  ConnectionGate(std::vector<int> listeners, int max_connections);
+  ConnectionGate(std::vector<int> listeners, int max_connections, RefusalFn on_refused);
   struct Tracked {
     int fd;
     uint64_t dev;
@@ -63,10 +69,12 @@ class ConnectionGate {
 
   std::vector<int> listeners_;
   const int max_connections_;
+  const RefusalFn on_refused_;
   int reserve_fd_ = -1;  // /dev/null, given up for a moment to shed a connection
   std::vector<Tracked> tracked_;
   int64_t refused_at_cap_ = 0;
   int64_t refused_no_descriptors_ = 0;
+  int64_t descriptor_errors_ = 0;  // EMFILE/ENFILE seen (logged every 1,000th)
 };
 
 // The cap actually applied for a --max-connections value: it also leaves a quarter

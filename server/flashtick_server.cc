@@ -200,7 +200,10 @@ absl::Status FlashtickServer::StartGrpc() {
   // The connection cap, on the listener gRPC just opened (connection_gate.h):
   // gRPC 1.51 has no cap of its own and stops listening at EMFILE.
   const int cap = EffectiveMaxConnections(options_.max_connections, OpenFileLimit());
-  auto gate = ConnectionGate::Install(grpc_port_, cap);
+  Metrics* metrics = metrics_.get();
+  auto gate = ConnectionGate::Install(grpc_port_, cap, [metrics](const std::string& reason) {
+    metrics->RecordConnectionRefused(reason);
+  });
   if (gate.ok()) {
     connection_gate_ = std::move(*gate);
     LogInfo(cap > 0 ? absl::StrCat("at most ", cap, " connections on the gRPC port",
