@@ -439,9 +439,11 @@ TEST_F(RunnerRobustnessTest, ACancelBetweenThePopAndTheRunningListIsNotLost) {
     std::lock_guard<std::mutex> lock(mu);
     EXPECT_TRUE(cancel_status.ok()) << cancel_status;
   }
-  EXPECT_EQ(r.state, ExpState::kCancelled) << ExpStateName(r.state) << ": " << r.message;
+  EXPECT_EQ(r.state, ExpState::kCancelled) << ExpStateName(r.state) << ": " << r.error;
   EXPECT_LE(runs.load(), 1);
-  if (runs.load() == 1) EXPECT_TRUE(sweep_saw_cancel.load());
+  if (runs.load() == 1) {
+    EXPECT_TRUE(sweep_saw_cancel.load());
+  }
 }
 
 int FreeLoopbackPort() {

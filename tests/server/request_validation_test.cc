@@ -109,8 +109,9 @@ TEST(RequestValidation, TheTensorIsMovedOutOfTheRequestNotCopied) {
   EXPECT_EQ(from_typed->ticks().data(), typed_buffer);
   EXPECT_EQ(typed.inputs(0).contents().fp32_contents_size(), 0);
   EXPECT_EQ(AsVector(from_typed->ticks()), data);
-  prepared.input = std::move(from_typed).value();
-  const int64_t typed_queued = InferenceCore::QueuedBytes(prepared, typed);
+  InferenceCore::Prepared typed_prepared;
+  typed_prepared.input = std::move(from_typed).value();
+  const int64_t typed_queued = InferenceCore::QueuedBytes(typed_prepared, typed);
   EXPECT_GE(typed_queued, tensor_bytes);
   EXPECT_LT(typed_queued, tensor_bytes + 4096) << "the tensor is counted more than once";
 }
