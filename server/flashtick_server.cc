@@ -56,11 +56,11 @@ absl::StatusOr<std::unique_ptr<FlashtickServer>> FlashtickServer::Start(
 }
 
 absl::StatusOr<std::unique_ptr<FlashtickServer>> FlashtickServer::Start(
-    const ServerOptions& options, SweepRunFn run_sweep) {
+    const ServerOptions& options, ExperimentSeams seams) {
   RETURN_IF_ERROR(options.Validate());
   RaiseOpenFileLimit();
   std::unique_ptr<FlashtickServer> server(new FlashtickServer(options));
-  server->run_sweep_ = std::move(run_sweep);
+  server->seams_ = std::move(seams);
   // TLS files and tokens first: a bad path fails before anything starts.
   std::shared_ptr<const TokenSet> tokens;
   ASSIGN_OR_RETURN(server->credentials_, BuildServerCredentials(options, &tokens));
@@ -135,7 +135,9 @@ absl::Status FlashtickServer::StartExperiments() {
   runner.python = options_.report_python;
   runner.plot_script = options_.plot_script.empty() ? DefaultPlotScript() : options_.plot_script;
   runner.max_resume_attempts = options_.max_resume_attempts;
-  runner.run_sweep = run_sweep_;
+  runner.run_sweep = seams_.run_sweep;
+  runner.before_register = seams_.before_register;
+  runner.on_start = seams_.on_start;
   experiment_runner_ = std::make_unique<ExperimentRunner>(
       experiment_store_.get(), progress_hub_.get(), metrics_.get(), runner);
   ExperimentLimits limits;

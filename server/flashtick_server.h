@@ -39,11 +39,16 @@ namespace flashtick {
 class FlashtickServer {
  public:
   static absl::StatusOr<std::unique_ptr<FlashtickServer>> Start(const ServerOptions& options);
-  // The same with the sweep replaced (tests of the experiment lifecycle; empty:
-  // SweepEngine::Run).
-  using SweepRunFn = decltype(RunnerOptions::run_sweep);
+  // Test seams of the experiment runner (RunnerOptions): the sweep replaced (empty:
+  // SweepEngine::Run), a call when the runner starts, and one between a worker's
+  // pop and its running list.
+  struct ExperimentSeams {
+    decltype(RunnerOptions::run_sweep) run_sweep;
+    decltype(RunnerOptions::on_start) on_start;
+    decltype(RunnerOptions::before_register) before_register;
+  };
   static absl::StatusOr<std::unique_ptr<FlashtickServer>> Start(const ServerOptions& options,
-                                                               SweepRunFn run_sweep);
+                                                               ExperimentSeams seams);
   ~FlashtickServer();
 
   // Idempotent and thread-safe.
@@ -62,7 +67,7 @@ class FlashtickServer {
   absl::Status StartExperiments();
 
   ServerOptions options_;
-  SweepRunFn run_sweep_;  // empty: the real sweep engine
+  ExperimentSeams seams_;  // empty: the real sweep engine
   std::unique_ptr<Backend> backend_;
   std::unique_ptr<ModelRepository> repository_;
   std::unique_ptr<Metrics> metrics_;

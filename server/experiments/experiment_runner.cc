@@ -108,6 +108,7 @@ ExperimentRunner::ExperimentRunner(ExperimentStore* store, ProgressHub* hub, Met
 ExperimentRunner::~ExperimentRunner() { Shutdown(); }
 
 absl::Status ExperimentRunner::Start() {
+  if (options_.on_start) options_.on_start();
   auto unfinished = store_->Unfinished();
   if (!unfinished.ok()) return unfinished.status();
   {

@@ -483,8 +483,10 @@ TEST(ResumeOrder, GrpcServesBeforeAnyExperimentResumes) {
   std::atomic<bool> asked{false}, serving{false};
   std::mutex mu;
   std::string answer = "never asked";
-  auto run_sweep = [&](const SweepConfig& config, const SweepEngineOptions&,
-                       const SweepHooks&) -> absl::StatusOr<SweepOutcome> {
+  FlashtickServer::ExperimentSeams seams;
+  // Asked when the runner starts, on the thread that starts the server, before it
+  // requeues the interrupted experiment or starts a worker: resumes come only after.
+  seams.on_start = [&] {
     auto stub = grpc::health::v1::Health::NewStub(grpc::CreateChannel(
         "127.0.0.1:" + std::to_string(port), grpc::InsecureChannelCredentials()));
     grpc::ClientContext ctx;  // no wait_for_ready: a port not yet listening fails at once
@@ -499,6 +501,11 @@ TEST(ResumeOrder, GrpcServesBeforeAnyExperimentResumes) {
     }
     serving = status.ok() && response.status() == grpc::health::v1::HealthCheckResponse::SERVING;
     asked = true;
+  };
+  std::atomic<bool> resumed{false};
+  seams.run_sweep = [&](const SweepConfig& config, const SweepEngineOptions&,
+                        const SweepHooks&) -> absl::StatusOr<SweepOutcome> {
+    resumed = true;
     SweepOutcome outcome;
     outcome.config = config;
     outcome.verdict_error = "test sweep";
@@ -514,14 +521,15 @@ TEST(ResumeOrder, GrpcServesBeforeAnyExperimentResumes) {
   o.report_python = "";
   o.shutdown_grace_seconds = 1;
   o.experiment_memory_mb = 2048;
-  auto server = FlashtickServer::Start(o, run_sweep);
+  auto server = FlashtickServer::Start(o, seams);
   ASSERT_TRUE(server.ok()) << server.status();
   const auto end = Clock::now() + std::chrono::seconds(20);
-  while (!asked.load() && Clock::now() < end) {
+  while (!resumed.load() && Clock::now() < end) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   (*server)->Shutdown();
-  ASSERT_TRUE(asked.load()) << "the interrupted experiment was not resumed";
+  ASSERT_TRUE(asked.load()) << "the experiment runner never started";
+  EXPECT_TRUE(resumed.load()) << "the interrupted experiment was not resumed";
   std::lock_guard<std::mutex> lock(mu);
   EXPECT_TRUE(serving.load()) << "health answered " << answer << " when the resume began";
 }
