@@ -97,7 +97,8 @@ void AddServerFlags(CLI::App* app, ServerOptions* o) {
       ->capture_default_str();
   app->add_option("--max-connections", o->max_connections,
                   "TCP connections the gRPC port holds at once; more are closed at accept "
-                  "(0: no cap; lowered to leave a quarter of the open-file limit free)")
+                  "(0: no cap; lowered so that a quarter of the open-file limit, at most 256 "
+                  "descriptors, stays free)")
       ->capture_default_str();
   app->add_option("--data-root", o->data_root,
                   "directory sweeps may read CSV data from (data.csv.paths resolve inside it; "

@@ -157,6 +157,18 @@ TEST_F(ConnectionLimitsTest, ConnectionsPastTheCapAreClosedAndTheServerServesAft
   EXPECT_TRUE(HealthOk());
 }
 
+TEST(ConnectionCap, LeavesAQuarterOfTheOpenFileLimitAtMost256Free) {
+  EXPECT_EQ(EffectiveMaxConnections(4096, uint64_t{1} << 20), 4096);
+  EXPECT_EQ(EffectiveMaxConnections(4096, 1024), 1024 - 256);
+  EXPECT_EQ(EffectiveMaxConnections(4096, 100), 75);
+  EXPECT_EQ(EffectiveMaxConnections(0, 1024), 0);  // no cap
+  ServerOptions o;
+  o.max_connections = -1;
+  const absl::Status bad = o.Validate();
+  EXPECT_EQ(bad.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(bad.message().find("--max-connections"), absl::string_view::npos) << bad;
+}
+
 TEST_F(ConnectionLimitsTest, TheListenerSurvivesRunningOutOfDescriptors) {
   StartServer(/*handshake_timeout=*/30);
   ASSERT_NE(server_->connection_gate(), nullptr);
