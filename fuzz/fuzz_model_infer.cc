@@ -25,16 +25,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   limits.max_steps = 1 + ((data[0] >> 3) & 31) * 8;
   inference::ModelInferRequest request;
   if (!request.ParseFromArray(data + 1, static_cast<int>(size - 1))) return 0;
-  absl::StatusOr<flashtick::ValidatedInfer> v = flashtick::ValidateModelInfer(request, limits);
+  // The server's path: the tensor is moved out of the request.
+  absl::StatusOr<flashtick::ValidatedInfer> v = flashtick::ValidateModelInfer(&request, limits);
   if (!v.ok()) {
     if (v.status().message().empty()) abort();  // every refusal must say why
     return 0;
   }
   if (v->features != limits.features || v->steps < 1 || v->steps > limits.max_steps ||
       v->batch < 1 ||
-      static_cast<int64_t>(v->ticks.size()) != v->batch * v->steps * v->features)
+      static_cast<int64_t>(v->ticks().size()) != v->batch * v->steps * v->features)
     abort();
-  for (float x : v->ticks)
+  for (float x : v->ticks())
     if (!std::isfinite(x)) abort();
   return 0;
 }

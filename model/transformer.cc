@@ -119,6 +119,12 @@ absl::Status Transformer::Save(const std::string& dir) const {
 
 absl::StatusOr<std::vector<float>> Transformer::Predict(absl::Span<const float> ticks, int64_t B,
                                                         int64_t T, bool last_only) {
+  return Predict(ticks, B, T, last_only, {});
+}
+
+absl::StatusOr<std::vector<float>> Transformer::Predict(absl::Span<const float> ticks, int64_t B,
+                                                        int64_t T, bool last_only,
+                                                        const std::function<bool()>& stop) {
   const int64_t F = config_.features, K = config_.classes;
   if (B < 1 || T < 1)
     return absl::InvalidArgumentError(absl::StrCat("predict: B and T must be >= 1, got B=", B, ", T=", T));
@@ -145,7 +151,7 @@ absl::StatusOr<std::vector<float>> Transformer::Predict(absl::Span<const float> 
   for (int64_t b0 = 0; b0 < B; b0 += Bc) {
     const int64_t n = std::min(Bc, B - b0);
     RETURN_IF_ERROR(impl_->ForwardChunk(config_, backend_, ticks.data() + b0 * T * F, n, T,
-                                        last_only, probs.data() + b0 * out_steps * K));
+                                        last_only, probs.data() + b0 * out_steps * K, stop));
   }
   return probs;
 }

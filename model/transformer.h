@@ -17,6 +17,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -63,6 +64,12 @@ class Transformer {
   // Thread-safe: concurrent calls are serialised on this model's workspace.
   absl::StatusOr<std::vector<float>> Predict(absl::Span<const float> ticks, int64_t B, int64_t T,
                                              bool last_only);
+  // The same, asking `stop` (may be empty) between layers, once the backend has
+  // finished the layers before; true ends the forward with CANCELLED. A single
+  // long sequence cannot be split into rows, so this bounds what an abandoned
+  // request costs to about one layer of its forward.
+  absl::StatusOr<std::vector<float>> Predict(absl::Span<const float> ticks, int64_t B, int64_t T,
+                                             bool last_only, const std::function<bool()>& stop);
 
   // Incremental decoding (model/decode_state.h): runs one new step `row` (host fp32
   // [F]) at position state->steps() against the state's per-layer K/V cache, appends

@@ -67,7 +67,8 @@ ForwardWorkspace ForwardWorkspace::Carve(void* base, DeviceKind device, const Mo
 }
 
 absl::Status Transformer::Impl::ForwardChunk(const ModelConfig& c, Backend* be, const float* ticks,
-                                             int64_t Bc, int64_t T, bool last_only, float* probs) {
+                                             int64_t Bc, int64_t T, bool last_only, float* probs,
+                                             const std::function<bool()>& stop) {
   const DeviceKind dev = be->device();
   ForwardWorkspace ws = ForwardWorkspace::Carve(nullptr, dev, c, act, Bc, T, last_only);
   if (ws.bytes > workspace_capacity) {
@@ -97,6 +98,15 @@ absl::Status Transformer::Impl::ForwardChunk(const ModelConfig& c, Backend* be, 
   const TensorView v = HeadsView(ws.qkv, (H + Hkv) * D, Bc, T, Hkv, D);
   const TensorView att4 = MakeView(ws.att.data, act, dev, {Bc, T, H, D});
   for (int l = 0; l < c.layers; ++l) {
+    if (stop && l > 0) {
+      // The host runs ahead of an asynchronous device: wait for it, so that the
+      // question is asked about work actually done, and stop before the next layer.
+      RETURN_IF_ERROR(be->Synchronize());
+      if (stop()) {
+        return absl::CancelledError(absl::StrCat("forward stopped before layer ", l + 1, " of ",
+                                                 c.layers, " (nobody waits for it)"));
+      }
+    }
     const std::string b = absl::StrCat("blocks.", l, ".");
     RETURN_IF_ERROR(ops.QkvProjection(b));
     RETURN_IF_ERROR(ops.Run(rope, {q}, {q}, b + "rope(q)"));

@@ -3,6 +3,7 @@
 // chunk (model/transformer_forward.cc). Not part of the public API.
 #pragma once
 
+#include <functional>
 #include <memory>
 
 #include "kernels/backend.h"
@@ -39,9 +40,11 @@ struct Transformer::Impl {
   size_t workspace_capacity = 0;
 
   // Runs the forward on Bc sequences of T steps from host `ticks` ([Bc, T, F]) and
-  // writes host probabilities to `probs` ([Bc, T or 1, classes]).
+  // writes host probabilities to `probs` ([Bc, T or 1, classes]). `stop` (may be
+  // empty) is asked between layers, after a Synchronize; true: CANCELLED.
   absl::Status ForwardChunk(const ModelConfig& c, Backend* backend, const float* ticks,
-                            int64_t Bc, int64_t T, bool last_only, float* probs);
+                            int64_t Bc, int64_t T, bool last_only, float* probs,
+                            const std::function<bool()>& stop = {});
 };
 
 }  // namespace flashtick

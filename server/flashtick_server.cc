@@ -26,6 +26,12 @@ namespace {
 constexpr const char* kHealthServices[] = {"inference.GRPCInferenceService",
                                            "flashtick.v1.TickStream"};
 
+uint64_t OpenFileLimit() {
+  struct rlimit limit;
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return 1 << 20;
+  return limit.rlim_cur;
+}
+
 // Raises the soft open-file limit to the hard one. Every gRPC connection holds a
 // descriptor; at the usual soft limit of 1,024, a thousand idle TCP connects leave
 // accept() failing with EMFILE, and gRPC 1.51 then stops accepting for good.
@@ -46,9 +52,15 @@ int Millis(double seconds) { return static_cast<int>(std::min(seconds * 1000.0, 
 
 absl::StatusOr<std::unique_ptr<FlashtickServer>> FlashtickServer::Start(
     const ServerOptions& options) {
+  return Start(options, {});
+}
+
+absl::StatusOr<std::unique_ptr<FlashtickServer>> FlashtickServer::Start(
+    const ServerOptions& options, ExperimentSeams seams) {
   RETURN_IF_ERROR(options.Validate());
   RaiseOpenFileLimit();
   std::unique_ptr<FlashtickServer> server(new FlashtickServer(options));
+  server->seams_ = std::move(seams);
   // TLS files and tokens first: a bad path fails before anything starts.
   std::shared_ptr<const TokenSet> tokens;
   ASSIGN_OR_RETURN(server->credentials_, BuildServerCredentials(options, &tokens));
@@ -123,6 +135,9 @@ absl::Status FlashtickServer::StartExperiments() {
   runner.python = options_.report_python;
   runner.plot_script = options_.plot_script.empty() ? DefaultPlotScript() : options_.plot_script;
   runner.max_resume_attempts = options_.max_resume_attempts;
+  runner.run_sweep = seams_.run_sweep;
+  runner.before_register = seams_.before_register;
+  runner.on_start = seams_.on_start;
   experiment_runner_ = std::make_unique<ExperimentRunner>(
       experiment_store_.get(), progress_hub_.get(), metrics_.get(), runner);
   ExperimentLimits limits;
@@ -184,6 +199,23 @@ absl::Status FlashtickServer::StartGrpc() {
                                                    ? ")"
                                                    : "; or --tls-cert/--tls-key do not match)"));
   }
+  // The connection cap, on the listener gRPC just opened (connection_gate.h):
+  // gRPC 1.51 has no cap of its own and stops listening at EMFILE.
+  const int cap = EffectiveMaxConnections(options_.max_connections, OpenFileLimit());
+  Metrics* metrics = metrics_.get();
+  auto gate = ConnectionGate::Install(grpc_port_, cap, [metrics](const std::string& reason) {
+    metrics->RecordConnectionRefused(reason);
+  });
+  if (gate.ok()) {
+    connection_gate_ = std::move(*gate);
+    LogInfo(cap > 0 ? absl::StrCat("at most ", cap, " connections on the gRPC port",
+                                   cap < options_.max_connections
+                                       ? " (--max-connections lowered to fit the open-file limit)"
+                                       : "")
+                    : "no cap on gRPC connections (--max-connections 0)");
+  } else {
+    LogWarning(absl::StrCat("--max-connections not applied: ", gate.status().message()));
+  }
   auto* health = server_->GetHealthCheckService();
   health->SetServingStatus(true);
   for (const char* service : kHealthServices) health->SetServingStatus(service, true);
@@ -197,6 +229,7 @@ void FlashtickServer::Shutdown() {
   ready_.store(false);
   if (server_ != nullptr) {
     server_->GetHealthCheckService()->SetServingStatus(false);
+    connection_gate_.reset();  // before gRPC closes the listener and its number is reused
     const auto deadline =
         std::chrono::system_clock::now() +
         std::chrono::milliseconds(static_cast<int64_t>(options_.shutdown_grace_seconds * 1000));

@@ -18,6 +18,7 @@
 #include "absl/status/statusor.h"
 #include "kernels/backend.h"
 #include "server/client_identity.h"
+#include "server/connection_gate.h"
 #include "server/experiments/experiment_runner.h"
 #include "server/experiments/experiment_store.h"
 #include "server/experiments/experiments_core.h"
@@ -38,6 +39,16 @@ namespace flashtick {
 class FlashtickServer {
  public:
   static absl::StatusOr<std::unique_ptr<FlashtickServer>> Start(const ServerOptions& options);
+  // Test seams of the experiment runner (RunnerOptions): the sweep replaced (empty:
+  // SweepEngine::Run), a call when the runner starts, and one between a worker's
+  // pop and its running list.
+  struct ExperimentSeams {
+    decltype(RunnerOptions::run_sweep) run_sweep;
+    decltype(RunnerOptions::on_start) on_start;
+    decltype(RunnerOptions::before_register) before_register;
+  };
+  static absl::StatusOr<std::unique_ptr<FlashtickServer>> Start(const ServerOptions& options,
+                                                               ExperimentSeams seams);
   ~FlashtickServer();
 
   // Idempotent and thread-safe.
@@ -46,6 +57,8 @@ class FlashtickServer {
   int grpc_port() const { return grpc_port_; }
   int metrics_port() const { return metrics_port_; }  // -1 when disabled
   const ModelRepository& repository() const { return *repository_; }
+  // The gRPC port's connection cap; null when not installed (e.g. a unix socket).
+  ConnectionGate* connection_gate() const { return connection_gate_.get(); }
 
  private:
   explicit FlashtickServer(ServerOptions options) : options_(std::move(options)) {}
@@ -54,6 +67,7 @@ class FlashtickServer {
   absl::Status StartExperiments();
 
   ServerOptions options_;
+  ExperimentSeams seams_;  // empty: the real sweep engine
   std::unique_ptr<Backend> backend_;
   std::unique_ptr<ModelRepository> repository_;
   std::unique_ptr<Metrics> metrics_;
@@ -74,6 +88,7 @@ class FlashtickServer {
   std::unique_ptr<ExperimentsService> experiments_service_;
   std::shared_ptr<grpc::ServerCredentials> credentials_;  // plaintext/TLS (+ token check)
   std::unique_ptr<grpc::Server> server_;
+  std::unique_ptr<ConnectionGate> connection_gate_;  // --max-connections on server_'s port
   std::atomic<bool> ready_{false};
   std::mutex shutdown_mu_;
   bool shut_down_ = false;

@@ -5,8 +5,10 @@
 #include "server/request_validation.h"
 
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <limits>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -57,7 +59,7 @@ absl::Status CheckRequestedOutputs(const inference::ModelInferRequest& request) 
 }
 
 // Finds the first NaN/Inf and names its position, so the caller can fix the row.
-absl::Status CheckFinite(const std::vector<float>& data, int64_t steps, int64_t features) {
+absl::Status CheckFinite(absl::Span<const float> data, int64_t steps, int64_t features) {
   for (size_t i = 0; i < data.size(); ++i) {
     if (!std::isfinite(data[i])) {
       const int64_t f = static_cast<int64_t>(i) % features;
@@ -75,8 +77,33 @@ absl::Status CheckFinite(const std::vector<float>& data, int64_t steps, int64_t 
 
 }  // namespace
 
+absl::Span<const float> ValidatedInfer::ticks() const {
+  if (!raw.empty()) {
+    return absl::MakeConstSpan(reinterpret_cast<const float*>(raw.data()),
+                               raw.size() / sizeof(float));
+  }
+  return absl::MakeConstSpan(typed.data(), static_cast<size_t>(typed.size()));
+}
+
+void ValidatedInfer::SetTicks(absl::Span<const float> values) {
+  raw.clear();
+  typed.Assign(values.begin(), values.end());
+}
+
+int64_t ValidatedInfer::HeldBytes() const {
+  return static_cast<int64_t>(raw.capacity()) +
+         static_cast<int64_t>(typed.Capacity()) * static_cast<int64_t>(sizeof(float));
+}
+
 absl::StatusOr<ValidatedInfer> ValidateModelInfer(const inference::ModelInferRequest& request,
                                                   const InferLimits& limits) {
+  inference::ModelInferRequest copy = request;
+  return ValidateModelInfer(&copy, limits);
+}
+
+absl::StatusOr<ValidatedInfer> ValidateModelInfer(inference::ModelInferRequest* mutable_request,
+                                                  const InferLimits& limits) {
+  const inference::ModelInferRequest& request = *mutable_request;
   if (request.inputs_size() != 1) {
     return absl::InvalidArgumentError(
         absl::StrCat("expected exactly one input tensor named '", kTicksInputName,
@@ -168,8 +195,13 @@ absl::StatusOr<ValidatedInfer> ValidateModelInfer(const inference::ModelInferReq
           "input '", kTicksInputName, "' byte size mismatch: shape ", ShapeString(input.shape()),
           " of FP32 needs ", expected_bytes, " bytes, raw_input_contents[0] has ", raw.size()));
     }
-    out.ticks.resize(elements);
-    std::memcpy(out.ticks.data(), raw.data(), raw.size());  // raw may be unaligned
+    // Taken, not copied: the request's string hands over its buffer.
+    out.raw = std::move(*mutable_request->mutable_raw_input_contents(0));
+    if (reinterpret_cast<uintptr_t>(out.raw.data()) % alignof(float) != 0) {
+      out.typed.Resize(static_cast<int>(elements), 0.0f);
+      std::memcpy(out.typed.mutable_data(), out.raw.data(), out.raw.size());
+      std::string().swap(out.raw);
+    }
     out.raw_output = true;
   } else if (contents.fp32_contents_size() > 0) {
     if (contents.fp32_contents_size() != elements) {
@@ -178,14 +210,16 @@ absl::StatusOr<ValidatedInfer> ValidateModelInfer(const inference::ModelInferReq
           ShapeString(input.shape()), " needs ", elements, " values, fp32_contents has ",
           contents.fp32_contents_size()));
     }
-    out.ticks.assign(contents.fp32_contents().begin(), contents.fp32_contents().end());
+    // Swapped, not copied (neither message lives on a protobuf arena here; on one,
+    // Swap copies, which is still correct).
+    out.typed.Swap(mutable_request->mutable_inputs(0)->mutable_contents()->mutable_fp32_contents());
     out.raw_output = false;
   } else {
     return absl::InvalidArgumentError(absl::StrCat(
         "input '", kTicksInputName, "' carries no data: set raw_input_contents (", expected_bytes,
         " little-endian FP32 bytes) or contents.fp32_contents (", elements, " values)"));
   }
-  RETURN_IF_ERROR(CheckFinite(out.ticks, steps, features));
+  RETURN_IF_ERROR(CheckFinite(out.ticks(), steps, features));
   RETURN_IF_ERROR(CheckParameters(request, &out.last_only));
   RETURN_IF_ERROR(CheckRequestedOutputs(request));
   return out;

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/types/span.h"
 #include "inference/grpc_service.pb.h"
 
 namespace flashtick {
@@ -35,7 +36,19 @@ struct InferLimits {
 };
 
 struct ValidatedInfer {
-  std::vector<float> ticks;  // [B, N, F] row-major, all finite
+  // [B, N, F] row-major, all finite: a view of `raw` or `typed`, whichever holds
+  // the request's data. The data is moved out of the request, not copied, so a
+  // queued request holds its tensor once (the byte budget of --max-queue-mb
+  // counts HeldBytes()).
+  absl::Span<const float> ticks() const;
+  void SetTicks(absl::Span<const float> values);  // a copy into `typed` (tests, tools)
+  int64_t HeldBytes() const;                      // what raw and typed hold
+
+  // raw_input_contents[0], taken from the request (little-endian FP32 bytes). Its
+  // buffer comes from operator new, aligned for float; an unaligned one (never
+  // seen) is copied into `typed` instead.
+  std::string raw;
+  google::protobuf::RepeatedField<float> typed;  // fp32_contents, swapped out of the request
   int64_t batch = 0;
   int64_t steps = 0;
   int64_t features = 0;
@@ -45,6 +58,12 @@ struct ValidatedInfer {
   bool raw_output = true;
 };
 
+// Validates `request` and moves its tensor data into the result (the request
+// keeps its metadata; its raw_input_contents[0] / fp32_contents are left empty).
+// On an error the request may have lost its data too.
+absl::StatusOr<ValidatedInfer> ValidateModelInfer(inference::ModelInferRequest* request,
+                                                  const InferLimits& limits);
+// The same on a copy of `request` (tests and callers that keep the request).
 absl::StatusOr<ValidatedInfer> ValidateModelInfer(const inference::ModelInferRequest& request,
                                                   const InferLimits& limits);
 

@@ -95,6 +95,11 @@ void AddServerFlags(CLI::App* app, ServerOptions* o) {
   app->add_option("--keepalive-min-interval-seconds", o->keepalive_min_interval_seconds,
                   "clients that ping more often than this are disconnected")
       ->capture_default_str();
+  app->add_option("--max-connections", o->max_connections,
+                  "TCP connections the gRPC port holds at once; more are closed at accept "
+                  "(0: no cap; lowered so that a quarter of the open-file limit, at most 256 "
+                  "descriptors, stays free)")
+      ->capture_default_str();
   app->add_option("--data-root", o->data_root,
                   "directory sweeps may read CSV data from (data.csv.paths resolve inside it; "
                   "empty: CSV sources are refused)");
@@ -178,6 +183,9 @@ absl::Status ServerOptions::Validate() const {
     return absl::InvalidArgumentError(
         "--handshake-timeout-seconds, --max-connection-idle-seconds and "
         "--keepalive-min-interval-seconds must be > 0");
+  }
+  if (max_connections < 0) {
+    return absl::InvalidArgumentError("--max-connections must be ≥ 0 (0: no cap)");
   }
   if (metrics_threads < 1 || metrics_threads > 256) {
     return absl::InvalidArgumentError("--metrics-threads must be between 1 and 256");

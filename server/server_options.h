@@ -40,6 +40,7 @@ struct ServerOptions {
   double handshake_timeout_seconds = 10;      // TCP connect to first HTTP/2 frames
   double max_connection_idle_seconds = 600;   // no RPC on the connection this long
   double keepalive_min_interval_seconds = 10; // client pings faster than this: GOAWAY
+  int max_connections = 4096;                 // TCP connections the gRPC port holds; 0 = no cap
   // Tick-stream limits (issues 6 and 8; server/stream/stream_admission.h).
   int max_streams = 256;                      // open tick streams on the server
   int max_streams_per_client = 32;            // of them per client (client_identity.h)

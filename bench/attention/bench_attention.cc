@@ -1,5 +1,5 @@
 // bench_attention: our CUDA Flash attention forward and forward+backward per sequence
-// length N and head dim, one JSON line per measurement in DESIGN.md's schema:
+// length N and head dim, one JSON line per measurement in the schema of docs/benchmarks.md:
 //   {"bench":"attention","op":"fwd"|"fwd+bwd","impl":"flashtick_flash_cuda","kernel":...,
 //    "B","H","N","d","causal","dtype","ms","tflops","peak_extra_bytes","oom","gpu","commit"}
 // ms is the median of cudaEvent-timed reps with L2 flushed (a memset over 2× the L2)

@@ -10,8 +10,7 @@ ms is the median of CUDA-event-timed reps with L2 flushed (zeroing a buffer of 2
 before each, as bench_attention does; TFLOP/s by the FlashAttention convention
 (forward 4*B*H*N^2*d, halved when causal; backward 2.5x forward); peak_extra_bytes is
 torch.cuda.max_memory_allocated() above the inputs. oom: true where the GPU ran out of
-memory; error: the backend refused the shape. Logic adapted from
-shared/bench/torch_attention_anchor.py.
+memory; error: the backend refused the shape.
 Usage: torch_attention.py [--n 2048,...] [--d 64,128] [--batch 1] [--heads 12]
        [--noncausal] [--commit SHA] [--max-reps 10]
 """

@@ -1,6 +1,6 @@
 // bob benchmark: attention backward-over-backward (FlashBoB) on the CUDA backend,
 // per N (default 2,048 … 262,144 with the day-long 23,400), B=1, H=12, d=64, bf16,
-// causal, all three cotangents non-zero. Prints one JSON line per N (DESIGN.md schema):
+// causal, all three cotangents non-zero. Prints one JSON line per N (docs/benchmarks.md schema):
 // ms (median over reps, L2 flushed before each), tflops (17 matmul units of 2·B·H·N²·d,
 // halved causal: docs/derivations/attention_bwd_bwd.md §4; tflops_executed counts the
 // 19 units our pass 1 + pass 2 run), peak_extra_bytes (the backend allocator's peak

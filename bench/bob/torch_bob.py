@@ -10,7 +10,7 @@ session as bench/bob/bob_bench:
          (memory chunk × N, never N × N). The reference is first checked against
          torch.autograd double backward in float64 at a small N.
 
-Output: JSON lines (DESIGN.md schema) on stdout and appended to --json.
+Output: JSON lines (docs/benchmarks.md schema) on stdout and appended to --json.
 FLOPs: 17 matmul units of 2·B·H·N²·d, halved causal (same convention as bob_bench).
 """
 import argparse

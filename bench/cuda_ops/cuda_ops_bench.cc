@@ -1,7 +1,7 @@
 // Times flash_cuda's non-attention ops at the shapes one training step of the tick
 // model runs them (B·T = 8 × 23,400 rows, width C = 768, MLP 4C, 12 heads of 64), every
 // buffer far larger than the H200's 50 MB L2, so no flush is needed between reps.
-// Prints one JSON line per op (DESIGN.md schema): ms (median of reps), GB/s of the
+// Prints one JSON line per op (docs/benchmarks.md schema): ms (median of reps), GB/s of the
 // bytes the op must move (each operand read or written once), TFLOP/s for matmuls.
 // Usage: cuda_ops_bench [--dtype bf16|fp16|fp32] [--reps 20] [--commit SHA]
 #include <cuda_runtime.h>

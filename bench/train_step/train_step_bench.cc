@@ -2,7 +2,7 @@
 // Sophia-H with exact Hessian-vector products (reverse over reverse, attention through
 // our backward-over-backward) — per sequence length N (default 512, 4,096, 23,400,
 // 32,768), B sequences, bf16 compute with fp32 masters on CUDA. Prints JSON lines
-// (DESIGN.md schema): ms (Sophia-H: amortised over its Hessian interval k from the
+// (docs/benchmarks.md schema): ms (Sophia-H: amortised over its Hessian interval k from the
 // measured refresh and plain steps), ms_plain, ms_refresh, tokens_per_s, tflops (the
 // fwd+bwd work of TrainStepFlops, for both optimizers, so Sophia-H's figure shows the
 // cost of its HVPs as lost throughput), peak_bytes (allocator high-water mark: weights,

@@ -108,6 +108,7 @@ ExperimentRunner::ExperimentRunner(ExperimentStore* store, ProgressHub* hub, Met
 ExperimentRunner::~ExperimentRunner() { Shutdown(); }
 
 absl::Status ExperimentRunner::Start() {
+  if (options_.on_start) options_.on_start();
   auto unfinished = store_->Unfinished();
   if (!unfinished.ok()) return unfinished.status();
   {
@@ -290,6 +291,7 @@ void ExperimentRunner::RunOne(const std::string& id) {
   auto record = store_->Get(id);
   if (!record.ok() || IsTerminal(record->state)) return;
   auto run = std::make_shared<Running>();
+  if (options_.before_register) options_.before_register(id);
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (stopping_) return;

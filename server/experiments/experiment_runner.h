@@ -50,6 +50,13 @@ struct RunnerOptions {
   std::function<absl::StatusOr<SweepOutcome>(const SweepConfig&, const SweepEngineOptions&,
                                              const SweepHooks&)>
       run_sweep;
+  // Test seam: called by a worker after it took `id` off the queue and read its
+  // record, before it lists it as running: the window where a cancel finds the
+  // experiment neither queued nor running and must still not be lost.
+  std::function<void(const std::string& id)> before_register;
+  // Test seam: called first thing in Start(), on its caller's thread, before any
+  // unfinished experiment is requeued or any worker runs.
+  std::function<void()> on_start;
 };
 
 // Clamps a configuration's CPU parallelism to the server's thread budget

@@ -59,8 +59,20 @@ absl::StatusOr<std::vector<std::vector<float>>> PredictBatched(
   // client is gone (cancelled or past its deadline) instead of holding the worker.
   const int64_t chunk_rows = std::max<int64_t>(1, chunk_tokens / T);
   std::vector<float> probs;
+  // Inside each forward the model asks again between layers: one long row, which
+  // no row split shortens, stops there (model/transformer.h).
+  const auto predict = [&](absl::Span<const float> part,
+                           int64_t n) -> absl::StatusOr<std::vector<float>> {
+    auto result = model->Predict(part, n, T, forward_last_only, abandoned);
+    if (result.status().code() == absl::StatusCode::kCancelled) {
+      return absl::CancelledError(absl::StrCat(
+          "every client of this request has gone (cancelled or past its deadline); ",
+          result.status().message()));
+    }
+    return result;
+  };
   if (chunk_rows >= rows) {
-    ASSIGN_OR_RETURN(probs, model->Predict(input, rows, T, forward_last_only));
+    ASSIGN_OR_RETURN(probs, predict(input, rows));
   } else {
     probs.reserve(static_cast<size_t>(rows * out_T * classes));
     for (int64_t row0 = 0; row0 < rows; row0 += chunk_rows) {
@@ -71,9 +83,9 @@ absl::StatusOr<std::vector<std::vector<float>>> PredictBatched(
       }
       const int64_t n = std::min(chunk_rows, rows - row0);
       ASSIGN_OR_RETURN(std::vector<float> part,
-                       model->Predict(input.subspan(static_cast<size_t>(row0 * T * F),
-                                                    static_cast<size_t>(n * T * F)),
-                                      n, T, forward_last_only));
+                       predict(input.subspan(static_cast<size_t>(row0 * T * F),
+                                             static_cast<size_t>(n * T * F)),
+                               n));
       probs.insert(probs.end(), part.begin(), part.end());
     }
   }

@@ -43,16 +43,22 @@ std::string InferenceCore::ModelLabel(absl::string_view name) const {
 }
 
 absl::StatusOr<InferenceCore::Prepared> InferenceCore::Prepare(
-    const inference::ModelInferRequest& request) const {
+    inference::ModelInferRequest* mutable_request) const {
+  const inference::ModelInferRequest& request = *mutable_request;
   Prepared prepared;
   ASSIGN_OR_RETURN(prepared.model, repository_->Find(request.model_name(), request.model_version()));
   InferLimits limits;
   limits.features = prepared.model->features;
   limits.max_steps = MaxSteps(*prepared.model);
   limits.max_rows = max_request_rows_;
-  ASSIGN_OR_RETURN(prepared.input, ValidateModelInfer(request, limits));
+  ASSIGN_OR_RETURN(prepared.input, ValidateModelInfer(mutable_request, limits));
   prepared.id = request.id();
   return prepared;
+}
+
+int64_t InferenceCore::QueuedBytes(const Prepared& prepared,
+                                   const inference::ModelInferRequest& request) {
+  return prepared.input.HeldBytes() + static_cast<int64_t>(request.ByteSizeLong());
 }
 
 absl::Status InferenceCore::Run(const Prepared& prepared,
@@ -81,7 +87,7 @@ absl::Status InferenceCore::RunBatch(absl::Span<const Prepared* const> batch,
       return absl::InternalError("a batch mixes model versions; this is a bug");
     }
     const ValidatedInfer& in = prepared->input;
-    requests.push_back({in.ticks, in.batch, in.steps, in.last_only});
+    requests.push_back({in.ticks(), in.batch, in.steps, in.last_only});
   }
   const ForwardWindow window(*model.model->backend());
   ASSIGN_OR_RETURN(std::vector<std::vector<float>> probs,

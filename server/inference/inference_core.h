@@ -34,7 +34,13 @@ class InferenceCore {
   InferenceCore(const ModelRepository* repository, int64_t max_seq_len,
                 int64_t max_request_rows = 0);
 
-  absl::StatusOr<Prepared> Prepare(const inference::ModelInferRequest& request) const;
+  // Moves the request's tensor data into the result (ValidateModelInfer): the
+  // request keeps only its metadata.
+  absl::StatusOr<Prepared> Prepare(inference::ModelInferRequest* request) const;
+  // The memory a prepared request holds while it waits in the queue: its tensor
+  // (once: it was moved out of the request) plus what is left of the request.
+  static int64_t QueuedBytes(const Prepared& prepared,
+                             const inference::ModelInferRequest& request);
   absl::Status Run(const Prepared& prepared, inference::ModelInferResponse* response) const;
   // Runs requests for the SAME model as one forward (server/inference/batched_predict.h)
   // and fills responses[i] for batch[i]. One status for all: they share the forward.

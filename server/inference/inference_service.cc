@@ -112,7 +112,12 @@ grpc::ServerUnaryReactor* InferenceService::ModelInfer(grpc::CallbackServerConte
   const absl::Time start = absl::Now();
   auto* reactor = context->DefaultReactor();
   const std::string model = core_->ModelLabel(request->model_name());
-  auto prepared = core_->Prepare(*request);
+  // gRPC's callback API passes the request as const, but it is this call's own
+  // message (a plain object, not on a protobuf arena, read by nobody after the
+  // handler starts and freed when the call ends): the tensor is moved out of it
+  // so that a queued request holds its data once.
+  auto* owned_request = const_cast<inference::ModelInferRequest*>(request);
+  auto prepared = core_->Prepare(owned_request);
   if (!prepared.ok()) {
     Finish(reactor, model, kModelInfer, start, prepared.status());
     return reactor;
@@ -128,9 +133,8 @@ grpc::ServerUnaryReactor* InferenceService::ModelInfer(grpc::CallbackServerConte
   if (context->deadline() != std::chrono::system_clock::time_point::max()) {
     job->deadline = absl::FromChrono(context->deadline());
   }
-  // The validated copy plus the request's own bytes, which gRPC keeps until the
-  // call finishes: both wait in the queue.
-  job->bytes = 2 * static_cast<int64_t>(job->prepared.input.ticks.size() * sizeof(float));
+  // The tensor (moved out of the request) and what remains of the request.
+  job->bytes = InferenceCore::QueuedBytes(job->prepared, *request);
   const std::string key = BatchKey(job->prepared);
   absl::Status submitted = queue_->SubmitBatchable(
       key, job, [this](std::vector<std::shared_ptr<BatchJob>> batch) { RunBatch(batch); });

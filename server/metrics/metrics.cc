@@ -101,6 +101,12 @@ Metrics::Metrics() : registry_(std::make_shared<prometheus::Registry>()) {
                           .Help("Tick streams refused by a limit, by reason (server_limit, "
                                 "client_limit, memory).")
                           .Register(*registry_);
+  connection_refusals_ = &prometheus::BuildCounter()
+                              .Name("flashtick_connection_refusals_total")
+                              .Help("gRPC connections closed as soon as they were accepted, by "
+                                    "reason (max_connections: --max-connections reached; "
+                                    "descriptors: no file descriptor left).")
+                              .Register(*registry_);
   stream_idle_closed_ = &prometheus::BuildCounter()
                              .Name("flashtick_stream_idle_closed_total")
                              .Help("Tick streams ended for sending nothing within the idle "
@@ -209,6 +215,10 @@ void Metrics::RecordStreamTick(const std::string& model, double seconds) {
 }
 
 void Metrics::AddActiveStreams(int delta) { active_streams_->Add({}).Increment(delta); }
+
+void Metrics::RecordConnectionRefused(const std::string& reason) {
+  connection_refusals_->Add({{"reason", reason}}).Increment();
+}
 
 void Metrics::RecordStreamRefused(const std::string& reason) {
   stream_refusals_->Add({{"reason", reason}}).Increment();

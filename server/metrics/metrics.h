@@ -57,6 +57,9 @@ class Metrics {
   // A tick stream refused by a limit (server/stream/stream_admission.h): reason
   // "server_limit", "client_limit" or "memory".
   void RecordStreamRefused(const std::string& reason);
+  // A gRPC connection closed at accept (server/connection_gate.h): reason
+  // max_connections or descriptors.
+  void RecordConnectionRefused(const std::string& reason);
   // Tick streams ended for sending nothing within the idle timeout.
   void RecordStreamIdleClosed(int count);
   // Memory the open sessions reserved, and the limit for all of them together.
@@ -108,6 +111,8 @@ class Metrics {
   prometheus::Family<prometheus::Gauge>* active_streams_;
   // flashtick_stream_refusals_total{reason}: streams refused by a limit.
   prometheus::Family<prometheus::Counter>* stream_refusals_;
+  // flashtick_connection_refusals_total{reason}: connections closed at accept.
+  prometheus::Family<prometheus::Counter>* connection_refusals_;
   // flashtick_stream_idle_closed_total: streams ended by the idle timeout.
   prometheus::Family<prometheus::Counter>* stream_idle_closed_;
   // flashtick_stream_memory_reserved_bytes / _limit_bytes: sessions' reservations.

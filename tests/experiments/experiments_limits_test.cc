@@ -9,12 +9,15 @@
 // metric series are dropped when the experiment ends; a config's threads are
 // clamped to the server's.
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <new>
 #include <thread>
 
@@ -23,6 +26,7 @@
 #include <prometheus/registry.h>
 
 #include "flashtick/v1/experiments.grpc.pb.h"
+#include "grpc/health/v1/health.grpc.pb.h"
 #include "server/experiments/experiment_runner.h"
 #include "server/experiments/progress_hub.h"
 #include "server/flashtick_server.h"
@@ -402,6 +406,132 @@ TEST_F(RunnerRobustnessTest, AModelTooLargeToAllocateFailsTheExperimentNotThePro
   StartRunner(RunnerOptions{});
   const ExperimentRecord done = WaitEnded(r->id);
   EXPECT_EQ(done.state, ExpState::kFailed) << done.error;
+}
+
+TEST_F(RunnerRobustnessTest, ACancelBetweenThePopAndTheRunningListIsNotLost) {
+  // The cancel lands after the worker took the id off the queue and read its
+  // record, before it lists it as running: Cancel finds it neither queued nor
+  // running. The store's cancel mark, read again once the id is listed, keeps it.
+  const std::string id = Create("raced");
+  std::mutex mu;
+  absl::Status cancel_status = absl::UnknownError("the seam never ran");
+  std::atomic<bool> sweep_saw_cancel{false};
+  std::atomic<int> runs{0};
+  RunnerOptions o;
+  o.before_register = [&](const std::string& popped) {
+    const absl::Status s = runner_->Cancel(popped);
+    std::lock_guard<std::mutex> lock(mu);
+    cancel_status = s;
+  };
+  o.run_sweep = [&](const SweepConfig& config, const SweepEngineOptions&,
+                    const SweepHooks& hooks) -> absl::StatusOr<SweepOutcome> {
+    ++runs;
+    sweep_saw_cancel = hooks.cancel != nullptr && hooks.cancel->load();
+    SweepOutcome outcome;
+    outcome.config = config;
+    outcome.cancelled = sweep_saw_cancel.load();  // the engine stops at once when told
+    outcome.verdict_error = "test sweep";
+    return outcome;
+  };
+  StartRunner(o);
+  const ExperimentRecord r = WaitEnded(id);
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    EXPECT_TRUE(cancel_status.ok()) << cancel_status;
+  }
+  EXPECT_EQ(r.state, ExpState::kCancelled) << ExpStateName(r.state) << ": " << r.error;
+  EXPECT_LE(runs.load(), 1);
+  if (runs.load() == 1) {
+    EXPECT_TRUE(sweep_saw_cancel.load());
+  }
+}
+
+int FreeLoopbackPort() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t size = sizeof addr;
+  if (fd < 0 || bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
+      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &size) != 0) {
+    if (fd >= 0) close(fd);
+    return -1;
+  }
+  close(fd);
+  return ntohs(addr.sin_port);
+}
+
+TEST(ResumeOrder, GrpcServesBeforeAnyExperimentResumes) {
+  // An experiment left RUNNING by a process that died resumes at the next start;
+  // whatever it does then, the server must already answer (and can cancel it):
+  // the resumed sweep itself asks the server's health service.
+  const std::string root = TempRoot("resume_order");
+  fs::create_directories(root + "/models");
+  fs::create_directories(root + "/experiments");
+  std::string id;
+  {
+    auto store = ExperimentStore::Open(root + "/experiments");
+    ASSERT_TRUE(store.ok()) << store.status();
+    bool created = false;
+    auto r = (*store)->Create("interrupted", TinySweep("interrupted").dump(), "", &created, {});
+    ASSERT_TRUE(r.ok()) << r.status();
+    id = r->id;
+    ASSERT_TRUE((*store)->SetState(id, ExpState::kRunning, "started").ok());
+  }
+  const int port = FreeLoopbackPort();
+  ASSERT_GT(port, 0);
+  std::atomic<bool> asked{false}, serving{false};
+  std::mutex mu;
+  std::string answer = "never asked";
+  FlashtickServer::ExperimentSeams seams;
+  // Asked when the runner starts, on the thread that starts the server, before it
+  // requeues the interrupted experiment or starts a worker: resumes come only after.
+  seams.on_start = [&] {
+    auto stub = grpc::health::v1::Health::NewStub(grpc::CreateChannel(
+        "127.0.0.1:" + std::to_string(port), grpc::InsecureChannelCredentials()));
+    grpc::ClientContext ctx;  // no wait_for_ready: a port not yet listening fails at once
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+    grpc::health::v1::HealthCheckRequest request;
+    grpc::health::v1::HealthCheckResponse response;
+    const grpc::Status status = stub->Check(&ctx, request, &response);
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      answer = status.ok() ? "status " + std::to_string(response.status())
+                           : "error " + status.error_message();
+    }
+    serving = status.ok() && response.status() == grpc::health::v1::HealthCheckResponse::SERVING;
+    asked = true;
+  };
+  std::atomic<bool> resumed{false};
+  seams.run_sweep = [&](const SweepConfig& config, const SweepEngineOptions&,
+                        const SweepHooks&) -> absl::StatusOr<SweepOutcome> {
+    resumed = true;
+    SweepOutcome outcome;
+    outcome.config = config;
+    outcome.verdict_error = "test sweep";
+    return outcome;
+  };
+  ServerOptions o;
+  o.listen = "127.0.0.1:" + std::to_string(port);
+  o.metrics_port = -1;
+  o.model_repository = root + "/models";
+  o.device = "cpu";
+  o.threads = 1;
+  o.experiment_dir = root + "/experiments";
+  o.report_python = "";
+  o.shutdown_grace_seconds = 1;
+  o.experiment_memory_mb = 2048;
+  auto server = FlashtickServer::Start(o, seams);
+  ASSERT_TRUE(server.ok()) << server.status();
+  const auto end = Clock::now() + std::chrono::seconds(20);
+  while (!resumed.load() && Clock::now() < end) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  (*server)->Shutdown();
+  ASSERT_TRUE(asked.load()) << "the experiment runner never started";
+  EXPECT_TRUE(resumed.load()) << "the interrupted experiment was not resumed";
+  std::lock_guard<std::mutex> lock(mu);
+  EXPECT_TRUE(serving.load()) << "health answered " << answer << " when the resume began";
 }
 
 TEST(ClampToServerThreads, AConfigCannotOutgrowTheServersThreads) {

@@ -57,7 +57,7 @@ TEST(FgnTest, AutocovarianceAndHurstEstimate) {
 }
 
 TEST(FgnTest, HurstWithinToleranceAcrossSeedsAtTheResearchSetting) {
-  // RESEARCH.md: long-memory background with H ≈ 0.65, verified to ±0.05, on a
+  // docs/research/protocol.md: long-memory background with H ≈ 0.65, verified to ±0.05, on a
   // day-long series (23,400 steps).
   for (uint64_t seed = 1; seed <= 10; ++seed) {
     auto x = FractionalGaussianNoise(23400, 0.65, seed);

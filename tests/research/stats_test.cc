@@ -22,7 +22,7 @@ TEST(NormalTest, QuantileAndExpectedMax) {
   EXPECT_NEAR(NormalQuantile(1e-10), -6.361340902404056, 1e-12);
   EXPECT_NEAR(NormalQuantile(0.5), 0.0, 1e-15);
   EXPECT_TRUE(std::isinf(NormalQuantile(1.0)));
-  EXPECT_NEAR(*ExpectedMaxOfNormals(3), 0.846284375321634, 1e-9);     // RESEARCH.md: 0.846284
+  EXPECT_NEAR(*ExpectedMaxOfNormals(3), 0.846284375321634, 1e-9);     // docs/research/protocol.md: 0.846284
   EXPECT_NEAR(*ExpectedMaxOfNormals(2), 1 / std::sqrt(M_PI), 1e-10);  // E[max of 2] = 1/√π
   EXPECT_EQ(*ExpectedMaxOfNormals(1), 0.0);
   EXPECT_FALSE(ExpectedMaxOfNormals(0).ok());

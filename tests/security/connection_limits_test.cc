@@ -1,8 +1,10 @@
 // Connection hygiene against a client that only opens TCP connections: the server
 // raises its soft open-file limit to the hard one at start (at a low soft limit,
 // 300 idle connects exhausted the descriptors and gRPC stopped accepting for
-// good), and closes a connection that has not finished the HTTP/2 handshake
-// within --handshake-timeout-seconds. Its own binary: it changes the process's
+// good), closes a connection that has not finished the HTTP/2 handshake within
+// --handshake-timeout-seconds, closes connections past --max-connections at
+// accept, and keeps listening when accept runs out of descriptors
+// (server/connection_gate.h). Its own binary: it changes the process's
 // RLIMIT_NOFILE.
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -11,7 +13,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <fcntl.h>
+
 #include <chrono>
+#include <thread>
 #include <filesystem>
 #include <vector>
 
@@ -42,7 +47,7 @@ int Connect(int port) {
 
 class ConnectionLimitsTest : public ::testing::Test {
  protected:
-  void StartServer(double handshake_timeout, int metrics_port = -1) {
+  void StartServer(double handshake_timeout, int metrics_port = -1, int max_connections = 4096) {
     root_ = ::testing::TempDir() + "/connection_limits_" + std::to_string(getpid());
     fs::create_directories(root_ + "/models");
     ServerOptions o;
@@ -53,6 +58,7 @@ class ConnectionLimitsTest : public ::testing::Test {
     o.threads = 1;
     o.shutdown_grace_seconds = 0.5;
     o.handshake_timeout_seconds = handshake_timeout;
+    o.max_connections = max_connections;
     auto s = FlashtickServer::Start(o);
     ASSERT_TRUE(s.ok()) << s.status();
     server_ = std::move(*s);
@@ -71,6 +77,27 @@ class ConnectionLimitsTest : public ::testing::Test {
     grpc::health::v1::HealthCheckRequest req;
     grpc::health::v1::HealthCheckResponse resp;
     return stub->Check(&ctx, req, &resp).ok();
+  }
+
+  // Waits (up to 10 s) until the server has closed `fd`'s connection.
+  static bool ClosedByServer(int fd) {
+    const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (std::chrono::steady_clock::now() < end) {
+      pollfd p{fd, POLLIN, 0};
+      if (poll(&p, 1, 200) != 1) continue;
+      char buf[256];
+      if (recv(fd, buf, sizeof buf, 0) <= 0) return true;  // EOF or reset
+    }
+    return false;
+  }
+  // Waits (up to 10 s) until the gate counts `n` open connections.
+  bool OpenConnectionsReach(int n) {
+    const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (std::chrono::steady_clock::now() < end) {
+      if (server_->connection_gate()->OpenConnections() == n) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return false;
   }
 
   std::string root_;
@@ -93,6 +120,84 @@ TEST_F(ConnectionLimitsTest, IdleConnectsDoNotExhaustTheListener) {
     ASSERT_GE(fd, 0) << "connect " << i << " failed";
     fds_.push_back(fd);
   }
+  EXPECT_TRUE(HealthOk());
+}
+
+TEST_F(ConnectionLimitsTest, ConnectionsPastTheCapAreClosedAndTheServerServesAfter) {
+  constexpr int kCap = 8;
+  StartServer(/*handshake_timeout=*/30, /*metrics_port=*/-1, /*max_connections=*/kCap);
+  ASSERT_NE(server_->connection_gate(), nullptr);
+  EXPECT_EQ(server_->connection_gate()->max_connections(), kCap);
+  EXPECT_TRUE(HealthOk());  // a channel of its own; closed when HealthOk returns
+  ASSERT_TRUE(OpenConnectionsReach(0));
+  for (int i = 0; i < kCap; ++i) {
+    const int fd = Connect(server_->grpc_port());
+    ASSERT_GE(fd, 0);
+    fds_.push_back(fd);
+  }
+  ASSERT_TRUE(OpenConnectionsReach(kCap)) << server_->connection_gate()->OpenConnections();
+  // Past the cap the kernel still completes the TCP handshake, and the server
+  // closes the connection as soon as it accepts it.
+  std::vector<int> extra;
+  for (int i = 0; i < 3; ++i) {
+    const int fd = Connect(server_->grpc_port());
+    ASSERT_GE(fd, 0);
+    fds_.push_back(fd);
+    extra.push_back(fd);
+  }
+  for (int fd : extra) EXPECT_TRUE(ClosedByServer(fd)) << "connection past the cap kept open";
+  EXPECT_EQ(server_->connection_gate()->refused_at_cap(), 3);
+  EXPECT_EQ(server_->connection_gate()->OpenConnections(), kCap);
+  // At the cap a real client is refused too (UNAVAILABLE, not a hang)...
+  EXPECT_FALSE(HealthOk());
+  // ...and served again once connections go away.
+  for (int fd : fds_) close(fd);
+  fds_.clear();
+  ASSERT_TRUE(OpenConnectionsReach(0)) << server_->connection_gate()->OpenConnections();
+  EXPECT_TRUE(HealthOk());
+}
+
+TEST(ConnectionCap, LeavesAQuarterOfTheOpenFileLimitAtMost256Free) {
+  EXPECT_EQ(EffectiveMaxConnections(4096, uint64_t{1} << 20), 4096);
+  EXPECT_EQ(EffectiveMaxConnections(4096, 1024), 1024 - 256);
+  EXPECT_EQ(EffectiveMaxConnections(4096, 100), 75);
+  EXPECT_EQ(EffectiveMaxConnections(0, 1024), 0);  // no cap
+  ServerOptions o;
+  o.max_connections = -1;
+  const absl::Status bad = o.Validate();
+  EXPECT_EQ(bad.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(bad.message().find("--max-connections"), absl::string_view::npos) << bad;
+}
+
+TEST_F(ConnectionLimitsTest, TheListenerSurvivesRunningOutOfDescriptors) {
+  StartServer(/*handshake_timeout=*/30);
+  ASSERT_NE(server_->connection_gate(), nullptr);
+  struct rlimit saved;
+  ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &saved), 0);
+  // Leave the process a few spare descriptors, then take them all.
+  int open_now = 0;
+  for (const auto& entry : fs::directory_iterator("/proc/self/fd")) {
+    (void)entry;
+    ++open_now;
+  }
+  struct rlimit low = saved;
+  low.rlim_cur = static_cast<rlim_t>(open_now + 32);
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &low), 0);
+  std::vector<int> fillers;
+  for (int fd; (fd = open("/dev/null", O_RDONLY | O_CLOEXEC)) >= 0;) fillers.push_back(fd);
+  ASSERT_FALSE(fillers.empty());
+  // One descriptor for the client's socket; none for the server's accept.
+  close(fillers.back());
+  fillers.pop_back();
+  const int fd = Connect(server_->grpc_port());
+  ASSERT_GE(fd, 0);
+  fds_.push_back(fd);
+  const bool closed = ClosedByServer(fd);
+  for (int f : fillers) close(f);
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &saved), 0);
+  EXPECT_TRUE(closed) << "the connection that found no descriptor was left waiting";
+  EXPECT_GE(server_->connection_gate()->refused_no_descriptors(), 1);
+  // gRPC 1.51 alone stops listening after EMFILE; the gate kept it listening.
   EXPECT_TRUE(HealthOk());
 }
 

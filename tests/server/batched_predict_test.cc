@@ -133,14 +133,45 @@ TEST_F(BatchedPredictTest, AnAbandonedForwardStopsBetweenChunks) {
   const int64_t F = model_->config().features;
   const std::vector<float> ticks = RandomTicks(6 * 40 * F, 8);
   const std::vector<BatchedRequest> one = {{ticks, 6, 40, false}};
+  // Each chunk's forward asks between its layers too: let those pass, and say
+  // "gone" at the first question between chunks.
+  const int per_chunk = model_->config().layers - 1;
   int asked = 0;
   auto result = PredictBatched(
-      model_.get(), one, [&] { return ++asked >= 1; }, /*chunk_tokens=*/80);
+      model_.get(), one, [&] { return ++asked > per_chunk; }, /*chunk_tokens=*/80);
   ASSERT_FALSE(result.ok());
   EXPECT_EQ(result.status().code(), absl::StatusCode::kCancelled) << result.status();
   EXPECT_NE(std::string(result.status().message()).find("after 2 of 6 rows"), std::string::npos)
       << result.status();
-  EXPECT_EQ(asked, 1);
+  EXPECT_EQ(asked, per_chunk + 1);
+}
+
+TEST_F(BatchedPredictTest, ASingleLongRowStopsBetweenLayers) {
+  // One row longer than a chunk cannot be split into rows; its forward asks
+  // between layers instead, and stops at the first layer after its clients left.
+  ModelConfig config = model_->config();
+  config.layers = 4;
+  auto deep = Transformer::InitRandom(config, 6, backend_.get());
+  ASSERT_TRUE(deep.ok()) << deep.status();
+  const int64_t F = config.features, T = 300;
+  const std::vector<float> ticks = RandomTicks(T * F, 9);
+  const std::vector<BatchedRequest> one = {{ticks, 1, T, false}};
+  int asked = 0;
+  auto stopped = PredictBatched(
+      deep->get(), one, [&] { return ++asked >= 2; }, /*chunk_tokens=*/80);  // T > a chunk
+  ASSERT_FALSE(stopped.ok());
+  EXPECT_EQ(stopped.status().code(), absl::StatusCode::kCancelled) << stopped.status();
+  EXPECT_NE(std::string(stopped.status().message()).find("before layer 3 of 4"),
+            std::string::npos)
+      << stopped.status();
+  EXPECT_EQ(asked, 2);
+  // Asked and never told to stop, the forward gives the same answer as without.
+  int calls = 0;
+  auto asked_all = PredictBatched(deep->get(), one, [&] { return ++calls < 0; }, 80);
+  auto plain = (*deep)->Predict(ticks, 1, T, false);
+  ASSERT_TRUE(asked_all.ok() && plain.ok());
+  EXPECT_EQ(calls, 3);
+  EXPECT_LE(MaxAbsDiff((*asked_all)[0], *plain), kTol);
 }
 
 }  // namespace

@@ -54,7 +54,7 @@ class RequestPeakMemoryTest : public ::testing::Test {
   InferenceCore::Prepared Request(int64_t steps, uint64_t seed) const {
     InferenceCore::Prepared p;
     p.model = model_;
-    p.input.ticks = RandomTicks(steps * model_->features, seed);
+    p.input.SetTicks(RandomTicks(steps * model_->features, seed));
     p.input.batch = 1;
     p.input.steps = steps;
     p.input.features = model_->features;

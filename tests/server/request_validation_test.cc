@@ -11,6 +11,8 @@
 
 #include <gtest/gtest.h>
 
+#include "server/inference/inference_core.h"
+
 namespace flashtick {
 namespace {
 
@@ -18,6 +20,8 @@ constexpr int kF = 6;
 constexpr int64_t kMaxSteps = 100;
 
 InferLimits Limits() { return InferLimits{kF, kMaxSteps}; }
+
+std::vector<float> AsVector(absl::Span<const float> s) { return {s.begin(), s.end()}; }
 
 std::vector<float> Ramp(int64_t n) {
   std::vector<float> v(n);
@@ -58,7 +62,7 @@ TEST(RequestValidation, RawRequestPassesWithTheSameNumbers) {
   EXPECT_EQ(result->features, kF);
   EXPECT_FALSE(result->last_only);
   EXPECT_TRUE(result->raw_output);
-  EXPECT_EQ(result->ticks, Ramp(2 * 7 * kF));
+  EXPECT_EQ(AsVector(result->ticks()), Ramp(2 * 7 * kF));
 }
 
 TEST(RequestValidation, TypedFp32ContentsPassAndAskForTypedOutput) {
@@ -70,7 +74,46 @@ TEST(RequestValidation, TypedFp32ContentsPassAndAskForTypedOutput) {
   auto result = ValidateModelInfer(request, Limits());
   ASSERT_TRUE(result.ok()) << result.status();
   EXPECT_FALSE(result->raw_output);
-  EXPECT_EQ(result->ticks, data);
+  EXPECT_EQ(AsVector(result->ticks()), data);
+}
+
+// A queued ModelInfer used to hold its tensor twice (the request's bytes and the
+// validated copy). The data is now moved out of the request: the validated
+// tensor is the request's own buffer, and the queue's byte count is one copy.
+TEST(RequestValidation, TheTensorIsMovedOutOfTheRequestNotCopied) {
+  constexpr int64_t kSteps = 100, kBatch = 437;  // ~1 MiB of FP32
+  InferLimits limits = Limits();
+  inference::ModelInferRequest raw = RawRequest(kBatch, kSteps);
+  const int64_t tensor_bytes = kBatch * kSteps * kF * static_cast<int64_t>(sizeof(float));
+  const char* raw_buffer = raw.raw_input_contents(0).data();
+  auto from_raw = ValidateModelInfer(&raw, limits);
+  ASSERT_TRUE(from_raw.ok()) << from_raw.status();
+  EXPECT_EQ(reinterpret_cast<const char*>(from_raw->ticks().data()), raw_buffer);
+  EXPECT_TRUE(raw.raw_input_contents(0).empty());
+  EXPECT_EQ(AsVector(from_raw->ticks()), Ramp(kBatch * kSteps * kF));
+
+  InferenceCore::Prepared prepared;
+  prepared.input = std::move(from_raw).value();
+  const int64_t queued = InferenceCore::QueuedBytes(prepared, raw);
+  EXPECT_GE(queued, tensor_bytes);
+  EXPECT_LT(queued, tensor_bytes + 4096) << "the tensor is counted more than once";
+
+  inference::ModelInferRequest typed = RawRequest(kBatch, kSteps);
+  typed.clear_raw_input_contents();
+  const std::vector<float> data = Ramp(kBatch * kSteps * kF);
+  typed.mutable_inputs(0)->mutable_contents()->mutable_fp32_contents()->Assign(data.begin(),
+                                                                               data.end());
+  const float* typed_buffer = typed.inputs(0).contents().fp32_contents().data();
+  auto from_typed = ValidateModelInfer(&typed, limits);
+  ASSERT_TRUE(from_typed.ok()) << from_typed.status();
+  EXPECT_EQ(from_typed->ticks().data(), typed_buffer);
+  EXPECT_EQ(typed.inputs(0).contents().fp32_contents_size(), 0);
+  EXPECT_EQ(AsVector(from_typed->ticks()), data);
+  InferenceCore::Prepared typed_prepared;
+  typed_prepared.input = std::move(from_typed).value();
+  const int64_t typed_queued = InferenceCore::QueuedBytes(typed_prepared, typed);
+  EXPECT_GE(typed_queued, tensor_bytes);
+  EXPECT_LT(typed_queued, tensor_bytes + 4096) << "the tensor is counted more than once";
 }
 
 TEST(RequestValidation, LastOnlyParameter) {

@@ -1,4 +1,4 @@
-// Sweep configuration: every preset parses; defaults are RESEARCH.md's (N ∈ {512,
+// Sweep configuration: every preset parses; defaults are the full-scale planted sweep's (docs/research/sweeps.md) (N ∈ {512,
 // 4,096, 32,768}, DSR ≥ 0.95, PBO ≤ 0.10); ParseSweepConfig(ToJson(c)) == c; and
 // every bad field is INVALID_ARGUMENT naming the field and the accepted values
 // (a table of one bad field per case, plus several at once: all are listed).

@@ -11,7 +11,7 @@
 //   null twin: the move's sign is independent of the cue: every arm fails — the
 //              verdict is FAIL and no arm's Deflated Sharpe (against all three
 //              trials) reaches 0.95
-// The figures are printed for the record (RESEARCH.md asks for them).
+// The figures are printed for the record (the protocol reports them: docs/research/protocol.md).
 #include <gtest/gtest.h>
 #include <unistd.h>
 

@@ -4,7 +4,7 @@
 // Sessions are whole days of 48 half-hour steps on Zurich time (as in
 // tests/research/real_data_test.cc); label horizon k = 4 steps (2 hours); arms
 // N = 12, 48, 192 steps (6 hours, a day, four days), monthly test blocks after a
-// year of training. RESEARCH.md expects an honest "no": half-hourly FX is too
+// year of training. The expected answer is an honest "no": half-hourly FX is too
 // coarse for long context to help. The test checks that the sweep runs, every arm
 // is scored on the same test days, the gate gives a verdict and the report is
 // complete; it prints the figures. With FLASHTICK_SWEEP_REPORT_OUT=DIR set it

@@ -1,6 +1,7 @@
 // Feature normalisation fitted on past (training) days only, so a test day's
-// statistics never leak into its own inputs (RESEARCH.md: "Normalisation
-// statistics use past days only"). z = (x − mean) / std per feature, for the
+// statistics never leak into its own inputs (docs/research/protocol.md,
+// "Walk-forward": fitted on the fold's training days before its first test
+// day). z = (x − mean) / std per feature, for the
 // continuous, heavy-tailed columns (log return, spread, signed volume); the
 // bounded time-of-day and session-start columns pass through unchanged.
 #pragma once

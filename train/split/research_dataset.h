@@ -1,5 +1,5 @@
 // ResearchDataset: the sessions of one experiment with their features, mids and
-// DeepLOB label returns, and the per-fold steps a sweep needs (RESEARCH.md):
+// DeepLOB label returns, and the per-fold steps a sweep needs (docs/research/protocol.md):
 //   ResearchDataset::Build(days, k)            features (DayContext) + l_t per day
 //   MakeSplits(cfg{N, k, ...}, ds.day_steps())  purged walk-forward folds
 //   ds.LabelFold(fold)                          α from the fold's training samples

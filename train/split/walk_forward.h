@@ -1,4 +1,4 @@
-// Purged walk-forward splits at day boundaries (RESEARCH.md "Walk-forward";
+// Purged walk-forward splits at day boundaries (docs/research/protocol.md, "Walk-forward";
 // López de Prado 2018, ch. 7: purging and embargo). A pure function of the
 // configuration and the day lengths, so it is unit-tested without a model.
 // Samples are the labelled steps of each day (labels/deeplob.h: k−1 ≤ t ≤ T−k−1).

@@ -1,4 +1,4 @@
-// Probabilistic and Deflated Sharpe ratios (RESEARCH.md "Gates").
+// Probabilistic and Deflated Sharpe ratios (docs/research/protocol.md, "Benefit and statistics").
 //   PSR(SR*) = Φ( (SR̂ − SR*)·√(T−1) / √(1 − γ₃·SR̂ + ((γ₄−1)/4)·SR̂²) )
 //     Bailey & López de Prado (2012), eq. 11: SR̂ per observation, γ₄ non-excess.
 //   DSR = PSR(SR₀),  SR₀ = √V[SR̂ₙ] · E[max of N standard normals]

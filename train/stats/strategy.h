@@ -1,4 +1,4 @@
-// The strategy behind the Sharpe gates (RESEARCH.md "Cost and benefit"): take
+// The strategy behind the Sharpe gates (docs/research/protocol.md, "Benefit and statistics"): take
 // position +1 / 0 / −1 on a predicted up / flat / down and hold it for the label
 // horizon k; one position at a time, no overlapping trades.
 //   Walk the session: at step t with no open position, a flat (or missing)

@@ -1,6 +1,6 @@
-// Planted cue with a go marker: the variant of RESEARCH.md's planted-cue days that
-// the sweep presets use (demo, planted, planted_small; train/synthetic/planted_cue.h
-// keeps RESEARCH.md's original generator).
+// Planted cue with a go marker: a variant of the planted-cue days
+// (docs/research/protocol.md says which presets use which generator;
+// train/synthetic/planted_cue.h keeps the original one).
 //   event of family f (lag L_f) at step c:
 //     cue      flow[c], flow[c+1] = δ·A        a buy (δ=+1) or sell (δ=−1) burst
 //     go       spread[c+L−1] = (3 + 2f) · spread   a widening that names the family

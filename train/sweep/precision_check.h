@@ -1,4 +1,5 @@
-// Precision check (RESEARCH.md): the chosen arm's model on a sample test day, run
+// Precision check (docs/research/sweeps.md, "How it runs"): the chosen arm's
+// model on a sample test day, run
 // on the sweep's backend in its serving precision (bf16 Flash kernels on CUDA;
 // float32 on the CPU backend, which has no bf16 path — the report says so) and on
 // the CPU float64 reference, over the same windows (day_predictor.h).

@@ -1,5 +1,5 @@
-// SweepConfig: everything one N-sweep needs (RESEARCH.md "Cost and benefit per
-// arm"): the context lengths N (one arm per N and seed; the same architecture and
+// SweepConfig: everything one N-sweep needs (docs/research/sweeps.md,
+// "Configuration"): the context lengths N (one arm per N and seed; the same architecture and
 // optimizer in every arm), the data (a synthetic generator or CSV files), the label
 // horizon k, the purged walk-forward, the training budget, the cost per trade and
 // the gates. ParseSweepConfig is a pure function (JSON text in, StatusOr out, no

@@ -1,10 +1,11 @@
 // SweepData: the sessions a sweep trains and tests on, built from its
-// configuration: one of the synthetic generators of RESEARCH.md (deterministic
+// configuration: one of the synthetic generators of docs/research/protocol.md (deterministic
 // from the seed) or CSV files read, cleaned (with counts of what was dropped) and
 // resampled onto the session grid. For the planted-cue generators the planted
 // events come along, so the report can score each lag family's events per arm
-// (RESEARCH.md: accuracy per lag family should approach (1, ½, ½), (1, 1, ½),
-// (1, 1, 1) for arms that see one, two, three families).
+// (an arm whose context reaches the cues of j of three families can call those and
+// only guess the others: its accuracy per family tends to 1 for the j it sees and
+// ½ for the rest; docs/research/sweeps.md, "The presets and their generators").
 #pragma once
 
 #include <string>

@@ -1,4 +1,4 @@
-// SweepEngine: one N-sweep end to end (RESEARCH.md, issue 5). Loads the data,
+// SweepEngine: one N-sweep end to end (docs/research/sweeps.md). Loads the data,
 // plans every arm (one per N and seed; same architecture, optimizer, tokens per
 // step and test days), runs the arms one after another or side by side
 // (max_parallel_arms, each on its own backend; on CUDA each arm is placed on a free

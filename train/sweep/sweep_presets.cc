@@ -114,7 +114,7 @@ std::string Demo(const char* name, const char* generator) {
 // heads of D = 64 it learned lags 8 and 47), so no run passed the gate; the null twins
 // all failed it. Expect this preset to FAIL on the GPU for want of training, not because of the
 // protocol, unless tuned first (the doc lists what to try).
-// The planted-cue sweep of RESEARCH.md (N ∈ {512, 4,096, 32,768}, lags 300 / 3,000 /
+// The full-scale planted-cue sweep (N ∈ {512, 4,096, 32,768}, lags 300 / 3,000 /
 // 15,000, 23,400-step days) and its scaled twin for the CPU, built by one function
 // so the twin differs only in what scales. Both use the go-marker generator: the
 // original planted_cue was not learned by small models (see the file comment).

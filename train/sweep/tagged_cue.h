@@ -1,4 +1,5 @@
-// Planted cue with a tag per lag family: RESEARCH.md's planted-cue days (a random
+// Planted cue with a tag per lag family: the planted-cue days of
+// train/synthetic/planted_cue.h (docs/research/protocol.md; a random
 // walk, a 4-step flow motif [A,0,A,0] / [0,A,0,A] at c, a drift b·δ' over
 // [c+L, c+L+k)) except that family f's motif has its own amplitude
 // A_f = A·tag_ratio^f, so a cue says which lag it announces.

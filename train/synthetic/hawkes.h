@@ -1,4 +1,5 @@
-// Hawkes order flow for realistic tick arrival times (RESEARCH.md, generator 4).
+// Hawkes order flow for realistic tick arrival times (docs/research/protocol.md,
+// "Synthetic days with known answers").
 // Intensity λ(t) = μ + Σ_{t_i < t} α·exp(−β(t − t_i)); branching ratio n = α/β < 1,
 // stationary rate μ/(1 − n). Simulated by Ogata's thinning (Ogata 1981): between
 // events λ only decays, so λ(t⁺) bounds it until the next candidate; a candidate

@@ -1,4 +1,5 @@
-// Planted cue → move at lag L, and its null twin (RESEARCH.md, generator 1).
+// Planted cue → move at lag L, and its null twin (docs/research/protocol.md,
+// "Synthetic days with known answers").
 // Background: a random-walk log-mid (σ per step), small Gaussian flow noise and
 // a constant spread. Each event plants a 4-step motif in the flow channel only
 // at steps [c, c+4): [A,0,A,0] for cue sign δ = +1, [0,A,0,A] for δ = −1 (the price

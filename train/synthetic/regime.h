@@ -1,5 +1,6 @@
 // Regime-switching synthetic returns and the exact forward filter that bounds
-// what any model can know from the last N steps (RESEARCH.md, generator 2).
+// what any model can know from the last N steps (docs/research/protocol.md,
+// "Synthetic days with known answers").
 //   s_t ∈ {−1, +1} flips with probability p per step (a symmetric two-state
 //   Markov chain, stationary ½/½); r_t = μ·s_t + σ·ε_t, ε_t iid N(0, 1).
 // Forward filter in log-odds ℓ = log P(s=+1)/P(s=−1) (Hamilton 1989):
