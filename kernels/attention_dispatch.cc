@@ -42,7 +42,9 @@ absl::StatusOr<AttentionImpl> ParseAttentionImpl(std::string_view s) {
       absl::StrCat("attention implementation must be auto, flash or cudnn; got '", std::string(s), "'"));
 }
 
-void SetAttentionImplOverride(AttentionImpl impl) { g_override.store(static_cast<int>(impl)); }
+void SetAttentionImplOverride(std::optional<AttentionImpl> impl) {
+  g_override.store(impl ? static_cast<int>(*impl) : -1);
+}
 
 std::optional<AttentionImpl> AttentionImplOverride() {
   const int v = g_override.load();

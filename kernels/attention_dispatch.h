@@ -91,8 +91,8 @@ absl::StatusOr<std::vector<AttentionCacheEntry>> AttentionCacheFromJson(std::str
 
 // A process-wide mode set by a command-line flag (--attention-impl), which wins over
 // the FLASHTICK_ATTENTION_IMPL environment variable on the CUDA backend. Harmless on a
-// build without CUDA (nothing reads it). Thread-safe.
-void SetAttentionImplOverride(AttentionImpl impl);
+// build without CUDA (nothing reads it). nullopt clears it. Thread-safe.
+void SetAttentionImplOverride(std::optional<AttentionImpl> impl);
 std::optional<AttentionImpl> AttentionImplOverride();
 
 class AttentionDispatcher {
