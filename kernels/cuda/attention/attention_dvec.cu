@@ -3,6 +3,7 @@
 // workspace, while our contract (kernels/ops/attention.h) returns it so the
 // backward-over-backward can reuse it. Same math as the pre-pass of our backward
 // (flash_bwd_launch.cuh), without its dQ-accumulator zeroing.
+#include "kernels/cuda/attention/attention_dvec.h"
 #include "kernels/cuda/attention/flash_bwd_launch.cuh"
 
 namespace flashtick::cuda::flash {

@@ -33,6 +33,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
+#include "kernels/cuda/attention/attention_dvec.h"
 #include "kernels/cuda/attention/flash_host.h"
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/cuda_ops.h"
@@ -93,7 +94,7 @@ absl::StatusOr<cudnnHandle_t> Handle(cudaStream_t stream) {
   return h;
 }
 
-absl::Status FeCheck(const fe::error_t& e, const char* step) {
+absl::Status FeCheck(fe::error_t e, const char* step) {
   if (e.is_good()) return absl::OkStatus();
   return absl::UnimplementedError(absl::StrCat("cudnn_sdpa: ", step, ": ", e.get_message()));
 }

@@ -84,9 +84,6 @@ template <int kHeadDim>
 cudaError_t LaunchFlashBwd(const AttentionBwdParams& p, cudaStream_t stream);
 template <int kHeadDim>
 cudaError_t LaunchFlashDecode(const AttentionDecodeParams& p, cudaStream_t stream);
-// Dvec = rowsum(dO∘O) only (attention_dvec.cu), reading p.o, p.dout and writing p.dvec;
-// for a backward that does not write Dvec itself (cuDNN's, cudnn_sdpa.cc). D ∈ {64, 128}.
-cudaError_t LaunchAttentionDvec(const AttentionBwdParams& p, cudaStream_t stream);
 // Keys per decode split (the launcher sizes the partials with it).
 inline constexpr int kFlashDecodeChunk = 256;
 
