@@ -44,6 +44,9 @@ find_library(FLASHTICK_CUDNN_LIBRARY NAMES cudnn libcudnn.so.9
 if(NOT FLASHTICK_CUDNN_FRONTEND_INCLUDE OR NOT EXISTS "${FLASHTICK_CUDNN_FRONTEND_INCLUDE}/cudnn_frontend.h")
   message(STATUS "cuDNN attention backend: off (no cudnn_frontend.h; pip install nvidia-cudnn-frontend "
                  "or set FLASHTICK_CUDNN_FRONTEND_INCLUDE)")
+elseif(NOT TARGET CUDA::nvrtc)
+  # The frontend's plan code references NVRTC (its run-time compiled engines).
+  message(STATUS "cuDNN attention backend: off (the CUDA toolkit has no NVRTC, which cudnn-frontend links)")
 elseif(NOT FLASHTICK_CUDNN_INCLUDE OR NOT FLASHTICK_CUDNN_LIBRARY)
   message(STATUS "cuDNN attention backend: off (cuDNN not found: cudnn.h='${FLASHTICK_CUDNN_INCLUDE}', "
                  "libcudnn='${FLASHTICK_CUDNN_LIBRARY}'; set FLASHTICK_CUDNN_INCLUDE/LIBRARY or CUDNN_ROOT)")

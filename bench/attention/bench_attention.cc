@@ -235,7 +235,7 @@ absl::Status Bench::Run(int64_t N, int64_t D) {
   const TensorView fout[] = {vo, vl};
   auto fwd = [&]() -> absl::Status {
     desc.op = Op::kAttentionFwd;
-    return fwd_fn(desc, fin, fout, ctx);
+    return fwd_fn(desc, cuda::In(fin), cuda::Out(fout), ctx);
   };
   auto fwd_ms = Time(fwd);
   fwd_kernel = kernel_of(Op::kAttentionFwd);
@@ -261,7 +261,7 @@ absl::Status Bench::Run(int64_t N, int64_t D) {
   auto fwd_bwd = [&]() -> absl::Status {
     RETURN_IF_ERROR(fwd());
     desc.op = Op::kAttentionBwd;
-    return bwd_fn(desc, bin, bout, ctx);
+    return bwd_fn(desc, cuda::In(bin), cuda::Out(bout), ctx);
   };
   auto fb_ms = Time(fwd_bwd);
   bwd_kernel = kernel_of(Op::kAttentionBwd);

@@ -119,11 +119,11 @@ absl::Status CheckOne(const std::shared_ptr<cuda::CudaDevice>& dev, DType dt, co
   const TensorView fin[] = {gq.view, gk.view, gv.view};
   const TensorView fout[] = {go.view, gl.view};
   const bool cudnn = impl == "cudnn";
-  RETURN_IF_ERROR((cudnn ? cuda::CudnnAttentionFwd : cuda::FlashAttentionFwd)(desc, fin, fout, ctx));
+  RETURN_IF_ERROR((cudnn ? cuda::CudnnAttentionFwd : cuda::FlashAttentionFwd)(desc, cuda::In(fin), cuda::Out(fout), ctx));
   desc.op = Op::kAttentionBwd;
   const TensorView bin[] = {gq.view, gk.view, gv.view, go.view, gdo.view, gl.view};
   const TensorView bout[] = {gdq.view, gdk.view, gdv.view, gdvec.view};
-  RETURN_IF_ERROR((cudnn ? cuda::CudnnAttentionBwd : cuda::FlashAttentionBwd)(desc, bin, bout, ctx));
+  RETURN_IF_ERROR((cudnn ? cuda::CudnnAttentionBwd : cuda::FlashAttentionBwd)(desc, cuda::In(bin), cuda::Out(bout), ctx));
   RETURN_IF_CUDA_ERROR(cudaStreamSynchronize(ctx.stream));
 
   const double tol = dt == DType::kBF16 ? 1e-4 : 1e-5;

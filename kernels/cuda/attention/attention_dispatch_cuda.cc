@@ -68,26 +68,35 @@ std::string CachePath() {
   return (dir / "attention_impl.json").string();
 }
 
-// One dispatcher per GPU name (a host may mix models); created on first use.
+// One dispatcher per GPU name (a host may mix models); created on first use. The
+// device → dispatcher lookup is cached: cudaGetDeviceProperties is too slow for every
+// attention call.
 AttentionDispatcher& DispatcherFor(int device) {
   static std::mutex mu;
   static auto* by_name = new std::map<std::string, std::unique_ptr<AttentionDispatcher>>();
-  cudaDeviceProp prop{};
-  std::string name = "unknown_gpu";
-  if (cudaGetDeviceProperties(&prop, device) == cudaSuccess) name = prop.name;
-  else cudaGetLastError();
+  static auto* by_device = new std::map<int, AttentionDispatcher*>();
   std::lock_guard<std::mutex> l(mu);
-  auto& d = (*by_name)[name];
-  if (!d) {
-    AttentionDispatcher::Options o;
-    o.mode = CurrentMode();
-    o.cache_path = CachePath();
-    o.env.gpu = name;
-    int driver = 0;
-    if (cudaDriverGetVersion(&driver) != cudaSuccess) cudaGetLastError();
-    o.env.driver = driver;
-    o.env.cudnn = CudnnAttentionVersion();
-    d = std::make_unique<AttentionDispatcher>(std::move(o));
+  AttentionDispatcher*& d = (*by_device)[device];
+  if (d == nullptr) {
+    cudaDeviceProp prop{};
+    std::string name = "unknown_gpu";
+    if (cudaGetDeviceProperties(&prop, device) == cudaSuccess)
+      name = prop.name;
+    else
+      cudaGetLastError();
+    auto& owned = (*by_name)[name];
+    if (!owned) {
+      AttentionDispatcher::Options o;
+      o.mode = CurrentMode();
+      o.cache_path = CachePath();
+      o.env.gpu = name;
+      int driver = 0;
+      if (cudaDriverGetVersion(&driver) != cudaSuccess) cudaGetLastError();
+      o.env.driver = driver;
+      o.env.cudnn = CudnnAttentionVersion();
+      owned = std::make_unique<AttentionDispatcher>(std::move(o));
+    }
+    d = owned.get();
   }
   d->set_mode(CurrentMode());
   return *d;
