@@ -173,26 +173,35 @@ void AttentionDispatcher::LogOnce(const std::string& key, const std::string& mes
 
 AttentionChoice AttentionDispatcher::Choose(const AttentionBucket& bucket, bool cudnn_supported,
                                             const Timer& timer) {
+  return Choose(bucket, [cudnn_supported] { return cudnn_supported; }, timer);
+}
+
+AttentionChoice AttentionDispatcher::Choose(const AttentionBucket& bucket,
+                                            const std::function<bool()>& cudnn_supported_fn,
+                                            const Timer& timer) {
   std::lock_guard<std::mutex> l(mu_);
   const std::string key = bucket.Key();
   switch (options_.mode) {
     case AttentionImpl::kFlash:
       return {AttentionImpl::kFlash, "forced"};
     case AttentionImpl::kCudnn:
-      if (cudnn_supported) return {AttentionImpl::kCudnn, "forced"};
+      if (cudnn_supported_fn()) return {AttentionImpl::kCudnn, "forced"};
       LogOnce(absl::StrCat("unsupported|", key),
               absl::StrCat("cudnn was asked for but cannot run ", key, "; running ours (flash)"));
       return {AttentionImpl::kFlash, "cudnn_unavailable"};
     case AttentionImpl::kAuto:
       break;
   }
-  if (!cudnn_supported) {
+  const auto cached = mine_.find(key);
+  if (cached != mine_.end() && cached->second.winner == AttentionImpl::kFlash)
+    return {AttentionImpl::kFlash, "cached"};
+  if (unmeasurable_.count(key)) return {AttentionImpl::kFlash, "cudnn_failed"};
+  if (!cudnn_supported_fn()) {
     LogOnce(absl::StrCat("unsupported|", key),
             absl::StrCat("auto: cudnn cannot run ", key, "; running ours (flash)"));
     return {AttentionImpl::kFlash, "cudnn_unavailable"};
   }
-  if (auto it = mine_.find(key); it != mine_.end()) return {it->second.winner, "cached"};
-  if (unmeasurable_.count(key)) return {AttentionImpl::kFlash, "cudnn_failed"};
+  if (cached != mine_.end()) return {cached->second.winner, "cached"};
   if (!timer) return {AttentionImpl::kFlash, "no_timer"};
 
   auto flash_ms = timer(AttentionImpl::kFlash);

@@ -115,6 +115,11 @@ class AttentionDispatcher {
   // where nothing can be timed): an unmeasured bucket then runs ours, not cached.
   // Thread-safe; measurement happens under the lock, once per bucket.
   AttentionChoice Choose(const AttentionBucket& bucket, bool cudnn_supported, const Timer& timer);
+  // The same, asking `cudnn_supported` only when the answer matters: not when ours is
+  // forced or already the bucket's measured winner. (On CUDA the question builds a
+  // cuDNN graph for the exact shape, which a bucket won by ours should not pay for.)
+  AttentionChoice Choose(const AttentionBucket& bucket, const std::function<bool()>& cudnn_supported,
+                         const Timer& timer);
 
   AttentionImpl mode() const;
   void set_mode(AttentionImpl mode);

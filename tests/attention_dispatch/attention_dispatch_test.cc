@@ -6,6 +6,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -141,6 +142,30 @@ TEST(AttentionDispatch, AutoFallsBackWithoutCudnnOrTimer) {
   EXPECT_EQ(log.size(), 1u);
   EXPECT_EQ(t.calls[AttentionImpl::kCudnn], 2) << "8192 once, 65536 once";
   EXPECT_FALSE(d.Lookup(Bucket(65536)).has_value());
+}
+
+TEST(AttentionDispatch, SupportAskedOnlyWhenCudnnMightRun) {
+  // Asking builds a cuDNN graph on CUDA: not for a bucket ours has won, nor when forced.
+  FakeTimer t;
+  int asked = 0;
+  auto supported = [&] { ++asked; return true; };
+  AttentionDispatcher d({AttentionImpl::kAuto, "", H200()}, [](const std::string&) {});
+  t.flash_ms = 0.5;
+  EXPECT_EQ(d.Choose(Bucket(4096), supported, t.fn()).impl, AttentionImpl::kFlash);
+  EXPECT_EQ(asked, 1);
+  for (int64_t T : {3000, 3500, 4000}) EXPECT_EQ(d.Choose(Bucket(T), supported, t.fn()).reason, "cached");
+  EXPECT_EQ(asked, 1) << "ours won the bucket: other lengths in it never ask cuDNN";
+  t.flash_ms = 2.0;
+  EXPECT_EQ(d.Choose(Bucket(65536), supported, t.fn()).impl, AttentionImpl::kCudnn);
+  EXPECT_EQ(d.Choose(Bucket(40000), supported, t.fn()).reason, "cached");
+  EXPECT_EQ(asked, 3) << "cuDNN won: each call checks its exact shape";
+  // A shape in a cuDNN bucket that cuDNN refuses runs ours.
+  const AttentionChoice c = d.Choose(Bucket(50000), std::function<bool()>([] { return false; }), t.fn());
+  EXPECT_EQ(c.impl, AttentionImpl::kFlash);
+  EXPECT_EQ(c.reason, "cudnn_unavailable");
+  d.set_mode(AttentionImpl::kFlash);
+  d.Choose(Bucket(65536), supported, t.fn());
+  EXPECT_EQ(asked, 3);
 }
 
 TEST(AttentionDispatch, CacheRoundTripAndEnvironmentKey) {

@@ -172,7 +172,8 @@ absl::Status Dispatch(const OpDesc& desc, In in, Out out, CudaContext& ctx, OpFn
   const AttentionBucket bucket = MakeAttentionBucket(
       desc.op == Op::kAttentionFwd ? AttentionDirection::kFwd : AttentionDirection::kBwd, dt, s,
       desc.attention.causal);
-  const absl::Status prepared = CudnnAttentionPrepare(desc, in, out, ctx);
+  // Builds (once) cuDNN's graph for this exact shape; asked only when cuDNN might run.
+  auto cudnn_supported = [&] { return CudnnAttentionPrepare(desc, in, out, ctx).ok(); };
   AttentionDispatcher::Timer timer;
   if (!Capturing(ctx.stream)) {
     timer = [&](AttentionImpl impl) -> absl::StatusOr<double> {
@@ -180,7 +181,7 @@ absl::Status Dispatch(const OpDesc& desc, In in, Out out, CudaContext& ctx, OpFn
       return TimeOnStream([&] { return fn(desc, in, out, ctx); }, ctx.stream);
     };
   }
-  const AttentionChoice choice = dispatcher.Choose(bucket, prepared.ok(), timer);
+  const AttentionChoice choice = dispatcher.Choose(bucket, cudnn_supported, timer);
   {
     std::lock_guard<std::mutex> l(Last().mu);
     Last().last[LastKey(desc.op, dt, s.D, desc.attention.causal)] = choice.impl;
