@@ -15,4 +15,11 @@ rm -rf "$dst"
 mkdir -p "$dst"
 cp -r "$src"/cudnn_frontend "$src"/cudnn_frontend*.h "$src"/cudnn_backend_base.h "$dst"/
 echo "$version" > .carry/cudnn_frontend/VERSION
+# cuDNN 9's own headers too, for a machine whose cuDNN wheel ships only the libraries
+# (gpu_cudnn.sh uses them only then; the C API is stable within major version 9).
+cudnn_h=${CUDNN_INCLUDE:-/usr/local/cuda/include}
+if [ -f "$cudnn_h/cudnn.h" ]; then
+  mkdir -p .carry/cudnn_frontend/cudnn_include
+  cp "$cudnn_h"/cudnn*.h .carry/cudnn_frontend/cudnn_include/
+fi
 echo "cudnn-frontend $version -> $dst ($(du -sh "$dst" | cut -f1))"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # cuDNN attention backend on the GPU machine (docs/kernels/cudnn.md): one build with the
 # cuDNN backend on, then stages under one deadline, each writing to $OUT as it goes:
-#   build   configure (gpu-kernels preset settings) pointing CMake at the carried
+#   build   configure (the gpu-kernels preset) pointing CMake at the carried
 #           cudnn-frontend header and at the cuDNN wheel found beside PyTorch; build the
 #           tests and benches below
 #   test    cudnn_attention_test (cuDNN vs CPU fp64 and ours, mixed fwd/bwd, our BoB on
@@ -31,7 +31,7 @@ mkdir -p "$out"
 start=$(date +%s)
 deadline=$((start + ${CUDNN_DEADLINE:-560}))
 left() { echo $((deadline - $(date +%s))); }
-build=${CUDNN_BUILD:-$root/build/gpu-cudnn}
+build=${CUDNN_BUILD:-$root/build/gpu-kernels}
 arch=${CUDNN_ARCH:-90}
 ns=${CUDNN_N:-4096,8192,23400,65536,262144}
 ds=${CUDNN_D:-64,128}
@@ -62,6 +62,9 @@ else
     fi
   done
 fi
+if [ -n "$cudnn_lib" ] && [ ! -f "$cudnn_inc/cudnn.h" ] && [ -f "$root/.carry/cudnn_frontend/cudnn_include/cudnn.h" ]; then
+  cudnn_inc="$root/.carry/cudnn_frontend/cudnn_include"  # carried cuDNN 9 headers
+fi
 if [ -z "$cudnn_lib" ] || [ ! -f "$cudnn_inc/cudnn.h" ]; then
   note "cuDNN 9 not found (lib '$cudnn_lib', include '$cudnn_inc'); set CUDNN_ROOT"
   exit 1
@@ -82,8 +85,7 @@ prefix=${CMAKE_PREFIX_PATH:-}
 if [ -n "${FLASHTICK_DEPS_PREFIX:-}" ]; then prefix="${prefix:+$prefix;}$FLASHTICK_DEPS_PREFIX"; fi
 
 if [[ " $stages " == *" build "* ]]; then
-  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DFLASHTICK_WITH_CUDA=ON \
-    -DFLASHTICK_WITH_SERVER=OFF -DCMAKE_CUDA_ARCHITECTURES="$arch" -DFLASHTICK_PYTHON="$python" \
+  cmake --preset gpu-kernels -B "$build" -DCMAKE_CUDA_ARCHITECTURES="$arch" -DFLASHTICK_PYTHON="$python" \
     -DFLASHTICK_CUDNN_FRONTEND_INCLUDE="$frontend" -DFLASHTICK_CUDNN_INCLUDE="$cudnn_inc" \
     -DFLASHTICK_CUDNN_LIBRARY="$cudnn_lib" -DCMAKE_PREFIX_PATH="$prefix" > "$out/cudnn_cmake.log" 2>&1 \
     || { tail -40 "$out/cudnn_cmake.log"; note "cmake FAILED"; exit 1; }
@@ -110,6 +112,7 @@ if [[ " $stages " == *" test "* ]]; then
       > "$out/cudnn_parity_$impl.log" 2>&1
     note "parity ($impl): $(grep -c ': OK' "$out/cudnn_parity_$impl.log") OK," \
          "$(grep -c ': SKIP' "$out/cudnn_parity_$impl.log") SKIP, $(grep -c ': FAIL' "$out/cudnn_parity_$impl.log") FAIL"
+    note "  of which ran cuDNN (kernel path cudnn_sdpa_*): $(grep -c 'cudnn_sdpa.*: OK' "$out/cudnn_parity_$impl.log") OK"
     grep ': FAIL' "$out/cudnn_parity_$impl.log" | head -20 >> "$summary"
     (cd "$build/tests/oracle" && FLASHTICK_ATTENTION_IMPL=$impl JAX_PLATFORMS=cpu timeout 90 ./attention_oracle_test) \
       > "$out/cudnn_oracle_$impl.log" 2>&1 \
