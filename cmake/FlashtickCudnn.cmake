@@ -7,7 +7,8 @@
 # Cache variables (all optional):
 #   FLASHTICK_WITH_CUDNN              OFF to leave the backend out even when found.
 #   FLASHTICK_CUDNN_FRONTEND_INCLUDE  folder holding cudnn_frontend.h; autodetected from
-#                                     the nvidia-cudnn-frontend wheel of python3.
+#                                     the nvidia-cudnn-frontend wheel of the project's
+#                                     .venv (scripts/setup.sh), else of python3.
 #   FLASHTICK_CUDNN_INCLUDE           folder holding cudnn.h (default: the CUDA toolkit's,
 #                                     or $CUDNN_ROOT/include).
 #   FLASHTICK_CUDNN_LIBRARY           libcudnn.so(.9) (default: the toolkit's lib64, or
@@ -22,7 +23,12 @@ if(NOT FLASHTICK_WITH_CUDA OR NOT FLASHTICK_WITH_CUDNN)
 endif()
 
 if(NOT FLASHTICK_CUDNN_FRONTEND_INCLUDE)
-  find_program(_ft_cudnn_python NAMES python3 python)
+  # The project's .venv first (scripts/setup.sh installs the wheel there), then PATH.
+  if(EXISTS "${FLASHTICK_ROOT}/.venv/bin/python")
+    set(_ft_cudnn_python "${FLASHTICK_ROOT}/.venv/bin/python")
+  else()
+    find_program(_ft_cudnn_python NAMES python3 python)
+  endif()
   if(_ft_cudnn_python)
     execute_process(
       COMMAND ${_ft_cudnn_python} -c
