@@ -153,7 +153,7 @@ using OpFn = absl::Status (*)(const OpDesc&, In, Out, CudaContext&);
 absl::Status Dispatch(const OpDesc& desc, In in, Out out, CudaContext& ctx, OpFn flash_fn, OpFn cudnn_fn) {
   const AttentionImpl mode = CurrentMode();
   if (mode == AttentionImpl::kFlash) return flash_fn(desc, in, out, ctx);
-  // Shape check first, so bad input gets ours's (shared) error, not a dispatch.
+  // Shapes first: bad input gets the error every backend gives (kernels/ops/attention.h).
   RETURN_IF_ERROR(CheckAttentionArity(desc.op, in.size(), out.size()));
   AttentionShape s;
   RETURN_IF_ERROR(CheckAttentionArgs(in[0], in[1], in[2], &s));
