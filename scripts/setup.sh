@@ -47,4 +47,11 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   "$venv/bin/pip" install -q -r "$here/scripts/requirements-test.txt"
   echo "$want" >"$stamp"
 fi
+# The header-only C++ cudnn-frontend ships in this wheel; with it a CUDA build compiles
+# the cuDNN attention backend (docs/kernels/cudnn.md). --no-deps: only its headers are
+# used, not its Python side. Not fatal: without it the backend is left out.
+if ! "$venv/bin/pip" show nvidia-cudnn-frontend >/dev/null 2>&1; then
+  "$venv/bin/pip" install -q --no-deps nvidia-cudnn-frontend \
+    || echo "setup: nvidia-cudnn-frontend not installed; the cuDNN attention backend will be off"
+fi
 echo "setup: dependencies present"

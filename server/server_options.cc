@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 
 #include "absl/strings/str_cat.h"
+#include "kernels/attention_impl_flag.h"
 
 namespace flashtick {
 
@@ -21,6 +22,7 @@ void AddServerFlags(CLI::App* app, ServerOptions* o) {
   app->add_option("--device", o->device, "cpu, cuda or auto (cuda when a GPU is present)")
       ->check(CLI::IsMember({"cpu", "cuda", "auto"}))
       ->capture_default_str();
+  AddAttentionImplFlag(app);
   app->add_option("--max-seq-len", o->max_seq_len,
                   "largest sequence length N accepted; longer requests get RESOURCE_EXHAUSTED")
       ->capture_default_str();

@@ -1,6 +1,7 @@
 // bench_attention: our CUDA Flash attention forward and forward+backward per sequence
 // length N and head dim, one JSON line per measurement in the schema of docs/benchmarks.md:
-//   {"bench":"attention","op":"fwd"|"fwd+bwd","impl":"flashtick_flash_cuda","kernel":...,
+//   {"bench":"attention","op":"fwd"|"fwd+bwd","impl":"flashtick_flash_cuda"|"flashtick_cudnn"|
+//    "flashtick_auto","kernel":...,
 //    "B","H","N","d","causal","dtype","ms","tflops","peak_extra_bytes","oom","gpu","commit"}
 // ms is the median of cudaEvent-timed reps with L2 flushed (a memset over 2× the L2)
 // before each; TFLOP/s by the FlashAttention convention (kernels/ops/attention.h:
@@ -8,8 +9,13 @@
 // the device pool's high-water mark above the inputs (Q, K, V, dO): outputs, L, Dvec
 // and the backward's fp32 dQ accumulator. --check (default) first runs the parity
 // check of bench_check.h and exits 1 if it fails.
+// --impl picks what runs, one row each per shape in the same process: flash (ours,
+// default), cudnn (cuDNN's SDPA through kernels/cuda/attention/cudnn_sdpa.cc) and auto
+// (the measuring dispatcher, kernels/attention_dispatch.h; its one-time measurement
+// falls in the warm-up, and "kernel" names the winner).
 // Usage: bench_attention [--n 2048,...] [--d 64,128] [--batch 1] [--heads 12]
 //        [--dtype bf16|fp16] [--noncausal] [--no-check] [--commit SHA] [--max-reps 10]
+//        [--impl flash,cudnn,auto]
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -25,6 +31,7 @@
 #include "bench/attention/bench_check.h"
 #include "bench/attention/bench_init.h"
 #include "common/status_macros.h"
+#include "kernels/attention_dispatch.h"
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/cuda_device.h"
 #include "kernels/ops/attention.h"
@@ -39,6 +46,7 @@ struct Options {
   DType dtype = DType::kBF16;
   bool causal = true, check = true;
   std::string commit = "unknown";
+  std::vector<std::string> impls = {"flash"};
   int max_reps = 10;
   double budget_ms = 3000;  // per measurement, after warm-up: fewer reps at large N
 };
@@ -66,6 +74,16 @@ bool ParseArgs(int argc, char** argv, Options* o) {
     else if (a == "--check") o->check = true;
     else if (a == "--commit") o->commit = next();
     else if (a == "--max-reps") o->max_reps = std::max(1, std::atoi(next().c_str()));
+    else if (a == "--impl") {
+      o->impls.clear();
+      for (absl::string_view part : absl::StrSplit(next(), ',')) {
+        if (!ParseAttentionImpl(std::string(part)).ok()) {
+          std::fprintf(stderr, "bench_attention: --impl takes flash, cudnn, auto\n");
+          return false;
+        }
+        o->impls.emplace_back(part);
+      }
+    }
     else {
       std::fprintf(stderr, "bench_attention: unknown flag %s (see the header of bench_attention.cc)\n", a.c_str());
       return false;
@@ -89,6 +107,7 @@ class Bench {
   }
 
   absl::Status Run(int64_t N, int64_t D);
+  void set_impl(const std::string& impl) { impl_ = impl; }
 
  private:
   // Median ms of fn over adaptive reps (3 .. max_reps within the budget), L2 flushed first.
@@ -118,10 +137,13 @@ class Bench {
 
   void Emit(const char* op, const std::string& kernel, int64_t N, int64_t D, double ms, double flops,
             int64_t peak_extra, bool oom) {
+    const std::string impl = impl_ == "cudnn" ? "flashtick_cudnn"
+                             : impl_ == "auto" ? "flashtick_auto"
+                                               : "flashtick_flash_cuda";
     std::string line = absl::StrFormat(
-        R"({"bench":"attention","op":"%s","impl":"flashtick_flash_cuda","kernel":"%s","B":%d,"H":%d,)"
+        R"({"bench":"attention","op":"%s","impl":"%s","kernel":"%s","B":%d,"H":%d,)"
         R"("N":%d,"d":%d,"causal":%s,"dtype":"%s",)",
-        op, kernel, o_.batch, o_.heads, N, D, o_.causal ? "true" : "false", DTypeName(o_.dtype));
+        op, impl, kernel, o_.batch, o_.heads, N, D, o_.causal ? "true" : "false", DTypeName(o_.dtype));
     if (oom)
       line += R"("ms":null,"tflops":null,"peak_extra_bytes":null,"oom":true,)";
     else
@@ -134,6 +156,7 @@ class Bench {
 
   std::shared_ptr<cuda::CudaDevice> dev_;
   Options o_;
+  std::string impl_ = "flash";  // the implementation Run measures (--impl)
   std::shared_ptr<void> flush_;
   size_t flush_bytes_ = 0;
   cudaEvent_t start_ = nullptr, stop_ = nullptr;
@@ -148,10 +171,25 @@ absl::Status Bench::Run(int64_t N, int64_t D) {
   desc.attention.causal = o_.causal;
   desc.attention.head_dim = static_cast<int>(D);
   auto& ctx = dev_->context();
-  const std::string fwd_kernel = cuda::AttentionKernelPath(
-      [&] { OpDesc d = desc; d.op = Op::kAttentionFwd; return d; }(), static_cast<int>(D), ctx);
-  const std::string bwd_kernel = cuda::AttentionKernelPath(
-      [&] { OpDesc d = desc; d.op = Op::kAttentionBwd; return d; }(), static_cast<int>(D), ctx);
+  // The launchers of the implementation measured; auto goes through the dispatcher.
+  using OpFn = absl::Status (*)(const OpDesc&, cuda::In, cuda::Out, cuda::CudaContext&);
+  OpFn fwd_fn = &cuda::FlashAttentionFwd, bwd_fn = &cuda::FlashAttentionBwd;
+  auto path_fn = &cuda::AttentionKernelPath;
+  if (impl_ == "cudnn") {
+    fwd_fn = &cuda::CudnnAttentionFwd, bwd_fn = &cuda::CudnnAttentionBwd;
+    path_fn = &cuda::CudnnAttentionKernelPath;
+  } else if (impl_ == "auto") {
+    SetAttentionImplOverride(AttentionImpl::kAuto);
+    fwd_fn = &cuda::AttentionFwd, bwd_fn = &cuda::AttentionBwd;
+    path_fn = &cuda::DispatchedAttentionKernelPath;  // the winner, once a call has decided
+  }
+  auto kernel_of = [&](Op op) {
+    OpDesc d = desc;
+    d.op = op;
+    return path_fn(d, static_cast<int>(D), ctx);
+  };
+  std::string fwd_kernel = kernel_of(Op::kAttentionFwd);
+  std::string bwd_kernel = kernel_of(Op::kAttentionBwd);
   const double fwd_flops = AttentionFwdFlops(s, o_.causal);
   const double bwd_flops = AttentionBwdFlops(s, o_.causal);
   auto oom_both = [&] {
@@ -197,9 +235,10 @@ absl::Status Bench::Run(int64_t N, int64_t D) {
   const TensorView fout[] = {vo, vl};
   auto fwd = [&]() -> absl::Status {
     desc.op = Op::kAttentionFwd;
-    return cuda::AttentionFwd(desc, fin, fout, ctx);
+    return fwd_fn(desc, cuda::In(fin), cuda::Out(fout), ctx);
   };
   auto fwd_ms = Time(fwd);
+  fwd_kernel = kernel_of(Op::kAttentionFwd);
   if (absl::IsResourceExhausted(fwd_ms.status())) return oom_both();
   RETURN_IF_ERROR(fwd_ms.status());
   Emit("fwd", fwd_kernel, N, D, *fwd_ms, fwd_flops, dev_->Memory().peak_bytes - base, false);
@@ -222,9 +261,10 @@ absl::Status Bench::Run(int64_t N, int64_t D) {
   auto fwd_bwd = [&]() -> absl::Status {
     RETURN_IF_ERROR(fwd());
     desc.op = Op::kAttentionBwd;
-    return cuda::AttentionBwd(desc, bin, bout, ctx);
+    return bwd_fn(desc, cuda::In(bin), cuda::Out(bout), ctx);
   };
   auto fb_ms = Time(fwd_bwd);
+  bwd_kernel = kernel_of(Op::kAttentionBwd);
   if (absl::IsResourceExhausted(fb_ms.status())) {
     Emit("fwd+bwd", fwd_kernel + "+" + bwd_kernel, N, D, 0, 0, 0, true);
     return absl::OkStatus();
@@ -244,7 +284,7 @@ int Main(int argc, char** argv) {
     return 1;
   }
   if (o.check) {
-    const absl::Status c = CheckAttentionParity(*dev, o.dtype);
+    const absl::Status c = CheckAttentionParity(*dev, o.dtype, o.impls);
     if (!c.ok()) {
       std::fprintf(stderr, "bench_attention: parity check FAILED: %s\n", std::string(c.message()).c_str());
       return 1;
@@ -258,10 +298,15 @@ int Main(int argc, char** argv) {
   int rc = 0;
   for (int64_t d : o.ds)
     for (int64_t n : o.ns)
-      if (absl::Status s = bench.Run(n, d); !s.ok()) {
-        std::fprintf(stderr, "bench_attention: N=%lld d=%lld: %s\n", static_cast<long long>(n),
-                     static_cast<long long>(d), std::string(s.message()).c_str());
-        rc = 1;
+      for (const std::string& impl : o.impls) {
+        bench.set_impl(impl);
+        if (absl::Status s = bench.Run(n, d); !s.ok()) {
+          std::fprintf(stderr, "bench_attention: impl=%s N=%lld d=%lld: %s\n", impl.c_str(),
+                       static_cast<long long>(n), static_cast<long long>(d),
+                       std::string(s.message()).c_str());
+          // cuDNN refusing a shape is a finding, not a broken bench; anything else fails.
+          if (!(impl == "cudnn" && absl::IsUnimplemented(s))) rc = 1;
+        }
       }
   return rc;
 }

@@ -3,6 +3,7 @@
 // same on the GPU through the launchers, nmse per output.
 #include "bench/attention/bench_check.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -80,7 +81,8 @@ absl::StatusOr<std::vector<double>> Download(const DevTensor& t, cudaStream_t st
   return x;
 }
 
-absl::Status CheckOne(const std::shared_ptr<cuda::CudaDevice>& dev, DType dt, const CheckShape& c) {
+absl::Status CheckOne(const std::shared_ptr<cuda::CudaDevice>& dev, DType dt, const CheckShape& c,
+                      const std::string& impl) {
   const AttentionShape s{c.B, c.T, c.H, c.Hkv, c.D};
   const size_t nq = c.B * c.T * c.H * c.D, nk = c.B * c.T * c.Hkv * c.D, ns = c.B * c.H * c.T;
   std::mt19937 rng(static_cast<uint32_t>(c.T * 131 + c.D));
@@ -116,17 +118,19 @@ absl::Status CheckOne(const std::shared_ptr<cuda::CudaDevice>& dev, DType dt, co
   desc.op = Op::kAttentionFwd;
   const TensorView fin[] = {gq.view, gk.view, gv.view};
   const TensorView fout[] = {go.view, gl.view};
-  RETURN_IF_ERROR(cuda::AttentionFwd(desc, fin, fout, ctx));
+  const bool cudnn = impl == "cudnn";
+  RETURN_IF_ERROR((cudnn ? cuda::CudnnAttentionFwd : cuda::FlashAttentionFwd)(desc, cuda::In(fin), cuda::Out(fout), ctx));
   desc.op = Op::kAttentionBwd;
   const TensorView bin[] = {gq.view, gk.view, gv.view, go.view, gdo.view, gl.view};
   const TensorView bout[] = {gdq.view, gdk.view, gdv.view, gdvec.view};
-  RETURN_IF_ERROR(cuda::AttentionBwd(desc, bin, bout, ctx));
+  RETURN_IF_ERROR((cudnn ? cuda::CudnnAttentionBwd : cuda::FlashAttentionBwd)(desc, cuda::In(bin), cuda::Out(bout), ctx));
   RETURN_IF_CUDA_ERROR(cudaStreamSynchronize(ctx.stream));
 
   const double tol = dt == DType::kBF16 ? 1e-4 : 1e-5;
   const std::pair<const char*, std::pair<const DevTensor*, const std::vector<double>*>> outs[] = {
-      {"O", {&go, &o}}, {"L", {&gl, &l}}, {"dQ", {&gdq, &dq}}, {"dK", {&gdk, &dk}}, {"dV", {&gdv, &dv}}};
-  std::string line = absl::StrCat("check B=", c.B, " T=", c.T, " H=", c.H, " Hkv=", c.Hkv, " D=", c.D,
+      {"O", {&go, &o}}, {"L", {&gl, &l}}, {"dQ", {&gdq, &dq}}, {"dK", {&gdk, &dk}}, {"dV", {&gdv, &dv}},
+      {"Dvec", {&gdvec, &dvec}}};
+  std::string line = absl::StrCat("check ", impl, " B=", c.B, " T=", c.T, " H=", c.H, " Hkv=", c.Hkv, " D=", c.D,
                                   " causal=", c.causal, " ", DTypeName(dt), ":");
   absl::Status status;
   for (const auto& [name, pair] : outs) {
@@ -143,9 +147,23 @@ absl::Status CheckOne(const std::shared_ptr<cuda::CudaDevice>& dev, DType dt, co
 
 }  // namespace
 
-absl::Status CheckAttentionParity(const std::shared_ptr<cuda::CudaDevice>& dev, DType dtype) {
+absl::Status CheckAttentionParity(const std::shared_ptr<cuda::CudaDevice>& dev, DType dtype,
+                                  const std::vector<std::string>& impls) {
   const CheckShape shapes[] = {{1, 1000, 2, 2, 64, true}, {1, 777, 4, 2, 128, true}, {2, 300, 2, 1, 64, false}};
-  for (const auto& c : shapes) RETURN_IF_ERROR(CheckOne(dev, dtype, c));
+  // auto runs one of the two per shape: check both.
+  std::vector<std::string> check;
+  for (const std::string& i : impls) {
+    for (const char* one : {"flash", "cudnn"})
+      if ((i == one || i == "auto") && std::find(check.begin(), check.end(), one) == check.end())
+        check.push_back(one);
+  }
+  for (const std::string& impl : check) {
+    if (impl == "cudnn" && !cuda::CudnnAttentionBuilt()) {
+      std::fprintf(stderr, "check cudnn: SKIP (this build has no cuDNN backend)\n");
+      continue;
+    }
+    for (const auto& c : shapes) RETURN_IF_ERROR(CheckOne(dev, dtype, c, impl));
+  }
   return absl::OkStatus();
 }
 

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "kernels/cuda/cuda_device.h"
@@ -12,6 +13,9 @@
 namespace flashtick::bench {
 
 // Prints one line per checked shape to stderr; an error names the first failure.
-absl::Status CheckAttentionParity(const std::shared_ptr<cuda::CudaDevice>& dev, DType dtype);
+// impls: "flash" (ours), "cudnn" (skipped, with a line, in a build without cuDNN),
+// "auto" (both).
+absl::Status CheckAttentionParity(const std::shared_ptr<cuda::CudaDevice>& dev, DType dtype,
+                                  const std::vector<std::string>& impls = {"flash"});
 
 }  // namespace flashtick::bench

@@ -122,12 +122,12 @@ absl::Status RunFwdBwd(const Problem& p, cuda::CudaContext& ctx) {
   desc.op = Op::kAttentionFwd;
   std::vector<TensorView> fin = {p.Q(p.q), p.KV(p.k), p.KV(p.v)};
   std::vector<TensorView> fout = {p.Q(p.o), p.Stat(p.lse)};
-  RETURN_IF_ERROR(cuda::AttentionFwd(desc, fin, fout, ctx));
+  RETURN_IF_ERROR(cuda::FlashAttentionFwd(desc, fin, fout, ctx));
   desc.op = Op::kAttentionBwd;
   std::vector<TensorView> bin = {p.Q(p.q), p.KV(p.k),   p.KV(p.v),
                                  p.Q(p.o), p.Q(p.dout), p.Stat(p.lse)};
   std::vector<TensorView> bout = {p.Q(p.ddq), p.KV(p.ddk), p.KV(p.ddv), p.Stat(p.dvec)};
-  return cuda::AttentionBwd(desc, bin, bout, ctx);
+  return cuda::FlashAttentionBwd(desc, bin, bout, ctx);
 }
 
 // Median ms of `fn` over adaptive reps, L2 flushed before each, after one warm-up.

@@ -13,6 +13,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "kernels/attention_impl_flag.h"
 #include "model/file_io.h"
 #include "train/report/plot_runner.h"
 #include "train/sweep/sweep_config.h"
@@ -44,6 +45,7 @@ int main(int argc, char** argv) {
   app.add_option("--device", device, "Where arms train")
       ->check(CLI::IsMember({"cpu", "cuda", "auto"}))
       ->capture_default_str();
+  flashtick::AddAttentionImplFlag(&app);
   app.add_option("--threads", threads, "CPU threads (0: all cores)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();

@@ -12,6 +12,7 @@
 // --curve-batches synthetic batches in turn and print one "loss_curve" line per step;
 // --dump-dir writes those batches and the initial weights for torch_train_step.py.
 // Runs on --device cpu too (small shapes: the ctest smoke run).
+// --attention-impl auto|flash|cudnn picks the CUDA attention (kernels/attention_dispatch.h).
 #include <fstream>
 #include <iostream>
 
@@ -20,6 +21,7 @@
 #include "absl/strings/str_split.h"
 #include "bench/train_step/train_step_run.h"
 #include "common/status_macros.h"
+#include "kernels/attention_dispatch.h"
 #include "nlohmann/json.hpp"
 
 namespace flashtick::bench {
@@ -60,6 +62,12 @@ absl::StatusOr<Args> Parse(int argc, char** argv) {
     };
     if (flag == "--device")
       a.device = v;
+    else if (flag == "--attention-impl") {
+      // docs/kernels/cudnn.md: which attention the CUDA step runs (default auto).
+      auto impl = ParseAttentionImpl(v);
+      RETURN_IF_ERROR(impl.status());
+      SetAttentionImplOverride(*impl);
+    }
     else if (flag == "--n")
       RETURN_IF_ERROR(ParseList(flag, v, &a.ns));
     else if (flag == "--optimizers") {

@@ -53,7 +53,7 @@ class CudaBackend final : public Backend {
       case Op::kAttentionBwd:
       case Op::kAttentionBwdBwd:
       case Op::kAttentionDecode:
-        return AttentionKernelPath(desc, desc.attention.head_dim, device_->context());
+        return DispatchedAttentionKernelPath(desc, desc.attention.head_dim, device_->context());
       case Op::kMatmul:
         return absl::StrCat("flash_cuda_cublaslt_sm", device_->context().sm);
       default:

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <string>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -38,9 +39,18 @@ using In = absl::Span<const TensorView>;
 using Out = absl::Span<const TensorView>;
 
 #define FT_CUDA_OP(Name) absl::Status Name(const OpDesc& desc, In in, Out out, CudaContext& ctx)
-// kernels/cuda/attention/: our Flash kernels (FlashAttention-2 design)
+// kernels/cuda/attention/: the attention forward and backward pick, per shape bucket,
+// our Flash kernels or cuDNN's fused SDPA (attention_dispatch_cuda.cc,
+// kernels/attention_dispatch.h); the backward-over-backward and decode are ours.
 FT_CUDA_OP(AttentionFwd);
 FT_CUDA_OP(AttentionBwd);
+// Our Flash kernels alone (FlashAttention-2 design).
+FT_CUDA_OP(FlashAttentionFwd);
+FT_CUDA_OP(FlashAttentionBwd);
+// cuDNN's SDPA through the cudnn-frontend graph API (cudnn_sdpa.cc), same contract as
+// ours; Unimplemented in a build without cuDNN or for a shape cuDNN refuses.
+FT_CUDA_OP(CudnnAttentionFwd);
+FT_CUDA_OP(CudnnAttentionBwd);
 FT_CUDA_OP(AttentionBwdBwd);
 FT_CUDA_OP(AttentionDecode);
 // kernels/cuda/<op>.cu|.cc: every other op (cuBLASLt for Matmul)
@@ -64,7 +74,22 @@ FT_CUDA_OP(AdamW);
 FT_CUDA_OP(SophiaH);
 #undef FT_CUDA_OP
 
-// The kernel variant the attention launchers pick for a shape, e.g. "flash_cuda_sm80_d64".
+// The kernel variant our Flash launchers run, e.g. "flash_cuda_fwd_d64_m128n128w4_splitkv_sm90".
 std::string AttentionKernelPath(const OpDesc& desc, int head_dim, const CudaContext& ctx);
+
+// cuDNN SDPA (cudnn_sdpa.cc). Built: the binary was compiled with the cuDNN backend.
+bool CudnnAttentionBuilt();
+// cudnnGetVersion() (e.g. 91900), or 0 without cuDNN.
+int64_t CudnnAttentionVersion();
+// Validates the op's tensors and builds (once per shape, strides and dtype; cached)
+// the cuDNN graph for it. OK: CudnnAttentionFwd/Bwd will run these tensors.
+absl::Status CudnnAttentionPrepare(const OpDesc& desc, In in, Out out, CudaContext& ctx);
+// e.g. "cudnn_sdpa_fwd_d64_sm90_v91900"; "cudnn_sdpa_unavailable" without cuDNN.
+std::string CudnnAttentionKernelPath(const OpDesc& desc, int head_dim, const CudaContext& ctx);
+
+// The kernel path AttentionFwd/AttentionBwd run for `desc` under the current
+// implementation choice: ours, cuDNN's, or (auto, before any call of this op, dtype,
+// head dim and masking has been decided) "attention_auto(<ours>|<cudnn>)".
+std::string DispatchedAttentionKernelPath(const OpDesc& desc, int head_dim, const CudaContext& ctx);
 
 }  // namespace flashtick::cuda

@@ -265,7 +265,7 @@ const CaseList& AllCases() {
 
 CaseResult RunCase(const TestCase& test, Backend& target, DType dtype, ParityContext& ctx) {
   CaseResult res;
-  const std::string head =
+  std::string head =
       absl::StrCat(test.Label(), " [", target.name(), " ", DTypeName(dtype), "]: ");
   auto finish = [&](Verdict v, std::string detail) {
     res.verdict = v;
@@ -286,6 +286,12 @@ CaseResult RunCase(const TestCase& test, Backend& target, DType dtype, ParityCon
     return finish(absl::IsUnimplemented(ref.status) ? Verdict::kSkip : Verdict::kFail,
                   absl::StrCat("(cpu fp64 reference: ", ref.status.message(), ")"));
   auto got = RunOn(test, target, dtype, ref.inputs, ref.out_init);
+  // The GPU attention forward and backward run ours or cuDNN's (kernels/attention_dispatch.h):
+  // name the one that ran, so a cuDNN pass is visible as such.
+  if (got.ok() && target.device() == DeviceKind::kCuda &&
+      (desc.op == Op::kAttentionFwd || desc.op == Op::kAttentionBwd))
+    head = absl::StrCat(test.Label(), " [", target.name(), " ", DTypeName(dtype), " ",
+                        target.KernelPath(desc), "]: ");
   if (!got.ok())
     return finish(absl::IsUnimplemented(got.status()) ? Verdict::kSkip : Verdict::kFail,
                   absl::StrCat("(", got.status().ToString(), ")"));

@@ -68,10 +68,15 @@ absl::StatusOr<PrecisionReport> RunPrecisionCheck(const std::string& model_dir, 
   r.reference_path = ref->kernel_path();
   r.reference_dtype = DTypeName(ref->compute_dtype());
   const bool cuda = backend->device() == DeviceKind::kCuda;
-  if (cuda && !absl::StartsWith(r.fast_path, "flash_cuda")) {
+  // A GPU kernel: ours (flash_cuda_*), cuDNN's (cudnn_sdpa_*), or auto choosing between
+  // them (docs/kernels/cudnn.md); anything else is a silent fallback.
+  const bool gpu_path = absl::StartsWith(r.fast_path, "flash_cuda") ||
+                        absl::StartsWith(r.fast_path, "cudnn_sdpa") ||
+                        absl::StartsWith(r.fast_path, "attention_auto(flash_cuda");
+  if (cuda && !gpu_path) {
     return absl::FailedPreconditionError(absl::StrCat(
         "precision check: the CUDA backend ran attention on '", r.fast_path,
-        "', not a flash_cuda kernel (a silent fallback)"));
+        "', not a flash_cuda or cudnn_sdpa kernel (a silent fallback)"));
   }
   ASSIGN_OR_RETURN(std::vector<float> pf, RunWindows(fast.get(), features, windows, context, batch));
   ASSIGN_OR_RETURN(std::vector<float> pr, RunWindows(ref.get(), features, windows, context, 1));

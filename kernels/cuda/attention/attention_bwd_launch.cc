@@ -11,7 +11,7 @@
 
 namespace flashtick::cuda {
 
-absl::Status AttentionBwd(const OpDesc& desc, In in, Out out, CudaContext& ctx) {
+absl::Status FlashAttentionBwd(const OpDesc& desc, In in, Out out, CudaContext& ctx) {
   RETURN_IF_ERROR(CheckAttentionArity(Op::kAttentionBwd, in.size(), out.size()));
   AttentionShape s;
   RETURN_IF_ERROR(CheckAttentionArgs(in[0], in[1], in[2], &s));

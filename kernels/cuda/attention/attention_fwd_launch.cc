@@ -30,7 +30,7 @@ int ForcedFwdSplits() {
 
 }  // namespace
 
-absl::Status AttentionFwd(const OpDesc& desc, In in, Out out, CudaContext& ctx) {
+absl::Status FlashAttentionFwd(const OpDesc& desc, In in, Out out, CudaContext& ctx) {
   RETURN_IF_ERROR(CheckAttentionArity(Op::kAttentionFwd, in.size(), out.size()));
   AttentionShape s;
   RETURN_IF_ERROR(CheckAttentionArgs(in[0], in[1], in[2], &s));

@@ -1,0 +1,71 @@
+#!/usr/bin/env python3
+"""Ours, cuDNN through flashtick, auto, and PyTorch side by side, from bench_attention
+--impl flash,cudnn,auto and torch_attention.py JSON lines.
+
+Usage: merge_cudnn.py ours.jsonl torch.jsonl
+Per (d, op, N), milliseconds of: ours (flashtick_flash_cuda), cuDNN through flashtick
+(flashtick_cudnn), auto (flashtick_auto), PyTorch SDPA flash and PyTorch cuDNN; then
+  auto/best = min(ours, cudnn) ms / auto ms   (1.0: auto ran the faster one at full speed)
+  ours/cudnn = cudnn ms / ours ms             (> 1: ours is faster)
+and auto's kernel. The bar of docs/kernels/cudnn.md: auto/best >= 0.98 on every row.
+"""
+import json
+import sys
+
+
+def load(path):
+    rows = {}
+    try:
+        f = open(path)
+    except OSError:
+        return rows
+    with f:
+        for raw in f:
+            raw = raw.strip()
+            if not raw.startswith("{"):
+                continue
+            try:
+                r = json.loads(raw)
+            except ValueError:
+                continue
+            if r.get("bench") == "attention":
+                rows[(r["impl"], r["op"], r["d"], r["N"])] = r
+    return rows
+
+
+def ms(rows, impl, op, d, n):
+    return rows.get((impl, op, d, n), {}).get("ms")
+
+
+def fmt(x, spec):
+    return "-" if x is None else format(x, spec)
+
+
+def main():
+    if len(sys.argv) != 3:
+        sys.exit(__doc__)
+    rows = load(sys.argv[1])
+    rows.update(load(sys.argv[2]))
+    keys = sorted({(op, d, n) for (impl, op, d, n) in rows if impl.startswith("flashtick_")},
+                  key=lambda k: (k[1], k[0], k[2]))
+    print(f"{'d':>4} {'op':>8} {'N':>7} {'ours':>9} {'cudnn':>9} {'auto':>9} {'sdpa':>9}"
+          f" {'torchcud':>9} {'auto/best':>9} {'ours/cudnn':>10}  auto kernel")
+    worst = None
+    for op, d, n in keys:
+        o, c, a = (ms(rows, i, op, d, n) for i in ("flashtick_flash_cuda", "flashtick_cudnn", "flashtick_auto"))
+        s, tc = ms(rows, "torch_sdpa_flash", op, d, n), ms(rows, "torch_cudnn", op, d, n)
+        best = min(x for x in (o, c) if x) if (o or c) else None
+        r_auto = best / a if best and a else None
+        r_oc = c / o if o and c else None
+        if r_auto is not None:
+            worst = r_auto if worst is None else min(worst, r_auto)
+        kernel = rows.get(("flashtick_auto", op, d, n), {}).get("kernel", "-")
+        print(f"{d:>4} {op:>8} {n:>7} {fmt(o, '9.3f')} {fmt(c, '9.3f')} {fmt(a, '9.3f')} {fmt(s, '9.3f')}"
+              f" {fmt(tc, '9.3f')} {fmt(r_auto, '9.3f')} {fmt(r_oc, '10.2f')}  {kernel}")
+    if worst is not None:
+        verdict = "meets" if worst >= 0.98 else "misses"
+        print(f"worst auto/best: {worst:.3f} ({verdict} the 0.98 bar)")
+
+
+if __name__ == "__main__":
+    main()
