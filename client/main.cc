@@ -2,7 +2,7 @@
 //   flashtick [--server host:port] [--timeout s] [--tls-ca ca.pem] [--tls-cert c.pem
 //             --tls-key c.key] [--token-file f] health|models|predict|sweep ...
 // Each subcommand lives in client/commands/<name>_command.{h,cc} and registers
-// itself on the app; `sweep submit|watch|list|cancel|report` (issue 5) joins
+// itself on the app; `sweep submit|watch|list|cancel|report` joins
 // them the same way.
 #include <cstdio>
 

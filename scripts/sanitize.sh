@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The sanitizer stage of the test suite (issue 8), run by scripts/test.sh after the main
+# The sanitizer stage of the test suite, run by scripts/test.sh after the main
 # suite: one clang build (CMakePresets.json `fuzz`: CPU only, AddressSanitizer +
 # UndefinedBehaviorSanitizer, -O1) of the libraries, the tests and the libFuzzer targets,
 # then ctest of every cpu-labelled test in it (the fuzz targets for

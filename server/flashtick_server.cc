@@ -115,7 +115,7 @@ absl::Status FlashtickServer::StartMetrics() {
   return absl::OkStatus();
 }
 
-// The experiment store, queue and core (issue 5); off without --experiment-dir.
+// The experiment store, queue and core (docs/research/sweeps.md); off without --experiment-dir.
 absl::Status FlashtickServer::StartExperiments() {
   if (options_.experiment_dir.empty()) {
     LogInfo("experiments disabled (no --experiment-dir)");

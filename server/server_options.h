@@ -30,7 +30,7 @@ struct ServerOptions {
   int max_queue = 64;                         // queued inference requests before refusing
   int64_t max_queue_mb = 2048;                // bytes those requests may hold together
   int64_t max_request_rows = 8 * 32768;       // B·N of one ModelInfer
-  // ModelInfer batching (issue 6): requests of one model and length bucket wait
+  // ModelInfer batching (docs/serving.md): requests of one model and length bucket wait
   // up to this long (from the first one's arrival) to share a forward; 0: off.
   int64_t batch_max_delay_us = 250;
   int batch_max_size = 8;                     // requests per forward; 1: off
@@ -41,12 +41,12 @@ struct ServerOptions {
   double max_connection_idle_seconds = 600;   // no RPC on the connection this long
   double keepalive_min_interval_seconds = 10; // client pings faster than this: GOAWAY
   int max_connections = 4096;                 // TCP connections the gRPC port holds; 0 = no cap
-  // Tick-stream limits (issues 6 and 8; server/stream/stream_admission.h).
+  // Tick-stream limits (server/stream/stream_admission.h).
   int max_streams = 256;                      // open tick streams on the server
   int max_streams_per_client = 32;            // of them per client (client_identity.h)
   double stream_idle_timeout_seconds = 600;   // silence after which a stream is ended
   int64_t stream_memory_mb = 8192;            // memory all sessions reserve together
-  // Experiments (issue 5): "" disables them (the RPCs say how to enable them).
+  // Experiments (docs/research/sweeps.md): "" disables them (the RPCs say how to enable them).
   std::string experiment_dir;                 // SQLite store, checkpoints and reports
   int experiment_workers = 1;                 // sweeps run at once
   int max_experiments_per_client = 8;         // queued + running per client
@@ -59,7 +59,7 @@ struct ServerOptions {
   int64_t experiment_memory_mb = 0;           // estimate a sweep may need; 0 = 3/4 of RAM
   int max_resume_attempts = 3;                // starts without a clean end, then FAILED
   std::vector<std::string> operator_clients;  // client names that see every experiment
-  // Security (issue 8, docs/security.md): TLS when both PEM files are given;
+  // Security (docs/security.md): TLS when both PEM files are given;
   // mutual TLS with tls_client_ca; bearer tokens with auth_token_file.
   std::string tls_cert;                       // PEM certificate chain of the gRPC port
   std::string tls_key;                        // PEM private key of tls_cert

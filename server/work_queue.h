@@ -1,8 +1,8 @@
 // WorkQueue: a bounded FIFO of jobs run by a fixed set of worker threads. Model
 // compute runs here, not on gRPC's callback threads, so a multi-second full-day
 // prediction never stalls health checks or metadata RPCs. The bound turns
-// overload into a quick RESOURCE_EXHAUSTED instead of unbounded memory (issue 8).
-// Batching (issue 6, Triton's dynamic batcher): a job submitted with a batch key
+// overload into a quick RESOURCE_EXHAUSTED instead of unbounded memory (docs/reliability.md).
+// Batching (after Triton's dynamic batcher; docs/serving.md): a job submitted with a batch key
 // is popped together with the queued jobs of the same key, up to max_size, and
 // the worker waits for more until the first one has waited max_delay; a busy
 // server therefore batches what piled up without waiting at all.

@@ -1,4 +1,4 @@
-// Tile experiment for the d = 64 Flash backward (issue 3): times the production traits
+// Tile experiment for the d = 64 Flash backward: times the production traits
 // (flash_variants.cuh) beside candidate tilings in one binary, on the same inputs, and
 // checks each candidate's dQ, dK, dV against the production kernel's (relative L2), so
 // a faster tiling is known to compute the same thing before it replaces the choice.

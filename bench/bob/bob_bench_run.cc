@@ -114,7 +114,7 @@ absl::Status RunBob(const Problem& p, cuda::CudaContext& ctx) {
   return cuda::AttentionBwdBwd(desc, in, out, ctx);
 }
 
-// Our forward then backward (the Flash kernels of issue 3), reusing the buffers.
+// Our Flash forward then backward, reusing the buffers.
 absl::Status RunFwdBwd(const Problem& p, cuda::CudaContext& ctx) {
   OpDesc desc;
   desc.dtype = DType::kBF16;
@@ -259,7 +259,7 @@ absl::StatusOr<BenchResult> RunOne(const BenchShape& s, const std::string& dump_
     for (double v : h) r.finite = r.finite && std::isfinite(v);
   }
   if (!dump_dir.empty()) RETURN_IF_ERROR(DumpProblem(p, dump_dir));
-  // Our forward + backward at the same shape, when those kernels exist (issue 3).
+  // Our forward + backward at the same shape, when those kernels exist.
   auto fwd_bwd = TimeMs([&] { return RunFwdBwd(p, cc.ctx); }, stream, flush.get());
   if (fwd_bwd.ok()) {
     r.fwd_bwd_ms = fwd_bwd->first;

@@ -1,7 +1,7 @@
 // One measurement of the bob benchmark: builds seeded inputs on the GPU, runs the CUDA
 // attention backward-over-backward launcher on a stream of our own (cudaEvent timing,
 // L2 flushed before every rep, median), measures the op's scratch (its extra memory),
-// and optionally our forward+backward at the same shape for the ratio of issue 10.
+// and optionally our forward+backward at the same shape for the ratio of the two.
 #pragma once
 
 #include <cstdint>

@@ -1,4 +1,4 @@
-"""PyTorch side of the bob benchmark (issue 10), run on the GPU machine in the same
+"""PyTorch side of the bob benchmark, run on the GPU machine in the same
 session as bench/bob/bob_bench:
 
   time   PyTorch's math-path double backward of causal attention (the second backward

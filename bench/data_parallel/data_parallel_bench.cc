@@ -1,4 +1,4 @@
-// data_parallel benchmark (issue 9): the training step of one sweep arm at sequence
+// data_parallel benchmark (docs/multi_gpu.md): the training step of one sweep arm at sequence
 // length N, on 1 replica and on R replicas (DataParallelTrainer: R GPUs summing
 // through NCCL with buckets overlapped with the backward pass, or R CPU backends),
 // for a fixed global batch B (strong scaling: each replica takes B/R sequences, as

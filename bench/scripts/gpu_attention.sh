@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 3 on the GPU machine: builds our Flash attention kernels, runs the attention
+# On the GPU machine: builds our Flash attention kernels, runs the attention
 # parity and JAX oracle tests on the GPU, then bench_attention beside PyTorch's SDPA
 # flash and cuDNN backends, and prints the ratio table. Everything lands in $OUT:
 #   attention_summary.txt        read first: test counts, every FAIL line, ratio table

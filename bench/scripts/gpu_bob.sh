@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 10 on the GPU machine: builds the CUDA attention backward-over-backward, runs
+# On the GPU machine: builds the CUDA attention backward-over-backward, runs
 # its GPU tests, then the bob benchmark beside PyTorch's math double backward, and the
 # bf16-vs-float64 precision table. Everything lands in $OUT:
 #   bob_build.log, bob_ptxas.txt              build output, register/spill report

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 3 tile experiment on the H200 (about 3 minutes): builds bwd_tiles_bench
+# Flash backward tile experiment on the H200 (about 3 minutes): builds bwd_tiles_bench
 # (bench/attention/bwd_tiles_bench.cu: the production d = 64 backward beside candidate
 # tilings, each checked against it) for sm_90 only, runs it, and PyTorch's SDPA flash
 # and cuDNN on the same shapes in the same call. Output in $OUT: bwd_tiles.jsonl,

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# flash_cuda's non-attention ops on the GPU machine (issues 3 and 4): builds the CUDA
+# flash_cuda's non-attention ops on the GPU machine: builds the CUDA
 # backend tests and the parity harness, runs
 #   cuda_ops_test   backend behaviour: memory/peak, OOM -> ResourceExhausted, copies,
 #                   bitwise AdamW/Sophia-H/Cast vs the CPU, in-place, determinism

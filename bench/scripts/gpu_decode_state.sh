@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 6 on the GPU machine: builds model_decode_state_test with CUDA and runs it, so
+# On the GPU machine: builds model_decode_state_test with CUDA and runs it, so
 # DecodeStateTest.CudaBf16StepsMatchPredict (Transformer::Step through the CUDA
 # attention_decode, rope into the cache, bf16) is checked against Predict on CUDA.
 # The CPU cases run too. Results in $OUT:

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Issue 9 on a 2-GPU machine (nvidia-h200-x2), about 6 minutes (at most 10): builds the data-parallel
-# targets (gpu-kernels preset: no gRPC), runs the data-parallel tests (CPU replicas,
-# then 2 GPUs through NCCL vs 1 GPU), then the scaling benchmark of one arm at
-# N = 23,400 (global batch 2: 1 GPU vs 2 GPUs, AdamW and Sophia-H) beside PyTorch
-# (1 GPU vs DistributedDataParallel, AdamW) measured in the same run. NCCL is the pip
+# Data parallelism (docs/multi_gpu.md) on a 2-GPU machine (nvidia-h200-x2), about 6 minutes
+# (at most 10): builds the data-parallel targets (gpu-kernels preset: no gRPC), runs the
+# data-parallel tests (CPU replicas, then 2 GPUs through NCCL vs 1 GPU), then the scaling
+# benchmark of one arm at N = 23,400 (global batch 2: 1 GPU vs 2 GPUs, AdamW and Sophia-H)
+# beside PyTorch (1 GPU vs DistributedDataParallel, AdamW) measured in the same run. NCCL is the pip
 # package nvidia-nccl-cu13 (loaded with dlopen through FLASHTICK_NCCL_LIBRARY).
 # NVLink multicast stays off (NCCL_NVLS_ENABLE=0): the machine owner requires it.
 # Output: $OUT/gpu_multi_summary.txt (read first) and $OUT/gpu_multi.tgz (logs, JSON).

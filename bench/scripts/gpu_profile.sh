@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Nsight Compute profiles of the kernels that miss their speed targets (issues 3 and 10):
+# Nsight Compute profiles of the kernels that miss their speed targets:
 # the Flash backward main kernel and the two backward-over-backward passes, one launch
 # each at N = 16,384 (B=1, H=12, d=64, causal, bf16). Sections: speed of light,
 # compute and memory workload, occupancy, launch statistics, warp state and scheduler

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# GPU reliability checks of issue 8, in one device call (about 4-5 minutes on a fresh
+# GPU reliability checks (docs/reliability.md), in one device call (about 4-5 minutes on a fresh
 # H200 machine; each stage has its own time limit):
 #   1. build (gpu-kernels preset: no gRPC) the CUDA test binaries only;
 #   2. gpu_oom_test: a Trainer and a forward too large for the GPU get

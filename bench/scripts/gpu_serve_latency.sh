@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 6 serving latency on the H200, in process (the GPU machine has no C++ gRPC,
+# Serving latency on the H200, in process (the GPU machine has no C++ gRPC,
 # so flashtickd cannot be built there): a model from flashtick_make_model (default
 # C=128, 2 layers, 2 heads: the default flashtick-tiny's depth, but head dim D = 64,
 # as the CUDA attention kernels are built for D ∈ {64, 128} and flashtick-tiny has

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Split-KV forward (issue 6's one-head serving day; kernels/cuda/attention/flash_host.h
+# Split-KV forward (the one-head serving day; kernels/cuda/attention/flash_host.h
 # FlashFwdNumSplits) on the GPU machine, in one device call (~6 min on a fresh H200):
 #   1. build (gpu-kernels preset) and the attention parity table on the GPU (its T = 2500
 #      one-head and T = 4096 cases run split-KV there) with the JAX oracle;

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 4 on the GPU machine: builds the training engine, train_step_bench and the CUDA
+# On the GPU machine: builds the training engine, train_step_bench and the CUDA
 # training test (loss, gradient and HVP on CUDA bf16 vs the CPU in f64; loss curves on
 # CUDA vs CPU), then the benchmark (AdamW and Sophia-H per N) beside the PyTorch twin,
 # the loss-curve comparison at an N where both fit, and the ratio table + plot.

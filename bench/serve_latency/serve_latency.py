@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Serving latency benchmark (issue 6): flashtickd over loopback gRPC, flashtick in
+"""Serving latency benchmark (docs/serving.md): flashtickd over loopback gRPC, flashtick in
 process and the PyTorch twin, measured in ONE run on the same model and shapes.
 
 1. flashtick_make_model writes the model (or --model-dir names one);

@@ -1,4 +1,4 @@
-// serve_latency_inproc: the in-process side of bench/serve_latency (issue 6). What
+// serve_latency_inproc: the in-process side of bench/serve_latency. What
 // flashtickd does per request, without gRPC: Transformer::Predict of a [B, N, F]
 // day (host ticks in, host probabilities out, synchronised) at B = 1 and batched,
 // and Transformer::Step per tick of one stream (the incremental K/V path of

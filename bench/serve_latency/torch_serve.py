@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""PyTorch twin of flashtick serving (issue 6 benchmark): our tick transformer
+"""PyTorch twin of flashtick serving (the serving latency benchmark): our tick transformer
 (model/transformer.h: linear embedding, pre-norm blocks with interleaved-pair RoPE,
 causal GQA attention (query head h reads K/V head h / (H/Hkv)), tanh GELU MLP,
 final LayerNorm, 3-class head, softmax) loaded from OUR config.json and

@@ -1,4 +1,4 @@
-// train_step benchmark (issue 4): one training step of the tick transformer — AdamW, and
+// train_step benchmark: one training step of the tick transformer — AdamW, and
 // Sophia-H with exact Hessian-vector products (reverse over reverse, attention through
 // our backward-over-backward) — per sequence length N (default 512, 4,096, 23,400,
 // 32,768), B sequences, bf16 compute with fp32 masters on CUDA. Prints JSON lines

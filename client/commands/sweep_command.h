@@ -1,5 +1,5 @@
 // `flashtick sweep submit|watch|list|cancel|report`: N-sweeps on flashtickd's
-// Experiments service (issue 5). Each subcommand is one file
+// Experiments service (docs/research/sweeps.md). Each subcommand is one file
 // (client/commands/sweep_<name>.cc); AddSweepCommand registers them all.
 //   submit (--preset NAME | --config FILE) [--request-key K] [--watch]
 //   watch ID          progress until the experiment ends, then its verdict

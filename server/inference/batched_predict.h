@@ -1,5 +1,5 @@
-// PredictBatched: several ModelInfer requests as ONE Transformer forward (issue 6
-// batching). Each request's [B_i, T_i, F] ticks are stacked into a [ΣB_i, T, F]
+// PredictBatched: several ModelInfer requests as ONE Transformer forward
+// (docs/serving.md). Each request's [B_i, T_i, F] ticks are stacked into a [ΣB_i, T, F]
 // batch, T = max T_i, padded on the RIGHT with zeros: the model is causal, so
 // row t < T_i attends only to rows ≤ t of its own sequence and the padding
 // changes none of its outputs (LayerNorm, matmuls and the head are row-wise).

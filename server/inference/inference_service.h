@@ -3,7 +3,7 @@
 // each records flashtick_requests_total / _duration_seconds once. ModelInfer is
 // validated on the RPC thread (bad requests answer at once and change nothing)
 // and computed on the WorkQueue; the reactor is finished from the worker.
-// Requests of one model and length bucket are batched by the queue (issue 6:
+// Requests of one model and length bucket are batched by the queue (flags
 // --batch-max-delay-us, --batch-max-size) into one forward; expired or
 // cancelled ones are dropped before it and answered DEADLINE_EXCEEDED/CANCELLED.
 #pragma once

@@ -66,7 +66,7 @@ class Metrics {
   void SetStreamMemory(int64_t reserved_bytes, int64_t limit_bytes);
   // Experiments refused by the per-client limit on queued and running ones.
   void RecordExperimentRefused();
-  // One optimizer step of an experiment arm (issue 5): its loss, wall-clock and the
+  // One optimizer step of an experiment arm: its loss, wall-clock and the
   // backend's peak memory (device memory on CUDA, tracked host memory on the CPU).
   void RecordTrainStep(const std::string& experiment, const std::string& arm, double loss,
                        double seconds, int64_t peak_bytes);
@@ -75,7 +75,7 @@ class Metrics {
   // The number of experiments in one state ("queued", "running", ...).
   void SetExperiments(const std::string& state, int64_t count);
   // Where an arm trains: its GPU index (the first, for a data-parallel arm), −1 on
-  // the CPU; and how many of the scheduler's GPUs hold an arm (issue 9).
+  // the CPU; and how many of the scheduler's GPUs hold an arm (docs/multi_gpu.md).
   void SetArmGpu(const std::string& experiment, const std::string& arm, int gpu);
   // Drops every {experiment, arm} series of the arm, so that /metrics does not
   // grow by a score of series per arm for as long as the process lives: called when

@@ -1,4 +1,4 @@
-// StreamAdmission: the limits on open tick streams (issues 6 and 8) and the reaper
+// StreamAdmission: the limits on open tick streams (docs/serving.md) and the reaper
 // that ends idle ones.
 //   count    at most max_streams open on the server and max_streams_per_client of
 //            them per client (server/client_identity.h); the next is refused with

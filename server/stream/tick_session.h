@@ -3,7 +3,7 @@
 // gRPC), so its validation is unit-tested. Raw ticks go onto a SessionGrid and
 // through ComputeFeatures (train/features.h), the same function training uses,
 // so streamed features equal offline features bit for bit.
-// State modes: "incremental" (issue 6) keeps a DecodeState (model/decode_state.h),
+// State modes: "incremental" keeps a DecodeState (model/decode_state.h),
 // the per-layer key/value cache, so answering a step costs O(T·d) (PredictLast);
 // "recompute" (a backend without attention_decode) predicts from all T rows.
 #pragma once

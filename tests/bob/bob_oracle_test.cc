@@ -1,6 +1,6 @@
 // JAX float64 oracle for attention backward-over-backward: jax.vjp of the vjp of
 // attention (tests/bob/jax_oracle.py, run through FLASHTICK_PYTHON) against the CPU
-// reference op (f64) and the plain reference, on the shapes of issue 10: T = 1, 37, 64;
+// reference op (f64) and the plain reference, on these shapes: T = 1, 37, 64;
 // causal and not; GQA H=4/Hkv=2; D = 16 and 64; random, non-zero gQ, gK, gV.
 #include <unistd.h>
 

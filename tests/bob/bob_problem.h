@@ -1,4 +1,4 @@
-// Test support for attention backward-over-backward (issue 10): a random problem
+// Test support for attention backward-over-backward: a random problem
 // (Q, K, V, dO and cotangents gQ, gK, gV, all non-zero, plus O, L, Dvec from the
 // naive reference), a runner for the CPU backend op in f32/f64 with contiguous or
 // strided ([B, H, T, D] storage) views, and error measures. Arrays are contiguous

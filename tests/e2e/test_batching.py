@@ -1,4 +1,4 @@
-"""ModelInfer batching end to end (issue 6): concurrent requests of one length
+"""ModelInfer batching end to end (docs/serving.md): concurrent requests of one length
 bucket are merged into one forward (flashtick_batch_size observes a batch > 1)
 and every answer equals the same request sent alone; while a long request holds
 the worker, a request whose deadline passes in the queue and one the client

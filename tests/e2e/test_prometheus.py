@@ -2,7 +2,7 @@
 scrapes the e2e flashtickd every second; the test reads flashtickd's series back
 through Prometheus's HTTP API and sees them move after requests, and
 `promtool check metrics` lints flashtickd's exposition (names, types, help).
-Issue 6: "a real Prometheus server started by a test, scraping flashtickd, and
+The requirement: "a real Prometheus server started by a test, scraping flashtickd, and
 queried through its HTTP API to see the metrics move after requests"."""
 import json
 import os

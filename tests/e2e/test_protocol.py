@@ -115,7 +115,7 @@ class ProtocolTest(unittest.TestCase):
 
     def test_experiments_without_a_store_refuse_with_a_reason(self):
         # This server runs without an experiment store. Before the training
-        # engine (issue 5) the RPCs are UNIMPLEMENTED ("lands with the training
+        # engine the RPCs are UNIMPLEMENTED ("lands with the training
         # engine"); with it, FAILED_PRECONDITION naming --experiment-dir.
         # Either way: a refusal a person can act on, never OK and never a crash.
         expected = {grpc.StatusCode.UNIMPLEMENTED: "training engine",

@@ -1,4 +1,4 @@
-"""Tick-stream limits through the real binary's flags (issues 6 and 8): a second
+"""Tick-stream limits through the real binary's flags (docs/serving.md): a second
 flashtickd started with --max-streams-per-client 1 and --stream-idle-timeout-seconds 1
 refuses this client's second stream with RESOURCE_EXHAUSTED naming the flag, ends
 the idle first one with DEADLINE_EXCEEDED, counts both in /metrics, and takes a new

@@ -1,7 +1,7 @@
 """flashtick.v1.TickStream end to end, with message classes built from the
 descriptors the server itself serves over reflection (no generated Python).
 The server runs in "incremental" state mode on the CPU (a per-session key/value
-cache, issue 6), and every streamed step must equal ModelInfer's probability at
+cache), and every streamed step must equal ModelInfer's probability at
 that step of the whole sequence (causality) and, for raw ticks, the CLI's
 prediction from the same ticks."""
 import os

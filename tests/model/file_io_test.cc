@@ -1,5 +1,5 @@
 // model/file_io: atomic writes, their temporary-file names, and the clean-up of the
-// temporaries a killed writer left (crash safety, issue 8).
+// temporaries a killed writer left (crash safety, docs/reliability.md).
 #include "model/file_io.h"
 
 #include <sys/wait.h>

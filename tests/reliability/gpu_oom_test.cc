@@ -1,4 +1,4 @@
-// GPU out of memory at the library level (issue 8): a Trainer, and a forward pass, too
+// GPU out of memory at the library level: a Trainer, and a forward pass, too
 // large for the GPU fail with RESOURCE_EXHAUSTED naming the request, release what they
 // had allocated (the backend's used bytes return to where they were), and the next
 // small request on the same backend works. This is what lets flashtickd answer

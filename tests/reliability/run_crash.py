@@ -1,4 +1,4 @@
-"""Crash safety of the experiment store and sweeps (issue 8): flashtickd is killed
+"""Crash safety of the experiment store and sweeps (docs/reliability.md): flashtickd is killed
 with SIGKILL (no chance to save anything) and restarted on the same --experiment-dir.
 
   1. A finishes (one arm); its report and files are kept as they are on disk.

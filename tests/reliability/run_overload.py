@@ -1,4 +1,4 @@
-"""Overload and graceful shutdown of a real flashtickd over loopback (issue 8).
+"""Overload and graceful shutdown of a real flashtickd over loopback (docs/reliability.md).
 
 Capacity is made small on purpose (--workers 1 --max-queue 4) and measured: the
 service time S of one request alone gives a capacity of 1/S requests a second. Then:

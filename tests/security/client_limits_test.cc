@@ -1,4 +1,4 @@
-// Per-client limits (issue 8) and the tick-stream limits (issue 6) through an
+// Per-client limits (docs/security.md) and the tick-stream limits (docs/serving.md) through an
 // in-process flashtickd with two bearer tokens: streams per client (by token) and
 // per server, the whole-day memory reservation, the idle timeout, a freed slot being
 // reusable (server/stream/stream_admission.h); experiments queued or running per

@@ -1,4 +1,4 @@
-// PredictBatched (issue 6 batching): requests of different lengths, batch sizes
+// PredictBatched (docs/serving.md): requests of different lengths, batch sizes
 // and last_only run as ONE right-padded forward give the same probabilities as
 // each request run alone (CPU fp32: bit-equal in practice, bound 1e-6), and
 // LengthBucket keeps a bucket's longest length under 2^(1/4) × its shortest.

@@ -1,4 +1,4 @@
-"""The README's metrics table lists every family flashtickd exports (issue 6: "documented
+"""The README's metrics table lists every family flashtickd exports ("documented
 in the README with one line each"): names registered in server/metrics/*.cc through
 prometheus-cpp's builders, and the names the scrape-time collectors emit. Fails naming
 the families the README lacks, and README rows that name no exported family."""
