@@ -153,17 +153,37 @@ TEST(SweepResume, CancelKeepsTheFinishedArmAndResumesExactly) {
   ExpectSameResults(*straight, *resumed);
 }
 
+// The early-stopping training block of the tests below (30 epochs of 2 days: long
+// enough that validation stops the first fold), with `extra` fields added.
+nlohmann::json EarlyStopping(const nlohmann::json& extra = nlohmann::json::object()) {
+  nlohmann::json t = {{"first_fold_epochs", 30},   {"epochs_per_fold", 1},
+                      {"checkpoint_every_steps", 3}, {"validation_days", 1},
+                      {"validate_every_steps", 2}, {"validation_batches", 2},
+                      {"patience", 2}};
+  t.update(extra);
+  return t;
+}
+
+// Runs `c` in `dir` until arm `arm` reaches step `step`, cancels, then resumes it to
+// the end and returns the resumed outcome.
+absl::StatusOr<SweepOutcome> CancelThenResume(const SweepConfig& c, const std::string& dir,
+                                              int arm, int64_t step) {
+  std::atomic<bool> cancel{false};
+  SweepHooks hooks;
+  hooks.cancel = &cancel;
+  hooks.on_progress = [&](const SweepEvent& e) {
+    if (e.arm.arm_index == arm && e.arm.step >= step) cancel = true;
+  };
+  auto partial = SweepEngine::Run(c, Options(dir), hooks);
+  if (!partial.ok()) return partial.status();
+  return SweepEngine::Run(c, Options(dir), {});
+}
+
 // Early stopping (sweep_config.h): validation on a held-out day, a stop that skips the
 // plan's remaining steps, and a cancel + resume through it ending exactly as a straight
 // run does.
 TEST(SweepResume, EarlyStoppingResumesExactly) {
-  const SweepConfig c = Tiny({{"first_fold_epochs", 30},
-                              {"epochs_per_fold", 1},
-                              {"checkpoint_every_steps", 3},
-                              {"validation_days", 1},
-                              {"validate_every_steps", 2},
-                              {"validation_batches", 2},
-                              {"patience", 2}});
+  const SweepConfig c = Tiny(EarlyStopping());
   auto straight = SweepEngine::Run(c, Options(Dir("early_straight")), {});
   ASSERT_TRUE(straight.ok()) << straight.status();
   for (const ArmResult& a : straight->arms) {
@@ -176,16 +196,7 @@ TEST(SweepResume, EarlyStoppingResumesExactly) {
                 static_cast<long long>(a.best_validation_step),
                 a.stop_reason.empty() ? "(planned end)" : a.stop_reason.c_str());
   }
-  const std::string dir = Dir("early_cancelled");
-  std::atomic<bool> cancel{false};
-  SweepHooks hooks;
-  hooks.cancel = &cancel;
-  hooks.on_progress = [&](const SweepEvent& e) {
-    if (e.arm.arm_index == 1 && e.arm.step >= 4) cancel = true;
-  };
-  auto partial = SweepEngine::Run(c, Options(dir), hooks);
-  ASSERT_TRUE(partial.ok()) << partial.status();
-  auto resumed = SweepEngine::Run(c, Options(dir), {});
+  auto resumed = CancelThenResume(c, Dir("early_cancelled"), /*arm=*/1, /*step=*/4);
   ASSERT_TRUE(resumed.ok()) << resumed.status();
   ExpectSameResults(*straight, *resumed);
   for (size_t i = 0; i < straight->arms.size(); ++i) {
@@ -198,16 +209,9 @@ TEST(SweepResume, EarlyStoppingResumesExactly) {
 // config as above, but no stop before step 12 of the first fold (and the curriculum's
 // 10 warmup steps), resumed exactly through a cancel.
 TEST(SweepResume, CurriculumAndStoppingFloorResumeExactly) {
-  const SweepConfig c = Tiny({{"first_fold_epochs", 30},
-                              {"epochs_per_fold", 1},
-                              {"checkpoint_every_steps", 3},
-                              {"validation_days", 1},
-                              {"validate_every_steps", 2},
-                              {"validation_batches", 2},
-                              {"patience", 2},
-                              {"early_stop_min_steps", 12},
-                              {"context_warmup_steps", 10},
-                              {"context_warmup_start", 2}});
+  const SweepConfig c = Tiny(EarlyStopping({{"early_stop_min_steps", 12},
+                                            {"context_warmup_steps", 10},
+                                            {"context_warmup_start", 2}}));
   auto straight = SweepEngine::Run(c, Options(Dir("floor_straight")), {});
   ASSERT_TRUE(straight.ok()) << straight.status();
   for (const ArmResult& a : straight->arms) {
@@ -217,27 +221,11 @@ TEST(SweepResume, CurriculumAndStoppingFloorResumeExactly) {
     ASSERT_NE(at, std::string::npos) << a.stop_reason;
     EXPECT_GE(std::stoll(a.stop_reason.substr(at + 1)), 12) << a.stop_reason;
   }
-  const std::string dir = Dir("floor_cancelled");
-  std::atomic<bool> cancel{false};
-  SweepHooks hooks;
-  hooks.cancel = &cancel;
-  hooks.on_progress = [&](const SweepEvent& e) {
-    if (e.arm.arm_index == 0 && e.arm.step >= 5) cancel = true;
-  };
-  auto partial = SweepEngine::Run(c, Options(dir), hooks);
-  ASSERT_TRUE(partial.ok()) << partial.status();
-  auto resumed = SweepEngine::Run(c, Options(dir), {});
+  auto resumed = CancelThenResume(c, Dir("floor_cancelled"), /*arm=*/0, /*step=*/5);
   ASSERT_TRUE(resumed.ok()) << resumed.status();
   ExpectSameResults(*straight, *resumed);
   // The curriculum changes what the first fold trains on.
-  const SweepConfig plain = Tiny({{"first_fold_epochs", 30},
-                                  {"epochs_per_fold", 1},
-                                  {"checkpoint_every_steps", 3},
-                                  {"validation_days", 1},
-                                  {"validate_every_steps", 2},
-                                  {"validation_batches", 2},
-                                  {"patience", 2},
-                                  {"early_stop_min_steps", 12}});
+  const SweepConfig plain = Tiny(EarlyStopping({{"early_stop_min_steps", 12}}));
   auto without = SweepEngine::Run(plain, Options(Dir("floor_plain")), {});
   ASSERT_TRUE(without.ok()) << without.status();
   EXPECT_NE(straight->arms[0].loss_curve.front().loss, without->arms[0].loss_curve.front().loss);
