@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# A screen on the GPU machine: each config of bench/sweep/screen/ (one N = 32,768 arm,
-# one seed) trains at the same time as the others on the one GPU, then per config the
+# A screen on the GPU machine: each config of bench/sweep/screen/ (one N = 32,768 arm
+# per training seed) trains at the same time as the others on the one GPU, then per config the
 # call-step accuracy per lag. Usage: OUT=dir bench/sweep/screen/run_screen.sh [CONFIG...]
 set -uo pipefail
 cd "$(dirname "$0")/../../.."
@@ -21,10 +21,11 @@ for c in "${cfgs[@]}"; do
   n=$(basename $c .json)
   python3 - "$n" <<'PY'
 import glob, json, sys
-for p in glob.glob("build/screen/%s/arms/*/state.json" % sys.argv[1]):
+for p in sorted(glob.glob("build/screen/%s/arms/*/state.json" % sys.argv[1])):
     a = json.load(open(p))
+    arm = p.split("/")[-2]  # the arm folder: its N and training seed
     ev = " ".join("L%d:%.2f(%d)" % (e["lag"], e["hits"] / max(1, e["events"]), e["events"]) for e in a["events"])
-    print("%-14s %s steps %d/%d %.0f s tok/s %.0f %s | %s" % (sys.argv[1], a["state"], a["step"], a["total_steps"],
+    print("%-14s %-10s %s steps %d/%d %.0f s tok/s %.0f %s | %s" % (sys.argv[1], arm, a["state"], a["step"], a["total_steps"],
           a["train_seconds"], a["tokens"] / max(1e-9, a["train_seconds"]), ev, a.get("stop_reason", "")))
 PY
 done | tee $OUT/screen.txt
