@@ -51,6 +51,8 @@ for t in tests:
     words = [t["name"], alias.get(t["name"], "")] + t.get("command", [])
     need |= {os.path.basename(w) for w in words if os.path.basename(w) in known}
 print(" ".join(sorted(need)))' "$dir")
+built_from=$(date +%s)
 cmake --build "$dir" -j "$jobs" --target $targets
+echo "== sanitizer build: $(( $(date +%s) - built_from )) s"
 ctest --test-dir "$dir" -j "$jobs" --output-on-failure --timeout 1800 --no-tests=error \
   -L cpu -E "$skip" "$@"

@@ -8,7 +8,10 @@
 # stage, a combined summary line of both in ctest's words.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+t0=$(date +%s)
+stamp() { echo "== $1: $(( $(date +%s) - t0 )) s since start"; }  # where CI's time goes
 scripts/setup.sh
+stamp "setup done"
 preset=${FLASHTICK_PRESET:-release}
 jobs=${FLASHTICK_JOBS:-$(nproc)}
 # BENCH=ON explicitly: scripts/demo.sh configures the same build directory with
@@ -16,6 +19,7 @@ jobs=${FLASHTICK_JOBS:-$(nproc)}
 # (which tests run) unbuilt when the demo ran first.
 cmake --preset "$preset" -DFLASHTICK_BUILD_TESTS=ON -DFLASHTICK_BUILD_BENCH=ON >/dev/null
 cmake --build --preset "$preset" -j "$jobs"
+stamp "build of the $preset preset done"
 if [ "${FLASHTICK_SANITIZERS:-1}" = 0 ]; then
   exec ctest --preset "$preset" -j "$jobs" "$@"
 fi
@@ -25,6 +29,7 @@ trap 'rm -rf "$logs"' EXIT
 set +e
 ctest --preset "$preset" -j "$jobs" "$@" 2>&1 | tee "$logs/main.log"
 main_rc=${PIPESTATUS[0]}
+stamp "main suite done"
 echo "== sanitizer stage: ASan + UBSan build of the CPU tests and fuzz targets (scripts/sanitize.sh)"
 start=$(date +%s)
 scripts/sanitize.sh 2>&1 | tee "$logs/sanitize.log"
