@@ -21,7 +21,8 @@
 # Env: CUDNN_DEADLINE (seconds for all stages, default 560), CUDNN_ARCH (default 90),
 #      CUDNN_BUILD (build dir), CUDNN_N / CUDNN_D (bench lists), CUDNN_HEADS (default 12),
 #      CUDNN_ROOT (a cuDNN 9 with include/ and lib/; default: found beside PyTorch),
-#      CUDNN_SANITIZE=1.
+#      CUDNN_SANITIZE=1, CUDNN_TARGETS (what the build stage builds; default the tests and
+#      bench above, e.g. train_step_bench for bench/scripts/gpu_train_step.sh with TS_BUILD).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
@@ -91,8 +92,8 @@ if [[ " $stages " == *" build "* ]]; then
     || { tail -40 "$out/cudnn_cmake.log"; note "cmake FAILED"; exit 1; }
   grep "cuDNN attention backend" "$out/cudnn_cmake.log" | tee -a "$summary"
   grep -q "cuDNN attention backend: on" "$out/cudnn_cmake.log" || { note "cuDNN backend is off: stop"; exit 1; }
-  timeout $(( $(left) - 30 )) ninja -C "$build" -j16 cudnn_attention_test cuda_ops_test bob_gpu_test \
-    parity_test attention_oracle_test bench_attention > "$out/cudnn_build.log" 2>&1 \
+  timeout $(( $(left) - 30 )) ninja -C "$build" -j16 ${CUDNN_TARGETS:-cudnn_attention_test cuda_ops_test \
+    bob_gpu_test parity_test attention_oracle_test bench_attention} > "$out/cudnn_build.log" 2>&1 \
     || { grep -B2 -A12 -m5 "error" "$out/cudnn_build.log"; note "build FAILED (or out of time)"; exit 1; }
   note "build OK ($(( $(date +%s) - start )) s)"
 fi

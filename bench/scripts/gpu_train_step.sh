@@ -25,6 +25,10 @@
 # own for the refresh step (time and peak memory, ours vs PyTorch's math-path HVP).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
+# Carried Abseil/gtest/json and their LD_LIBRARY_PATH (without it the bench does not start).
+if [ -f "$root/scripts/device_env.sh" ]; then
+  pushd "$root" > /dev/null && source scripts/device_env.sh && popd > /dev/null
+fi
 out=${OUT:?set OUT to the results folder}
 build=${TS_BUILD:-$root/build/gpu-train-step}
 arch=${TS_ARCH:-90}

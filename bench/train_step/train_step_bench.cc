@@ -181,6 +181,16 @@ absl::Status Main(int argc, char** argv) {
         j["model_bytes"] = r->model_bytes;
         j["final_loss"] = r->losses.back();
       }
+      // Which attention kernels the step ran: on CUDA the measuring dispatcher may have
+      // picked cuDNN's (docs/kernels/cudnn.md), which `impl` (the backend) does not say.
+      OpDesc attn;
+      attn.dtype = a.device == "cpu" ? DType::kF32 : DType::kBF16;
+      attn.attention.causal = true;
+      attn.attention.head_dim = static_cast<int>(m.head_dim());
+      attn.op = Op::kAttentionFwd;
+      std::string kernels = be->KernelPath(attn);
+      attn.op = Op::kAttentionBwd;
+      j["attention_kernels"] = absl::StrCat(kernels, "+", be->KernelPath(attn));
       emit(j);
     }
   }
