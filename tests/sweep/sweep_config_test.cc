@@ -73,7 +73,7 @@ TEST(SweepConfig, KeyedFieldsEarlyStoppingAndFixedAlphaRoundTrip) {
   auto c = ParseSweepConfig(R"({"contexts": [16, 64], "labels": {"horizon": 4, "alpha_bps": 2.5},
     "walk_forward": {"train_days": 6, "test_days": 1},
     "training": {"validation_days": 2, "validate_every_steps": 7, "validation_batches": 3,
-                 "patience": 4, "max_train_seconds": 12.5},
+                 "patience": 4, "max_train_seconds": 12.5, "validate_on": "calls"},
     "arms_per_gpu": 3,
     "data": {"synthetic": {"generator": "planted_cue_keyed", "days": 10, "steps_per_day": 512,
                            "lags": [8, 40], "events_per_day": [5, 5], "keys": 12,
@@ -85,6 +85,7 @@ TEST(SweepConfig, KeyedFieldsEarlyStoppingAndFixedAlphaRoundTrip) {
   EXPECT_EQ(c->training.validation_batches, 3);
   EXPECT_EQ(c->training.patience, 4);
   EXPECT_EQ(c->training.max_train_seconds, 12.5);
+  EXPECT_EQ(c->training.validate_on, "calls");
   EXPECT_EQ(c->arms_per_gpu, 3);
   EXPECT_EQ(c->data.synthetic.keys, 12);
   EXPECT_EQ(c->data.synthetic.key_window, 100);
@@ -167,6 +168,13 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{R"({"training": {"eval_stride": 1000}})", "training.eval_stride 1000 exceeds the context N=512"},
         BadCase{R"({"training": {"max_steps_per_fold": 1, "min_steps_per_fold": 5}})",
                 "training.max_steps_per_fold must be 0"},
+        BadCase{R"({"training": {"validate_on": "events"}})",
+                "training.validate_on must be one of all, calls"},
+        BadCase{R"({"training": {"validate_on": "calls"}})",
+                "training.validate_on \"calls\" needs training.validation_days > 0"},
+        BadCase{R"({"training": {"validate_on": "calls", "validation_days": 1},
+                    "data": {"csv": {"paths": ["x"]}}})",
+                "training.validate_on \"calls\" needs a planted-cue generator"},
         BadCase{R"({"data": {"synthetic": {"generator": "gbm"}}})",
                 "data.synthetic.generator must be one of planted_cue, planted_cue_null"},
         BadCase{R"({"data": {"synthetic": {}, "csv": {"paths": ["x"]}}})", "are exclusive"},

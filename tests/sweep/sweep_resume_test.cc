@@ -231,6 +231,38 @@ TEST(SweepResume, CurriculumAndStoppingFloorResumeExactly) {
   EXPECT_NE(straight->arms[0].loss_curve.front().loss, without->arms[0].loss_curve.front().loss);
 }
 
+// Validation on the planted events' call steps only (training.validate_on "calls"):
+// the loss is a different number from the all-steps one on the same batches, early
+// stopping says which loss it stopped on, and a cancelled run resumes exactly.
+TEST(SweepResume, CallStepValidationStopsAndResumesExactly) {
+  const SweepConfig all = Tiny(EarlyStopping());
+  const SweepConfig calls = Tiny(EarlyStopping({{"validate_on", "calls"}}));
+  auto a = SweepEngine::Run(all, Options(Dir("calls_all")), {});
+  ASSERT_TRUE(a.ok()) << a.status();
+  auto c = SweepEngine::Run(calls, Options(Dir("calls_straight")), {});
+  ASSERT_TRUE(c.ok()) << c.status();
+  for (size_t i = 0; i < c->arms.size(); ++i) {
+    const ArmResult& arm = c->arms[i];
+    ASSERT_FALSE(arm.validation_curve.empty()) << arm.arm_id;
+    ASSERT_FALSE(a->arms[i].validation_curve.empty()) << arm.arm_id;
+    // The first check comes before any update differs between the two runs' weights
+    // (same seed, same training batches), so only what the loss is taken over differs.
+    EXPECT_EQ(arm.validation_curve.front().step, a->arms[i].validation_curve.front().step);
+    EXPECT_NE(arm.validation_curve.front().loss, a->arms[i].validation_curve.front().loss) << arm.arm_id;
+    if (!arm.stop_reason.empty()) {
+      EXPECT_NE(arm.stop_reason.find("early stop: call-step validation loss"), std::string::npos)
+          << arm.stop_reason;
+    }
+    std::printf("%s: first validation loss over call steps %.4f, over all steps %.4f; stop: %s\n",
+                arm.arm_id.c_str(), arm.validation_curve.front().loss,
+                a->arms[i].validation_curve.front().loss,
+                arm.stop_reason.empty() ? "(planned end)" : arm.stop_reason.c_str());
+  }
+  auto resumed = CancelThenResume(calls, Dir("calls_cancelled"), /*arm=*/1, /*step=*/4);
+  ASSERT_TRUE(resumed.ok()) << resumed.status();
+  ExpectSameResults(*c, *resumed);
+}
+
 // The time budget stops every fold after its minimum steps once the arm has trained
 // that long; the arm still scores every test day.
 TEST(SweepResume, TimeBudgetStopsEachFoldAtItsMinimum) {

@@ -4,6 +4,7 @@
 // so at any crash the checkpoint's step lies within the first unscored fold.
 #include "train/sweep/arm_runner.h"
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <memory>
@@ -156,12 +157,45 @@ void Arm::Report(const char* phase, int fold, double step_seconds) {
 
 absl::StatusOr<double> Arm::ValidationLoss(const std::vector<std::vector<float>>& ticks,
                                            const std::vector<std::vector<int32_t>>& labels) {
-  double sum = 0;
-  for (size_t i = 0; i < ticks.size(); ++i) {
-    ASSIGN_OR_RETURN(double loss, lead_->EvalLoss(ticks[i], labels[i], plan_.batch, plan_.context));
-    sum += loss;
+  if (in_.config->training.validate_on == "all") {  // every batch has labelled steps
+    double sum = 0;
+    for (size_t i = 0; i < ticks.size(); ++i) {
+      ASSIGN_OR_RETURN(double loss, lead_->EvalLoss(ticks[i], labels[i], plan_.batch, plan_.context));
+      sum += loss;
+    }
+    return sum / static_cast<double>(ticks.size());
   }
-  return sum / static_cast<double>(ticks.size());
+  // Call steps only: a batch may hold none, and the mean is over call steps, so each
+  // batch's mean loss counts by its number of them.
+  double sum = 0;
+  int64_t count = 0;
+  for (size_t i = 0; i < ticks.size(); ++i) {
+    const int64_t n = std::count_if(labels[i].begin(), labels[i].end(), [](int32_t y) { return y >= 0; });
+    if (n == 0) continue;
+    ASSIGN_OR_RETURN(double loss, lead_->EvalLoss(ticks[i], labels[i], plan_.batch, plan_.context));
+    sum += loss * static_cast<double>(n);
+    count += n;
+  }
+  return sum / static_cast<double>(count);  // count > 0: checked when the batches were drawn
+}
+
+// Keeps the labels of a validation batch's planted call steps and unlabels every other
+// row (training.validate_on "calls"). calls: the events' call steps on the grid,
+// sorted; starts: each window's first global step (WindowSampler::Batch).
+int64_t KeepCallSteps(const std::vector<int64_t>& calls, const std::vector<int64_t>& starts,
+                      int64_t n, std::vector<int32_t>* labels) {
+  std::vector<int32_t> kept(labels->size(), -1);
+  int64_t count = 0;
+  for (size_t b = 0; b < starts.size(); ++b) {
+    auto it = std::lower_bound(calls.begin(), calls.end(), starts[b]);
+    for (; it != calls.end() && *it < starts[b] + n; ++it) {
+      const size_t row = b * static_cast<size_t>(n) + static_cast<size_t>(*it - starts[b]);
+      kept[row] = (*labels)[row];
+      count += kept[row] >= 0;
+    }
+  }
+  *labels = std::move(kept);
+  return count;
 }
 
 std::string Arm::StopReason(int64_t fold_step, bool validating) const {
@@ -176,7 +210,8 @@ std::string Arm::StopReason(int64_t fold_step, bool validating) const {
   size_t best = 0;
   for (size_t i = 1; i < v.size(); ++i) best = v[i].loss < v[best].loss ? i : best;
   if (static_cast<int64_t>(v.size() - 1 - best) >= t.patience) {
-    return absl::StrCat("early stop: validation loss ", v[best].loss, " at step ", v[best].step,
+    return absl::StrCat("early stop: ", t.validate_on == "calls" ? "call-step " : "",
+                        "validation loss ", v[best].loss, " at step ", v[best].step,
                         " not beaten in ", t.patience, " checks");
   }
   return "";
@@ -213,8 +248,20 @@ absl::Status Arm::TrainFold(int fold, const FoldLabels& labels, bool* cancelled)
                       plan_.context);
     val_ticks.resize(tc.validation_batches);
     val_y.resize(tc.validation_batches);
+    std::vector<int64_t> calls, starts;
+    for (const PlantedEvent& e : in_.data->events) calls.push_back(e.call_step);
+    std::sort(calls.begin(), calls.end());
+    int64_t call_rows = 0;
     for (int b = 0; b < tc.validation_batches; ++b) {  // fixed: the same batches every check
-      val.Batch(in_.seed ^ 0x5EED, /*fold_index=*/-1, b, plan_.batch, &val_ticks[b], &val_y[b]);
+      val.Batch(in_.seed ^ 0x5EED, /*fold_index=*/-1, b, plan_.batch, &val_ticks[b], &val_y[b],
+                /*window=*/0, &starts);
+      if (tc.validate_on == "calls") call_rows += KeepCallSteps(calls, starts, plan_.context, &val_y[b]);
+    }
+    if (tc.validate_on == "calls" && call_rows == 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "training.validate_on \"calls\": the ", tc.validation_batches,
+          " validation batches hold no labelled call step of a planted event; raise "
+          "training.validation_batches or training.validation_days"));
     }
   }
   WindowSampler sampler(&features_, kNumFeatures, offsets, train_fold, labels.classes,

@@ -128,6 +128,12 @@ struct SweepTrainingConfig {
   // before its context warmup ends): on rare-event data the validation loss is flat
   // until a family of events is learned, so patience alone stops too early.
   int64_t early_stop_min_steps = 0;
+  // What the validation loss is taken over: "all" labelled steps, or only the planted
+  // events' "calls" (their go steps; planted generators only). A planted event family is
+  // a fraction of a percent of the labelled steps, so learning one barely moves the loss
+  // over all of them, and early stopping on it cannot tell an arm that has learned a
+  // family from one that never will (docs/sweeps/keyed.md, third session).
+  std::string validate_on = "all";
   // Context curriculum of the first fold (window_sampler.h, CurriculumWindow): its
   // windows are shorter (and more of them, the same tokens a step), growing from
   // context_warmup_start to N over context_warmup_steps steps. 0 steps: N from the

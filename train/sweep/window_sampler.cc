@@ -60,16 +60,18 @@ int64_t WindowSampler::GlobalOfSample(int64_t i) const {
 
 void WindowSampler::Batch(uint64_t seed, int fold_index, int64_t fold_step, int64_t batch,
                           std::vector<float>* ticks, std::vector<int32_t>* labels,
-                          int64_t window) const {
+                          int64_t window, std::vector<int64_t>* starts) const {
   const int64_t f = num_features_;
   const int64_t n = window > 0 && window < context_ ? window : context_;
   ticks->assign(static_cast<size_t>(batch * n * f), 0.0f);
   labels->assign(static_cast<size_t>(batch * n), -1);
+  if (starts != nullptr) starts->assign(static_cast<size_t>(batch), 0);
   Rng rng(Mix(Mix(Mix(seed, static_cast<uint64_t>(context_)), static_cast<uint64_t>(fold_index)),
               static_cast<uint64_t>(fold_step)));
   for (int64_t b = 0; b < batch; ++b) {
     const int64_t end = GlobalOfSample(static_cast<int64_t>(rng.Below(total_)));
     const int64_t start = end - n + 1;  // may be < 0: zero rows, no labels
+    if (starts != nullptr) (*starts)[b] = start;
     for (int64_t i = std::max<int64_t>(0, -start); i < n; ++i) {
       const int64_t g = start + i;
       std::copy(features_->begin() + g * f, features_->begin() + (g + 1) * f,

@@ -41,9 +41,11 @@ class WindowSampler {
   // same drawn samples (ticks [B, window, F]): the context curriculum
   // (CurriculumWindow). Shorter windows, not zero-padded long ones: padding rows
   // would still be keys every query attends to.
+  // starts (optional): the global step of each window's first row (may be < 0 before
+  // the first session), so a caller can find which rows are which steps of the grid.
   void Batch(uint64_t seed, int fold_index, int64_t fold_step, int64_t batch,
              std::vector<float>* ticks, std::vector<int32_t>* labels,
-             int64_t window = 0) const;
+             int64_t window = 0, std::vector<int64_t>* starts = nullptr) const;
 
  private:
   int64_t GlobalOfSample(int64_t i) const;  // i-th training sample → global step
