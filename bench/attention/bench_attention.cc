@@ -13,9 +13,14 @@
 // default), cudnn (cuDNN's SDPA through kernels/cuda/attention/cudnn_sdpa.cc) and auto
 // (the measuring dispatcher, kernels/attention_dispatch.h; its one-time measurement
 // falls in the warm-up, and "kernel" names the winner).
+// --rounds R measures every shape R times, the implementations' order rotated each round
+// ("round" in each row), so a slow spell of the GPU's clock lands on one round of one
+// implementation rather than on all of its reps; merge_cudnn.py takes each
+// implementation's median over the rounds. Two runs of the same cuDNN kernel differed by
+// 9% in one median of 10 back-to-back reps on the H200 (docs/kernels/cudnn.md).
 // Usage: bench_attention [--n 2048,...] [--d 64,128] [--batch 1] [--heads 12]
 //        [--dtype bf16|fp16] [--noncausal] [--no-check] [--commit SHA] [--max-reps 10]
-//        [--impl flash,cudnn,auto]
+//        [--impl flash,cudnn,auto] [--rounds 1]
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -48,6 +53,7 @@ struct Options {
   std::string commit = "unknown";
   std::vector<std::string> impls = {"flash"};
   int max_reps = 10;
+  int rounds = 1;
   double budget_ms = 3000;  // per measurement, after warm-up: fewer reps at large N
 };
 
@@ -74,6 +80,7 @@ bool ParseArgs(int argc, char** argv, Options* o) {
     else if (a == "--check") o->check = true;
     else if (a == "--commit") o->commit = next();
     else if (a == "--max-reps") o->max_reps = std::max(1, std::atoi(next().c_str()));
+    else if (a == "--rounds") o->rounds = std::max(1, std::atoi(next().c_str()));
     else if (a == "--impl") {
       o->impls.clear();
       for (absl::string_view part : absl::StrSplit(next(), ',')) {
@@ -108,6 +115,7 @@ class Bench {
 
   absl::Status Run(int64_t N, int64_t D);
   void set_impl(const std::string& impl) { impl_ = impl; }
+  void set_round(int round) { round_ = round; }
 
  private:
   // Median ms of fn over adaptive reps (3 .. max_reps within the budget), L2 flushed first.
@@ -149,7 +157,8 @@ class Bench {
     else
       line += absl::StrFormat(R"("ms":%.4f,"tflops":%.2f,"peak_extra_bytes":%d,"oom":false,)", ms,
                               flops / (ms * 1e-3) / 1e12, peak_extra);
-    line += absl::StrFormat(R"("gpu":"%s","commit":"%s"})", dev_->device_name(), o_.commit);
+    line += absl::StrFormat(R"("round":%d,"gpu":"%s","commit":"%s"})", round_, dev_->device_name(),
+                            o_.commit);
     std::printf("%s\n", line.c_str());
     std::fflush(stdout);
   }
@@ -157,6 +166,7 @@ class Bench {
   std::shared_ptr<cuda::CudaDevice> dev_;
   Options o_;
   std::string impl_ = "flash";  // the implementation Run measures (--impl)
+  int round_ = 0;               // --rounds: which round this measurement belongs to
   std::shared_ptr<void> flush_;
   size_t flush_bytes_ = 0;
   cudaEvent_t start_ = nullptr, stop_ = nullptr;
@@ -296,18 +306,22 @@ int Main(int argc, char** argv) {
     return 1;
   }
   int rc = 0;
+  const size_t k = o.impls.size();
   for (int64_t d : o.ds)
     for (int64_t n : o.ns)
-      for (const std::string& impl : o.impls) {
-        bench.set_impl(impl);
-        if (absl::Status s = bench.Run(n, d); !s.ok()) {
-          std::fprintf(stderr, "bench_attention: impl=%s N=%lld d=%lld: %s\n", impl.c_str(),
-                       static_cast<long long>(n), static_cast<long long>(d),
-                       std::string(s.message()).c_str());
-          // cuDNN refusing a shape is a finding, not a broken bench; anything else fails.
-          if (!(impl == "cudnn" && absl::IsUnimplemented(s))) rc = 1;
+      for (int round = 0; round < o.rounds; ++round)
+        for (size_t j = 0; j < k; ++j) {
+          const std::string& impl = o.impls[(j + static_cast<size_t>(round)) % k];  // rotated
+          bench.set_impl(impl);
+          bench.set_round(round);
+          if (absl::Status s = bench.Run(n, d); !s.ok()) {
+            std::fprintf(stderr, "bench_attention: impl=%s N=%lld d=%lld: %s\n", impl.c_str(),
+                         static_cast<long long>(n), static_cast<long long>(d),
+                         std::string(s.message()).c_str());
+            // cuDNN refusing a shape is a finding, not a broken bench; anything else fails.
+            if (!(impl == "cudnn" && absl::IsUnimplemented(s))) rc = 1;
+          }
         }
-      }
   return rc;
 }
 

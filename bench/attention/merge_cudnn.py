@@ -8,8 +8,11 @@ Per (d, op, N), milliseconds of: ours (flashtick_flash_cuda), cuDNN through flas
   auto/best = min(ours, cudnn) ms / auto ms   (1.0: auto ran the faster one at full speed)
   ours/cudnn = cudnn ms / ours ms             (> 1: ours is faster)
 and auto's kernel. The bar of docs/kernels/cudnn.md: auto/best >= 0.98 on every row.
+With bench_attention --rounds R, a shape has R rows per implementation (the order rotated
+each round); its figure is their median.
 """
 import json
+import statistics
 import sys
 
 
@@ -29,12 +32,14 @@ def load(path):
             except ValueError:
                 continue
             if r.get("bench") == "attention":
-                rows[(r["impl"], r["op"], r["d"], r["N"])] = r
+                rows.setdefault((r["impl"], r["op"], r["d"], r["N"]), []).append(r)
     return rows
 
 
 def ms(rows, impl, op, d, n):
-    return rows.get((impl, op, d, n), {}).get("ms")
+    """The median over rounds of one implementation's ms at a shape (None: not measured)."""
+    times = [r["ms"] for r in rows.get((impl, op, d, n), []) if r.get("ms") is not None]
+    return statistics.median(times) if times else None
 
 
 def fmt(x, spec):
@@ -59,7 +64,7 @@ def main():
         r_oc = c / o if o and c else None
         if r_auto is not None:
             worst = r_auto if worst is None else min(worst, r_auto)
-        kernel = rows.get(("flashtick_auto", op, d, n), {}).get("kernel", "-")
+        kernel = rows.get(("flashtick_auto", op, d, n), [{}])[-1].get("kernel", "-")
         print(f"{d:>4} {op:>8} {n:>7} {fmt(o, '9.3f')} {fmt(c, '9.3f')} {fmt(a, '9.3f')} {fmt(s, '9.3f')}"
               f" {fmt(tc, '9.3f')} {fmt(r_auto, '9.3f')} {fmt(r_oc, '10.2f')}  {kernel}")
     if worst is not None:
