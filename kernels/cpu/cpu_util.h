@@ -30,14 +30,4 @@ inline int64_t RowGrain(int64_t cols, int64_t target = 1 << 14) {
   return std::max<int64_t>(1, target / std::max<int64_t>(1, cols));
 }
 
-// Every view in the list has dtype `dtype`.
-inline absl::Status CheckDTypes(const char* op, DType dtype,
-                                std::initializer_list<const TensorView*> views) {
-  for (const TensorView* v : views)
-    if (v->dtype != dtype)
-      return absl::InvalidArgumentError(absl::StrCat(op, ": expected ", DTypeName(dtype),
-                                                     " tensors, got ", v->DebugString()));
-  return absl::OkStatus();
-}
-
 }  // namespace flashtick::cpu

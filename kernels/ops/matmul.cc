@@ -50,6 +50,4 @@ absl::Status CheckMatmulArgs(const OpDesc& desc, absl::Span<const TensorView> in
   return absl::OkStatus();
 }
 
-double MatmulFlops(const MatmulShape& s) { return 2.0 * s.M * s.N * s.K; }
-
 }  // namespace flashtick

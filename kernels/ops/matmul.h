@@ -30,7 +30,4 @@ struct MatmulShape {
 absl::Status CheckMatmulArgs(const OpDesc& desc, absl::Span<const TensorView> in,
                              absl::Span<const TensorView> out, MatmulShape* shape);
 
-// 2·M·N·K.
-double MatmulFlops(const MatmulShape& s);
-
 }  // namespace flashtick

@@ -8,10 +8,6 @@
 
 namespace flashtick {
 
-TensorView Reshape(const TensorView& t, std::initializer_list<int64_t> shape) {
-  return MakeView(t.data, t.dtype, t.device, shape.begin(), static_cast<int>(shape.size()));
-}
-
 absl::StatusOr<TensorView> Workspace::Allocate(DType dtype, std::initializer_list<int64_t> shape) {
   TensorView v =
       MakeView(nullptr, dtype, backend_->device(), shape.begin(), static_cast<int>(shape.size()));

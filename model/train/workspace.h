@@ -94,7 +94,4 @@ class Workspace {
   int64_t allocated_bytes_ = 0;
 };
 
-// A view of `t` with a new contiguous shape (same element count).
-TensorView Reshape(const TensorView& t, std::initializer_list<int64_t> shape);
-
 }  // namespace flashtick

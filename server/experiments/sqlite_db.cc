@@ -102,8 +102,6 @@ absl::StatusOr<std::unique_ptr<SqliteStatement>> SqliteDb::Prepare(const std::st
   return std::unique_ptr<SqliteStatement>(new SqliteStatement(db_, stmt, sql));
 }
 
-int64_t SqliteDb::LastInsertRowId() const { return sqlite3_last_insert_rowid(db_); }
-
 int SqliteDb::Changes() const { return sqlite3_changes(db_); }
 
 absl::StatusOr<std::string> SqliteDb::JournalMode() {

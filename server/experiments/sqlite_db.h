@@ -52,7 +52,6 @@ class SqliteDb {
 
   absl::Status Exec(const std::string& sql);
   absl::StatusOr<std::unique_ptr<SqliteStatement>> Prepare(const std::string& sql);
-  int64_t LastInsertRowId() const;
   int Changes() const;
   // "wal" when write-ahead logging is on.
   absl::StatusOr<std::string> JournalMode();

@@ -26,12 +26,6 @@ struct Tick {
   bool has_trade = false;
   double trade_price = 0, trade_size = 0;
   std::string source;  // contributor / venue; part of a row's identity for duplicates
-
-  bool SameContent(const Tick& o) const {
-    return time_us == o.time_us && bid == o.bid && ask == o.ask && bid_size == o.bid_size &&
-           ask_size == o.ask_size && has_trade == o.has_trade && trade_price == o.trade_price &&
-           trade_size == o.trade_size && source == o.source;
-  }
 };
 
 // Parses CSV text; errors name `source_name` and the line.

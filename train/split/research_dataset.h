@@ -52,8 +52,6 @@ class ResearchDataset {
   int64_t horizon() const { return horizon_; }
   int num_days() const { return ctx_.num_days(); }
   std::vector<int64_t> day_steps() const;
-  // l_t for every step of `day` (NaN where unlabelled).
-  const std::vector<double>& label_returns(int day) const { return l_[day]; }
   // The mids of one day.
   std::vector<double> mids(int day) const;
 

@@ -12,13 +12,6 @@
 
 namespace flashtick {
 
-int ArmPlan::FoldOfStep(int64_t step) const {
-  for (size_t i = 0; i < folds.size(); ++i) {
-    if (step < folds[i].first_step + folds[i].steps) return static_cast<int>(i);
-  }
-  return static_cast<int>(folds.size());
-}
-
 absl::StatusOr<ArmPlan> PlanArm(const SweepConfig& c, const std::vector<int64_t>& day_steps,
                                 int64_t context) {
   ArmPlan plan;

@@ -32,10 +32,6 @@ struct ArmPlan {
   std::vector<FoldPlan> folds;
   int64_t total_steps = 0;
   std::vector<int> test_days;  // every fold's test days, in order
-
-  // The fold whose training contains global step `step` (0-based), or the number of
-  // folds when step ≥ total_steps.
-  int FoldOfStep(int64_t step) const;
 };
 
 absl::StatusOr<ArmPlan> PlanArm(const SweepConfig& config, const std::vector<int64_t>& day_steps,
