@@ -78,6 +78,16 @@ class Transformer {
   // wrong width, NaN/Inf or a state of another model; RESOURCE_EXHAUSTED past
   // max_context. On error the state keeps its steps (model/transformer_step.cc).
   absl::StatusOr<std::vector<float>> Step(DecodeState* state, absl::Span<const float> row);
+  // Where attention looks: for one sequence (ticks host fp32 [1, T, F]) and query steps
+  // `rows` (each in [0, T)), the softmax weights of every layer's query heads over the
+  // keys, weights[l][(r·H + h)·T + j] = P_l,h(rows[r] → j), 0 for j > rows[r] (causal).
+  // Read off the forward's own rotated q, k and log-sum-exp L (the attention op's
+  // second output): P(i → j) = exp(s·q_i·k_j − L_i), s = 1/√D, so no T×T matrix is
+  // formed (docs/derivations/attention_bwd_bwd.md, the forward). Costs one forward
+  // plus a host copy of each layer's q, k and L. For diagnostics (docs/sweeps/keyed.md).
+  absl::StatusOr<std::vector<std::vector<float>>> AttentionWeights(absl::Span<const float> ticks,
+                                                                   int64_t T,
+                                                                   absl::Span<const int64_t> rows);
   // True when the backend runs Op::kAttentionDecode in this model's compute dtype,
   // i.e. when Step can run; otherwise callers recompute the prefix with Predict.
   bool SupportsDecode() const;

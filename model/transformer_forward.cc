@@ -68,7 +68,8 @@ ForwardWorkspace ForwardWorkspace::Carve(void* base, DeviceKind device, const Mo
 
 absl::Status Transformer::Impl::ForwardChunk(const ModelConfig& c, Backend* be, const float* ticks,
                                              int64_t Bc, int64_t T, bool last_only, float* probs,
-                                             const std::function<bool()>& stop) {
+                                             const std::function<bool()>& stop,
+                                             const AttentionProbe& probe) {
   const DeviceKind dev = be->device();
   ForwardWorkspace ws = ForwardWorkspace::Carve(nullptr, dev, c, act, Bc, T, last_only);
   if (ws.bytes > workspace_capacity) {
@@ -112,6 +113,7 @@ absl::Status Transformer::Impl::ForwardChunk(const ModelConfig& c, Backend* be, 
     RETURN_IF_ERROR(ops.Run(rope, {q}, {q}, b + "rope(q)"));
     RETURN_IF_ERROR(ops.Run(rope, {k}, {k}, b + "rope(k)"));
     RETURN_IF_ERROR(ops.Run(attn, {q, k, v}, {att4, ws.lse}, b + "attention"));
+    if (probe) RETURN_IF_ERROR(probe(l, q, k, ws.lse));
     RETURN_IF_ERROR(ops.ProjectionAndMlp(b));
   }
 

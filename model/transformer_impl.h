@@ -42,9 +42,14 @@ struct Transformer::Impl {
   // Runs the forward on Bc sequences of T steps from host `ticks` ([Bc, T, F]) and
   // writes host probabilities to `probs` ([Bc, T or 1, classes]). `stop` (may be
   // empty) is asked between layers, after a Synchronize; true: CANCELLED.
+  // `probe` (may be empty) is called after each layer's attention with the layer, the
+  // rotated q [Bc, T, H, D] and k [Bc, T, Hkv, D] views and the log-sum-exp [Bc, H, T].
+  using AttentionProbe = std::function<absl::Status(int layer, const TensorView& q,
+                                                    const TensorView& k, const TensorView& lse)>;
   absl::Status ForwardChunk(const ModelConfig& c, Backend* backend, const float* ticks,
                             int64_t Bc, int64_t T, bool last_only, float* probs,
-                            const std::function<bool()>& stop = {});
+                            const std::function<bool()>& stop = {},
+                            const AttentionProbe& probe = {});
 };
 
 }  // namespace flashtick

@@ -151,6 +151,58 @@ TEST(Transformer, Float64ModeAgreesWithFloat32) {
   EXPECT_FALSE(Transformer::InitRandom(SmallConfig(), 1, be.get(), bf).ok());
 }
 
+// AttentionWeights reads P(i → j) = exp(s·q_i·k_j − L_i) off the forward: with the
+// right scale, log-sum-exp and query-head → key-head map (GQA here: 4 heads, 2 KV), every
+// row is a distribution over j ≤ i; a step's weights do not depend on later ticks.
+TEST(Transformer, AttentionWeightsAreCausalDistributions) {
+  auto be = Cpu(2);
+  const int64_t T = 41, F = 6;
+  const ModelConfig c = SmallConfig();
+  for (DType dt : {DType::kF32, DType::kF64}) {
+    ModelOptions opt;
+    opt.compute_dtype = dt;
+    auto m = Make(be.get(), 7, opt);
+    const std::vector<int64_t> rows = {0, 9, 40};
+    auto w = m->AttentionWeights(Ticks(1, T, F, 3), T, rows);
+    if (w.status().code() == absl::StatusCode::kUnimplemented) GTEST_SKIP() << w.status();
+    ASSERT_TRUE(w.ok()) << w.status();
+    ASSERT_EQ(static_cast<int>(w->size()), c.layers);
+    const double tol = dt == DType::kF64 ? 1e-6 : 1e-5;  // weights come back as float
+    for (const std::vector<float>& layer : *w) {
+      ASSERT_EQ(layer.size(), rows.size() * c.heads * T);
+      for (size_t r = 0; r < rows.size(); ++r)
+        for (int h = 0; h < c.heads; ++h) {
+          const float* p = &layer[(r * c.heads + h) * T];
+          double sum = 0;
+          for (int64_t j = 0; j < T; ++j) {
+            if (j > rows[r]) {
+              EXPECT_EQ(p[j], 0.0f) << "a weight on a future step";
+            }
+            EXPECT_GE(p[j], 0.0f);
+            sum += p[j];
+          }
+          EXPECT_NEAR(sum, 1.0, tol) << "row " << rows[r] << " head " << h;
+        }
+      EXPECT_NEAR(layer[0], 1.0, tol) << "step 0 sees only itself";
+    }
+    // The same first 41 steps followed by 20 more: step 9's weights are unchanged.
+    std::vector<float> longer = Ticks(1, T, F, 3);
+    const std::vector<float> extra = Ticks(1, 20, F, 4);
+    longer.insert(longer.end(), extra.begin(), extra.end());
+    auto w2 = m->AttentionWeights(longer, T + 20, std::vector<int64_t>{9});
+    ASSERT_TRUE(w2.ok()) << w2.status();
+    for (int l = 0; l < c.layers; ++l)
+      for (int h = 0; h < c.heads; ++h)
+        for (int64_t j = 0; j <= 9; ++j)
+          EXPECT_NEAR((*w2)[l][h * (T + 20) + j], (*w)[l][(1 * c.heads + h) * T + j], tol);
+  }
+  auto m = Make(be.get(), 7);
+  EXPECT_EQ(m->AttentionWeights(Ticks(1, T, F, 3), T, std::vector<int64_t>{T}).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(m->AttentionWeights(Ticks(1, T, F, 3), T + 1, std::vector<int64_t>{0}).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
 TEST(Transformer, SaveLoadRoundTrip) {
   auto be = Cpu(2);
   const std::string dir = TempDir("rt");
