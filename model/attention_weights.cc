@@ -18,28 +18,37 @@
 namespace flashtick {
 namespace {
 
-// Element i of a host buffer of dtype `dt`, as a double.
-double HostValue(DType dt, const std::vector<char>& buf, int64_t i) {
-  switch (dt) {
-    case DType::kF64: {
-      double v;
-      std::memcpy(&v, buf.data() + i * 8, 8);
-      return v;
+// A host buffer of dtype `dt` decoded to doubles, once per layer rather than per use in
+// the O(R·H·T·D) loop below.
+std::vector<double> HostDoubles(DType dt, const std::vector<char>& buf) {
+  const size_t n = buf.size() / DTypeSize(dt);
+  std::vector<double> out(n);
+  for (size_t i = 0; i < n; ++i) {
+    switch (dt) {
+      case DType::kF64: {
+        double v;
+        std::memcpy(&v, buf.data() + i * 8, 8);
+        out[i] = v;
+        break;
+      }
+      case DType::kF32: {
+        float v;
+        std::memcpy(&v, buf.data() + i * 4, 4);
+        out[i] = v;
+        break;
+      }
+      case DType::kBF16:
+      case DType::kF16: {
+        uint16_t h;
+        std::memcpy(&h, buf.data() + i * 2, 2);
+        out[i] = dt == DType::kBF16 ? Bf16BitsToFloat(h) : HalfBitsToFloat(h);
+        break;
+      }
+      default:
+        out[i] = std::nan("");
     }
-    case DType::kF32: {
-      float v;
-      std::memcpy(&v, buf.data() + i * 4, 4);
-      return v;
-    }
-    case DType::kBF16:
-    case DType::kF16: {
-      uint16_t h;
-      std::memcpy(&h, buf.data() + i * 2, 2);
-      return dt == DType::kBF16 ? Bf16BitsToFloat(h) : HalfBitsToFloat(h);
-    }
-    default:
-      return std::nan("");
   }
+  return out;
 }
 
 }  // namespace
@@ -47,21 +56,11 @@ double HostValue(DType dt, const std::vector<char>& buf, int64_t i) {
 absl::StatusOr<std::vector<std::vector<float>>> Transformer::AttentionWeights(
     absl::Span<const float> ticks, int64_t T, absl::Span<const int64_t> rows) {
   const ModelConfig& c = config_;
-  const int64_t F = c.features, H = c.heads, Hkv = c.kv_heads, D = c.head_dim();
-  if (T < 1 || T > c.max_context)
-    return absl::InvalidArgumentError(absl::StrCat("attention weights: T=", T, " outside [1, ",
-                                                   c.max_context, "]"));
-  if (static_cast<int64_t>(ticks.size()) != T * F)
-    return absl::InvalidArgumentError(absl::StrCat("attention weights: ticks has ", ticks.size(),
-                                                   " values; one sequence [1, ", T, ", ", F,
-                                                   "] needs ", T * F));
+  const int64_t H = c.heads, Hkv = c.kv_heads, D = c.head_dim();
+  RETURN_IF_ERROR(CheckForwardInput(c, ticks, /*B=*/1, T, "attention weights"));
   for (int64_t r : rows)
     if (r < 0 || r >= T)
       return absl::InvalidArgumentError(absl::StrCat("attention weights: row ", r, " outside [0, ", T, ")"));
-  for (size_t i = 0; i < ticks.size(); ++i)
-    if (!std::isfinite(ticks[i]))
-      return absl::InvalidArgumentError(absl::StrCat("attention weights: tick feature ", i % F,
-                                                     " of step ", i / F, " is NaN or Inf"));
   const double scale = AttentionScale(AttentionAttrs{}, D);
   const int64_t R = static_cast<int64_t>(rows.size()), group = H / Hkv;
   std::vector<std::vector<float>> weights(static_cast<size_t>(c.layers),
@@ -77,19 +76,19 @@ absl::StatusOr<std::vector<std::vector<float>>> Transformer::AttentionWeights(
     RETURN_IF_ERROR(backend_->Copy(lse.data(), DeviceKind::kCpu, l.data, l.device, lse.size()));
     RETURN_IF_ERROR(backend_->Synchronize());
     const int64_t k_col = (static_cast<const char*>(k.data) - static_cast<const char*>(q.data)) / esize;
+    const std::vector<double> qk = HostDoubles(q.dtype, qkv), L_rows = HostDoubles(l.dtype, lse);
     std::vector<float>& out = weights[static_cast<size_t>(layer)];
     for (int64_t r = 0; r < R; ++r) {
       const int64_t i = rows[static_cast<size_t>(r)];
       for (int64_t h = 0; h < H; ++h) {
         const int64_t g = h / group;
-        const double L = HostValue(l.dtype, lse, h * T + i);
+        const double L = L_rows[static_cast<size_t>(h * T + i)];
         float* p = &out[static_cast<size_t>((r * H + h) * T)];
         for (int64_t j = 0; j <= i; ++j) {
+          const double* qi = &qk[static_cast<size_t>(i * W + h * D)];
+          const double* kj = &qk[static_cast<size_t>(j * W + k_col + g * D)];
           double dot = 0;
-          for (int64_t d = 0; d < D; ++d) {
-            dot += HostValue(q.dtype, qkv, i * W + h * D + d) *
-                   HostValue(q.dtype, qkv, j * W + k_col + g * D + d);
-          }
+          for (int64_t d = 0; d < D; ++d) dot += qi[d] * kj[d];
           p[j] = static_cast<float>(std::exp(scale * dot - L));
         }
       }

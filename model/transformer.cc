@@ -117,6 +117,26 @@ absl::Status Transformer::Save(const std::string& dir) const {
   return WriteFileAtomic(absl::StrCat(dir, "/", kConfigFile), config_.ToJson() + "\n");
 }
 
+absl::Status CheckForwardInput(const ModelConfig& c, absl::Span<const float> ticks, int64_t B,
+                               int64_t T, const char* what) {
+  const int64_t F = c.features;
+  if (B < 1 || T < 1)
+    return absl::InvalidArgumentError(absl::StrCat(what, ": B and T must be >= 1, got B=", B, ", T=", T));
+  if (T > c.max_context)
+    return absl::ResourceExhaustedError(absl::StrCat(what, ": T=", T, " exceeds the model's max_context of ",
+                                                     c.max_context));
+  if (B > (int64_t{1} << 40) / (T * F) || static_cast<int64_t>(ticks.size()) != B * T * F)
+    return absl::InvalidArgumentError(absl::StrCat(what, ": ticks has ", ticks.size(),
+                                                   " values; [B=", B, ", T=", T, ", F=", F,
+                                                   "] needs ", B * T * F));
+  for (size_t i = 0; i < ticks.size(); ++i)
+    if (!std::isfinite(ticks[i]))
+      return absl::InvalidArgumentError(absl::StrCat(
+          what, ": tick feature ", i % F, " of step ", (i / F) % T, " in sequence ", i / (F * T),
+          " is NaN or Inf"));
+  return absl::OkStatus();
+}
+
 absl::StatusOr<std::vector<float>> Transformer::Predict(absl::Span<const float> ticks, int64_t B,
                                                         int64_t T, bool last_only) {
   return Predict(ticks, B, T, last_only, {});
@@ -126,20 +146,7 @@ absl::StatusOr<std::vector<float>> Transformer::Predict(absl::Span<const float> 
                                                         int64_t T, bool last_only,
                                                         const std::function<bool()>& stop) {
   const int64_t F = config_.features, K = config_.classes;
-  if (B < 1 || T < 1)
-    return absl::InvalidArgumentError(absl::StrCat("predict: B and T must be >= 1, got B=", B, ", T=", T));
-  if (T > config_.max_context)
-    return absl::ResourceExhaustedError(absl::StrCat("predict: T=", T, " exceeds the model's max_context of ",
-                                                     config_.max_context));
-  if (B > (int64_t{1} << 40) / (T * F) || static_cast<int64_t>(ticks.size()) != B * T * F)
-    return absl::InvalidArgumentError(absl::StrCat("predict: ticks has ", ticks.size(),
-                                                   " values; [B=", B, ", T=", T, ", F=", F,
-                                                   "] needs ", B * T * F));
-  for (size_t i = 0; i < ticks.size(); ++i)
-    if (!std::isfinite(ticks[i]))
-      return absl::InvalidArgumentError(absl::StrCat(
-          "predict: tick feature ", i % F, " of step ", (i / F) % T, " in sequence ", i / (F * T),
-          " is NaN or Inf"));
+  RETURN_IF_ERROR(CheckForwardInput(config_, ticks, B, T, "predict"));
   std::lock_guard<std::mutex> lock(mu_);
   // Whole sequences per chunk, as many as the workspace budget allows (at least one).
   const size_t per_seq =

@@ -6,6 +6,8 @@
 #include <functional>
 #include <memory>
 
+#include "absl/status/status.h"
+#include "absl/types/span.h"
 #include "kernels/backend.h"
 #include "model/params.h"
 #include "model/transformer.h"
@@ -31,6 +33,11 @@ struct ForwardWorkspace {
   static ForwardWorkspace Carve(void* base, DeviceKind device, const ModelConfig& c, DType act,
                                 int64_t Bc, int64_t T, bool last_only);
 };
+
+// The checks every forward entry point makes on host ticks [B, T, F]: sizes, T within
+// max_context (RESOURCE_EXHAUSTED), finite values. `what` starts the message.
+absl::Status CheckForwardInput(const ModelConfig& c, absl::Span<const float> ticks, int64_t B,
+                               int64_t T, const char* what);
 
 struct Transformer::Impl {
   DType act = DType::kF32;
