@@ -85,7 +85,7 @@ TEST(SweepConfig, KeyedFieldsEarlyStoppingAndFixedAlphaRoundTrip) {
   EXPECT_EQ(c->training.validation_batches, 3);
   EXPECT_EQ(c->training.patience, 4);
   EXPECT_EQ(c->training.max_train_seconds, 12.5);
-  EXPECT_EQ(c->training.validate_on, "calls");
+  EXPECT_EQ(c->training.validate_on, ValidateOn::kCalls);
   EXPECT_EQ(c->arms_per_gpu, 3);
   EXPECT_EQ(c->data.synthetic.keys, 12);
   EXPECT_EQ(c->data.synthetic.key_window, 100);

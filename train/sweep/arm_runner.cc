@@ -56,8 +56,10 @@ class Arm {
   int64_t GlobalStep() const {
     return plan_.folds[trainer_fold_].first_step + lead_->step() + r_.skipped_steps;
   }
+  // calls: per batch, its labelled call steps (validate_on "calls"; empty for "all").
   absl::StatusOr<double> ValidationLoss(const std::vector<std::vector<float>>& ticks,
-                                        const std::vector<std::vector<int32_t>>& labels);
+                                        const std::vector<std::vector<int32_t>>& labels,
+                                        const std::vector<int64_t>& calls);
   // Why the fold should stop before its planned end ("" to go on).
   std::string StopReason(int64_t fold_step, bool validating) const;
 
@@ -156,8 +158,9 @@ void Arm::Report(const char* phase, int fold, double step_seconds) {
 }
 
 absl::StatusOr<double> Arm::ValidationLoss(const std::vector<std::vector<float>>& ticks,
-                                           const std::vector<std::vector<int32_t>>& labels) {
-  if (in_.config->training.validate_on == "all") {  // every batch has labelled steps
+                                           const std::vector<std::vector<int32_t>>& labels,
+                                           const std::vector<int64_t>& calls) {
+  if (calls.empty()) {  // validate_on "all": every batch has labelled steps
     double sum = 0;
     for (size_t i = 0; i < ticks.size(); ++i) {
       ASSIGN_OR_RETURN(double loss, lead_->EvalLoss(ticks[i], labels[i], plan_.batch, plan_.context));
@@ -170,11 +173,10 @@ absl::StatusOr<double> Arm::ValidationLoss(const std::vector<std::vector<float>>
   double sum = 0;
   int64_t count = 0;
   for (size_t i = 0; i < ticks.size(); ++i) {
-    const int64_t n = std::count_if(labels[i].begin(), labels[i].end(), [](int32_t y) { return y >= 0; });
-    if (n == 0) continue;
+    if (calls[i] == 0) continue;
     ASSIGN_OR_RETURN(double loss, lead_->EvalLoss(ticks[i], labels[i], plan_.batch, plan_.context));
-    sum += loss * static_cast<double>(n);
-    count += n;
+    sum += loss * static_cast<double>(calls[i]);
+    count += calls[i];
   }
   return sum / static_cast<double>(count);  // count > 0: checked when the batches were drawn
 }
@@ -210,7 +212,7 @@ std::string Arm::StopReason(int64_t fold_step, bool validating) const {
   size_t best = 0;
   for (size_t i = 1; i < v.size(); ++i) best = v[i].loss < v[best].loss ? i : best;
   if (static_cast<int64_t>(v.size() - 1 - best) >= t.patience) {
-    return absl::StrCat("early stop: ", t.validate_on == "calls" ? "call-step " : "",
+    return absl::StrCat("early stop: ", t.validate_on == ValidateOn::kCalls ? "call-step " : "",
                         "validation loss ", v[best].loss, " at step ", v[best].step,
                         " not beaten in ", t.patience, " checks");
   }
@@ -228,6 +230,7 @@ absl::Status Arm::TrainFold(int fold, const FoldLabels& labels, bool* cancelled)
   Fold train_fold = fp.fold;
   std::vector<std::vector<float>> val_ticks;
   std::vector<std::vector<int32_t>> val_y;
+  std::vector<int64_t> val_calls;  // per batch, its labelled call steps ("calls" only)
   if (fold == 0 && tc.validation_days > 0) {
     Fold val_fold = fp.fold;
     const std::vector<int>& days = fp.fold.train_days;
@@ -248,16 +251,22 @@ absl::Status Arm::TrainFold(int fold, const FoldLabels& labels, bool* cancelled)
                       plan_.context);
     val_ticks.resize(tc.validation_batches);
     val_y.resize(tc.validation_batches);
+    const bool on_calls = tc.validate_on == ValidateOn::kCalls;
     std::vector<int64_t> calls, starts;
-    for (const PlantedEvent& e : in_.data->events) calls.push_back(e.call_step);
-    std::sort(calls.begin(), calls.end());
+    if (on_calls) {
+      for (const PlantedEvent& e : in_.data->events) calls.push_back(e.call_step);
+      std::sort(calls.begin(), calls.end());
+    }
     int64_t call_rows = 0;
     for (int b = 0; b < tc.validation_batches; ++b) {  // fixed: the same batches every check
       val.Batch(in_.seed ^ 0x5EED, /*fold_index=*/-1, b, plan_.batch, &val_ticks[b], &val_y[b],
-                /*window=*/0, &starts);
-      if (tc.validate_on == "calls") call_rows += KeepCallSteps(calls, starts, plan_.context, &val_y[b]);
+                /*window=*/0, on_calls ? &starts : nullptr);
+      if (on_calls) {
+        val_calls.push_back(KeepCallSteps(calls, starts, plan_.context, &val_y[b]));
+        call_rows += val_calls.back();
+      }
     }
-    if (tc.validate_on == "calls" && call_rows == 0) {
+    if (on_calls && call_rows == 0) {
       return absl::InvalidArgumentError(absl::StrCat(
           "training.validate_on \"calls\": the ", tc.validation_batches,
           " validation batches hold no labelled call step of a planted event; raise "
@@ -304,7 +313,7 @@ absl::Status Arm::TrainFold(int fold, const FoldLabels& labels, bool* cancelled)
     }
     Report("train", fold, s.step_seconds);
     if (!val_ticks.empty() && (fold_step + 1) % tc.validate_every_steps == 0) {
-      ASSIGN_OR_RETURN(double v, ValidationLoss(val_ticks, val_y));
+      ASSIGN_OR_RETURN(double v, ValidationLoss(val_ticks, val_y, val_calls));
       r_.validation_curve.push_back({r_.step, v});
       if (r_.validation_curve.size() == 1 || v < r_.best_validation_loss) {
         r_.best_validation_loss = v;

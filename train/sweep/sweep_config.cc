@@ -119,7 +119,9 @@ void ReadTraining(JsonFields f, SweepTrainingConfig* t) {
   f.Int("validation_batches", 1, 1024, &t->validation_batches);
   f.Int("patience", 1, 1 << 20, &t->patience);
   f.Int("early_stop_min_steps", int64_t{0}, int64_t{1} << 30, &t->early_stop_min_steps);
-  f.String("validate_on", &t->validate_on, {"all", "calls"});
+  std::string on = ValidateOnName(t->validate_on);
+  f.String("validate_on", &on, {"all", "calls"});
+  t->validate_on = on == "calls" ? ValidateOn::kCalls : ValidateOn::kAll;
   f.Int("context_warmup_steps", int64_t{0}, int64_t{1} << 30, &t->context_warmup_steps);
   f.Int("context_warmup_start", int64_t{1}, kMaxContext, &t->context_warmup_start);
   f.Double("max_train_seconds", 0, 1e7, &t->max_train_seconds);
@@ -157,11 +159,11 @@ void CrossCheck(const SweepConfig& c, JsonErrors* e) {
     e->Add("walk_forward.mode rolling forgets old days but a warm-started model remembers "
            "them; set walk_forward.warm_start false");
   }
-  if (c.training.validate_on == "calls" && (c.data.csv || !c.data.synthetic.planted())) {
+  if (c.training.validate_on == ValidateOn::kCalls && (c.data.csv || !c.data.synthetic.planted())) {
     e->Add("training.validate_on \"calls\" needs a planted-cue generator: only its events "
            "have call steps");
   }
-  if (c.training.validate_on == "calls" && c.training.validation_days == 0) {
+  if (c.training.validate_on == ValidateOn::kCalls && c.training.validation_days == 0) {
     e->Add("training.validate_on \"calls\" needs training.validation_days > 0 (no "
            "validation days, no validation)");
   }
@@ -223,6 +225,8 @@ void CrossCheck(const SweepConfig& c, JsonErrors* e) {
 }
 
 }  // namespace
+
+const char* ValidateOnName(ValidateOn v) { return v == ValidateOn::kCalls ? "calls" : "all"; }
 
 const char* BestByName(BestBy by) {
   switch (by) {
@@ -452,7 +456,7 @@ std::string SweepConfigToJson(const SweepConfig& c, int indent) {
         {"validation_batches", c.training.validation_batches},
         {"patience", c.training.patience},
         {"early_stop_min_steps", c.training.early_stop_min_steps},
-        {"validate_on", c.training.validate_on},
+        {"validate_on", ValidateOnName(c.training.validate_on)},
         {"context_warmup_steps", c.training.context_warmup_steps},
         {"context_warmup_start", c.training.context_warmup_start},
         {"max_train_seconds", c.training.max_train_seconds}}},

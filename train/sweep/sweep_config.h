@@ -105,6 +105,9 @@ struct SweepOptimizerConfig {
   int64_t micro_batch = 0;  // sequences per micro-batch (0: the whole batch)
 };
 
+// What the first fold's validation loss is taken over (SweepTrainingConfig::validate_on).
+enum class ValidateOn { kAll, kCalls };
+
 struct SweepTrainingConfig {
   // Epoch = as many labelled tokens as the fold's new training samples. The first
   // fold trains first_fold_epochs over all its samples; each later fold continues
@@ -133,7 +136,7 @@ struct SweepTrainingConfig {
   // a fraction of a percent of the labelled steps, so learning one barely moves the loss
   // over all of them, and early stopping on it cannot tell an arm that has learned a
   // family from one that never will (docs/sweeps/keyed.md, third session).
-  std::string validate_on = "all";
+  ValidateOn validate_on = ValidateOn::kAll;
   // Context curriculum of the first fold (window_sampler.h, CurriculumWindow): its
   // windows are shorter (and more of them, the same tokens a step), growing from
   // context_warmup_start to N over context_warmup_steps steps. 0 steps: N from the
@@ -198,5 +201,7 @@ std::string SweepConfigToJson(const SweepConfig& config, int indent = 2);
 
 // "sharpe" | "accuracy" | "macro_f1" | "log_loss"
 const char* BestByName(BestBy by);
+// "all" | "calls"
+const char* ValidateOnName(ValidateOn v);
 
 }  // namespace flashtick
