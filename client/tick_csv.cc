@@ -11,12 +11,12 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "common/status_macros.h"
-#include "train/data/cleaning.h"
-#include "train/data/csv_table.h"
-#include "train/data/data_file.h"
-#include "train/data/quotes.h"
-#include "train/data/resample.h"
-#include "train/features.h"
+#include "research/data/cleaning.h"
+#include "research/data/csv_table.h"
+#include "research/data/data_file.h"
+#include "research/data/quotes.h"
+#include "research/data/resample.h"
+#include "research/features.h"
 
 namespace flashtick {
 namespace {
@@ -78,7 +78,7 @@ absl::StatusOr<TickTable> FromRawTicks(const CsvTable& table, const std::string&
     }
     last_seconds = seconds;
     // A crossed quote is a bad row, dropped as the research cleaning drops it
-    // (train/data/cleaning.h), not sent as a negative spread.
+    // (research/data/cleaning.h), not sent as a negative spread.
     if (bid > ask) {
       ++crossed;
       continue;

@@ -1,4 +1,4 @@
-// libFuzzer target: ParseSweepConfig (train/sweep/sweep_config.h), the JSON that
+// libFuzzer target: ParseSweepConfig (research/sweep/sweep_config.h), the JSON that
 // SubmitExperiment accepts from a client. Besides "no crash, no sanitizer report" it
 // checks the header's promise that an accepted configuration survives its own
 // ToJson: ParseSweepConfig(ToJson(c)) is accepted and writes the same JSON again.
@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "train/sweep/sweep_config.h"
+#include "research/sweep/sweep_config.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);

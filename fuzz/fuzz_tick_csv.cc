@@ -1,4 +1,4 @@
-// libFuzzer target: the tick file readers of train/data — ParseQuotesCsv and
+// libFuzzer target: the tick file readers of research/data — ParseQuotesCsv and
 // ParseBarsCsv (both through CsvTable and ParseTimestamp), then, for what parses,
 // the cleaning pass and the resampling onto session grids, as `flashtick sweep`
 // and the CSV data source of a sweep run them on a user's file. The first byte
@@ -9,11 +9,11 @@
 #include <string>
 
 #include "absl/strings/string_view.h"
-#include "train/data/bars.h"
-#include "train/data/cleaning.h"
-#include "train/data/quotes.h"
-#include "train/data/resample.h"
-#include "train/data/timestamp.h"
+#include "research/data/bars.h"
+#include "research/data/cleaning.h"
+#include "research/data/quotes.h"
+#include "research/data/resample.h"
+#include "research/data/timestamp.h"
 
 namespace {
 

@@ -1,4 +1,4 @@
-// libFuzzer target: TrainCheckpoint::Load (model/train/train_checkpoint.h), which a
+// libFuzzer target: TrainCheckpoint::Load (trainer/train_checkpoint.h), which a
 // restarted flashtickd runs on every unfinished arm's checkpoint directory. A valid
 // checkpoint of a tiny model is made once; each input then replaces one part of it:
 //   byte 0 % 3 == 0   the rest is manifest.json (the data files stay valid)
@@ -20,9 +20,9 @@
 #include "absl/strings/str_format.h"
 #include "kernels/backend.h"
 #include "model/file_io.h"
-#include "model/train/crc32.h"
-#include "model/train/train_checkpoint.h"
-#include "model/train/trainer.h"
+#include "trainer/crc32.h"
+#include "trainer/train_checkpoint.h"
+#include "trainer/trainer.h"
 
 namespace {
 

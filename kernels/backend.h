@@ -63,7 +63,7 @@ class Backend {
   // that forwards Allocate to another returns that one's domain.
   virtual const void* memory_domain() const = 0;
   // The native stream Run enqueues on (a cudaStream_t on CUDA), so a library that
-  // must order its own work against ours (NCCL all-reduces, train/parallel/) can wait
+  // must order its own work against ours (NCCL all-reduces, research/parallel/) can wait
   // on it with events; nullptr where Run is synchronous (the CPU backend).
   virtual void* NativeStream() { return nullptr; }
 };

@@ -11,7 +11,7 @@ namespace flashtick {
 
 struct ModelConfig {
   std::string name = "flashtick-tiny";
-  int features = 6;      // F: per-step tick features (train/features.h lists them)
+  int features = 6;      // F: per-step tick features (research/features.h lists them)
   int width = 64;        // C
   int layers = 2;
   int heads = 4;         // H; head dim D = width / heads

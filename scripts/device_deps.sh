@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Packs the C++ build dependencies that the GPU machine lacks (Abseil, GoogleTest,
 # Google Benchmark, nlohmann-json, CLI11) as Debian .deb files into .carry/debs, so a
-# device call can `dpkg -x` them and build kernels/, model/, train/ and bench/ there.
+# device call can `dpkg -x` them and build kernels/, model/, research/ and bench/ there.
 # Run here (on the Debian development machine); the device call carries .carry.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)

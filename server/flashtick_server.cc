@@ -16,8 +16,8 @@
 #include "server/logging.h"
 #include "server/experiments/sweep_memory_estimate.h"
 #include "server/metrics/metrics_endpoint.h"
-#include "train/data/data_file.h"
-#include "train/report/plot_runner.h"
+#include "research/data/data_file.h"
+#include "research/report/plot_runner.h"
 
 namespace flashtick {
 namespace {

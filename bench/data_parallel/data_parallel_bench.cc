@@ -17,7 +17,7 @@
 #include "bench/train_step/train_step_run.h"
 #include "common/status_macros.h"
 #include "nlohmann/json.hpp"
-#include "train/parallel/data_parallel_trainer.h"
+#include "research/parallel/data_parallel_trainer.h"
 
 namespace flashtick::bench {
 namespace {

@@ -4,7 +4,7 @@
 # train_step_bench's throughput for the same model shape, in the same call.
 # Specs are preset names (`planted`, `planted_null`, ...) or sweep config files (JSON,
 # e.g. bench/sweep/configs/planted_lags2.json: another lag set and seed through the
-# config, not a preset). The presets and their reasoning: train/sweep/sweep_presets.cc,
+# config, not a preset). The presets and their reasoning: research/sweep/sweep_presets.cc,
 # docs/sweeps/keyed.md.
 # Per spec, $OUT/<name>.tgz holds report.md/.json, the plots, config.json, run.log and
 # utilisation.md (per arm: tokens/s, the bench's tokens/s at that N and batch, the

@@ -62,7 +62,7 @@ if [[ " $stages " == *" build "* ]]; then
 fi
 
 if [[ " $stages " == *" test "* ]]; then
-  if "$build/tests/train/train_cuda_test" > "$out/train_cuda_test.log" 2>&1; then
+  if "$build/tests/trainer/train_cuda_test" > "$out/train_cuda_test.log" 2>&1; then
     note "train_cuda_test: PASSED"
   else
     note "train_cuda_test: FAILED"

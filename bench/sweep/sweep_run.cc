@@ -15,10 +15,10 @@
 
 #include "kernels/attention_impl_flag.h"
 #include "model/file_io.h"
-#include "train/report/plot_runner.h"
-#include "train/sweep/sweep_config.h"
-#include "train/sweep/sweep_engine.h"
-#include "train/sweep/sweep_presets.h"
+#include "research/report/plot_runner.h"
+#include "research/sweep/sweep_config.h"
+#include "research/sweep/sweep_engine.h"
+#include "research/sweep/sweep_presets.h"
 
 namespace {
 

@@ -7,7 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 #include "model/safetensors.h"
-#include "model/train/train_rng.h"
+#include "trainer/train_rng.h"
 
 namespace flashtick::bench {
 

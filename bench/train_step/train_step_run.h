@@ -12,7 +12,7 @@
 #include "absl/status/statusor.h"
 #include "kernels/backend.h"
 #include "model/config.h"
-#include "model/train/trainer.h"
+#include "trainer/trainer.h"
 
 namespace flashtick::bench {
 

@@ -1,5 +1,5 @@
 // `flashtick sweep submit`: sends a sweep (a preset, or a JSON configuration file
-// in the schema of train/sweep/sweep_config.h) and prints its id at once; with
+// in the schema of research/sweep/sweep_config.h) and prints its id at once; with
 // --watch, follows it to the end (sweep_watch.cc). The server validates the
 // configuration; a bad field comes back as INVALID_ARGUMENT naming it.
 // --print-config shows the full configuration a preset or file resolves to,
@@ -12,8 +12,8 @@
 #include "client/commands/sweep_client.h"
 #include "client/commands/sweep_command.h"
 #include "model/file_io.h"
-#include "train/sweep/sweep_config.h"
-#include "train/sweep/sweep_presets.h"
+#include "research/sweep/sweep_config.h"
+#include "research/sweep/sweep_presets.h"
 
 namespace flashtick {
 namespace {

@@ -8,8 +8,8 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "train/stats/moments.h"
-#include "train/sweep/arm_result.h"
+#include "research/stats/moments.h"
+#include "research/sweep/arm_result.h"
 
 namespace flashtick {
 namespace {

@@ -11,8 +11,8 @@
 #include "absl/status/statusor.h"
 #include "flashtick/v1/experiments.pb.h"
 #include "server/experiments/experiment_store.h"
-#include "train/sweep/sweep_config.h"
-#include "train/sweep/sweep_engine.h"
+#include "research/sweep/sweep_config.h"
+#include "research/sweep/sweep_engine.h"
 
 namespace flashtick {
 

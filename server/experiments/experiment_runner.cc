@@ -16,7 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "server/experiments/experiment_proto.h"
 #include "server/logging.h"
-#include "train/sweep/arm_result.h"
+#include "research/sweep/arm_result.h"
 
 namespace flashtick {
 namespace {

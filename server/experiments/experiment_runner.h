@@ -1,7 +1,7 @@
 // ExperimentRunner: the experiment queue. SubmitSweep stores an experiment and
 // enqueues its id here, so the RPC returns at once; `workers` threads (default 1:
 // one sweep at a time, each arm owning the device) pop ids in order and run the
-// sweep engine (train/sweep/sweep_engine.h) in the experiment's directory.
+// sweep engine (research/sweep/sweep_engine.h) in the experiment's directory.
 // On start, experiments the store holds as QUEUED or RUNNING are queued again; a
 // RUNNING one resumes its unfinished arms from their checkpoints. Cancel removes a
 // queued experiment or stops a running one between two steps (finished arms and
@@ -33,7 +33,7 @@
 #include "server/experiments/experiment_store.h"
 #include "server/experiments/progress_hub.h"
 #include "server/metrics/metrics.h"
-#include "train/sweep/sweep_engine.h"
+#include "research/sweep/sweep_engine.h"
 
 namespace flashtick {
 

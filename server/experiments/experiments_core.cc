@@ -11,9 +11,9 @@
 #include "model/file_io.h"
 #include "server/experiments/experiment_proto.h"
 #include "server/experiments/sweep_memory_estimate.h"
-#include "train/data/data_file.h"
-#include "train/sweep/sweep_config.h"
-#include "train/sweep/sweep_presets.h"
+#include "research/data/data_file.h"
+#include "research/sweep/sweep_config.h"
+#include "research/sweep/sweep_presets.h"
 
 namespace flashtick {
 namespace {

@@ -7,7 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "train/features.h"
+#include "research/features.h"
 
 namespace flashtick {
 namespace {

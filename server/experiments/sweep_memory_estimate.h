@@ -9,7 +9,7 @@
 #include <string>
 
 #include "absl/status/status.h"
-#include "train/sweep/sweep_config.h"
+#include "research/sweep/sweep_config.h"
 
 namespace flashtick {
 

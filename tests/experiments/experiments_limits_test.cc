@@ -30,7 +30,7 @@
 #include "server/experiments/experiment_runner.h"
 #include "server/experiments/progress_hub.h"
 #include "server/flashtick_server.h"
-#include "train/sweep/sweep_config.h"
+#include "research/sweep/sweep_config.h"
 
 namespace flashtick {
 namespace {

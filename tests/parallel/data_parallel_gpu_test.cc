@@ -1,4 +1,4 @@
-// Data parallelism on GPUs through NCCL (train/parallel/nccl_all_reducer.h). With one
+// Data parallelism on GPUs through NCCL (research/parallel/nccl_all_reducer.h). With one
 // GPU: an NCCL group of one (the sum is the identity) trains exactly like the plain
 // Trainer. With two: DataParallelTrainer on 2 GPUs against one GPU on the whole batch,
 // bf16 activations and fp32 masters, for AdamW and Sophia-H: the same loss curve up
@@ -9,10 +9,10 @@
 #include <cmath>
 
 #include "gtest/gtest.h"
-#include "tests/train/train_test_util.h"
-#include "train/parallel/data_parallel_trainer.h"
-#include "train/parallel/nccl_all_reducer.h"
-#include "train/parallel/nccl_library.h"
+#include "tests/trainer/train_test_util.h"
+#include "research/parallel/data_parallel_trainer.h"
+#include "research/parallel/nccl_all_reducer.h"
+#include "research/parallel/nccl_library.h"
 #if defined(FLASHTICK_WITH_CUDA)
 #include "kernels/cuda/cuda_backend.h"
 #endif

@@ -1,21 +1,21 @@
-// Data parallelism on the CPU (train/parallel/): R replicas, each on its share of the
+// Data parallelism on the CPU (research/parallel/): R replicas, each on its share of the
 // batch and summing through the HostAllReducer, against one Trainer on the whole
 // batch: the same losses and weights step by step (fp64: to 1e-10; fp32: 1e-5) for
 // AdamW and Sophia-H (its Hessian-vector products are summed the same way), with
 // buckets small enough that most launch during the backward sweep. Also: the bucket
 // plan, the host collective, shards without labels, refused batches, a NaN step that
 // every replica refuses together, and the NCCL loader's error.
-#include "train/parallel/data_parallel_trainer.h"
+#include "research/parallel/data_parallel_trainer.h"
 
 #include <cmath>
 #include <cstdlib>
 #include <thread>
 
 #include "gtest/gtest.h"
-#include "tests/train/train_test_util.h"
-#include "train/parallel/bucket_plan.h"
-#include "train/parallel/host_reduce_group.h"
-#include "train/parallel/nccl_library.h"
+#include "tests/trainer/train_test_util.h"
+#include "research/parallel/bucket_plan.h"
+#include "research/parallel/host_reduce_group.h"
+#include "research/parallel/nccl_library.h"
 
 namespace flashtick::train_test {
 namespace {

@@ -1,10 +1,10 @@
-// GPU placement of sweep arms (train/parallel/gpu_scheduler.h): lowest free GPUs,
+// GPU placement of sweep arms (research/parallel/gpu_scheduler.h): lowest free GPUs,
 // waiting while none is free, cancel while waiting, requests larger than the host,
 // and no GPUs at all (every arm on the CPU at once). Then a two-arm CPU sweep run
 // side by side: SweepHooks::on_placement reports each arm placed on the CPU and
 // released, with the busy/total counts the experiment service exports; and the same
 // sweep with replicas_per_arm = 2 (data-parallel arms) ends with the same losses.
-#include "train/parallel/gpu_scheduler.h"
+#include "research/parallel/gpu_scheduler.h"
 
 #include <filesystem>
 #include <mutex>
@@ -13,7 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "gtest/gtest.h"
-#include "train/sweep/sweep_engine.h"
+#include "research/sweep/sweep_engine.h"
 
 namespace flashtick {
 namespace {

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "model/train/trainer.h"
+#include "trainer/trainer.h"
 #include "model/transformer.h"
 #include "tests/cuda_ops/gpu_test_util.h"
 

@@ -2,11 +2,11 @@
 // readers (errors carry line numbers, never crash), and cleaning counts.
 #include <gtest/gtest.h>
 
-#include "train/data/bars.h"
-#include "train/data/cleaning.h"
-#include "train/data/csv_table.h"
-#include "train/data/quotes.h"
-#include "train/data/timestamp.h"
+#include "research/data/bars.h"
+#include "research/data/cleaning.h"
+#include "research/data/csv_table.h"
+#include "research/data/quotes.h"
+#include "research/data/timestamp.h"
 
 namespace flashtick {
 namespace {

@@ -1,7 +1,7 @@
-// Tests for train/features: each feature column against its formula in
-// train/features.h, causality, robustness to bad mids, and the determinism and
+// Tests for research/features: each feature column against its formula in
+// research/features.h, causality, robustness to bad mids, and the determinism and
 // shape of SimpleSyntheticDay.
-#include "train/features.h"
+#include "research/features.h"
 
 #include <gtest/gtest.h>
 

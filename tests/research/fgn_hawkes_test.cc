@@ -7,10 +7,10 @@
 #include <cmath>
 #include <complex>
 
-#include "train/rng.h"
-#include "train/synthetic/fft.h"
-#include "train/synthetic/fgn.h"
-#include "train/synthetic/hawkes.h"
+#include "research/rng.h"
+#include "research/synthetic/fft.h"
+#include "research/synthetic/fgn.h"
+#include "research/synthetic/hawkes.h"
 
 namespace flashtick {
 namespace {

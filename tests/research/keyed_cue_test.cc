@@ -1,14 +1,14 @@
-// The keyed-cue generator (train/synthetic/keyed_cue.h): what each event plants, the
+// The keyed-cue generator (research/synthetic/keyed_cue.h): what each event plants, the
 // key-uniqueness rule every window relies on (checked by brute force over all pairs),
 // the label windows kept clear, the null twin, determinism and the capacity errors.
-#include "train/synthetic/keyed_cue.h"
+#include "research/synthetic/keyed_cue.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <map>
 
-#include "train/labels/deeplob.h"
+#include "research/labels/deeplob.h"
 
 namespace flashtick {
 namespace {

@@ -7,11 +7,11 @@
 #include <algorithm>
 #include <cmath>
 
-#include "train/data/day_context.h"
-#include "train/labels/deeplob.h"
-#include "train/rng.h"
-#include "train/split/normalizer.h"
-#include "train/split/walk_forward.h"
+#include "research/data/day_context.h"
+#include "research/labels/deeplob.h"
+#include "research/rng.h"
+#include "research/split/normalizer.h"
+#include "research/split/walk_forward.h"
 
 namespace flashtick {
 namespace {

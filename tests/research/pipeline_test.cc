@@ -10,9 +10,9 @@
 
 #include <cmath>
 
-#include "train/split/research_dataset.h"
-#include "train/stats/gate.h"
-#include "train/synthetic/planted_cue.h"
+#include "research/split/research_dataset.h"
+#include "research/stats/gate.h"
+#include "research/synthetic/planted_cue.h"
 
 namespace flashtick {
 namespace {

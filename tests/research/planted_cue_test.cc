@@ -1,13 +1,13 @@
 // Tests for the planted-cue generator and its null twin: motif placement, the
 // drift at lag L, determinism, the twin's independence of cue and drift sign,
 // cross-day lags, and the day builder.
-#include "train/synthetic/planted_cue.h"
+#include "research/synthetic/planted_cue.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 
-#include "train/synthetic/day_builder.h"
+#include "research/synthetic/day_builder.h"
 
 namespace flashtick {
 namespace {

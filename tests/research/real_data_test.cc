@@ -18,11 +18,11 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "train/data/cleaning.h"
-#include "train/data/day_context.h"
-#include "train/data/resample.h"
-#include "train/data/timestamp.h"
-#include "train/split/research_dataset.h"
+#include "research/data/cleaning.h"
+#include "research/data/day_context.h"
+#include "research/data/resample.h"
+#include "research/data/timestamp.h"
+#include "research/split/research_dataset.h"
 
 namespace flashtick {
 namespace {

@@ -1,13 +1,13 @@
 // Tests for the regime-switching generator and its exact forward filter: the
 // filter against brute-force enumeration of all state paths, flip rate, and the
 // accuracy ceiling growing with the context N.
-#include "train/synthetic/regime.h"
+#include "research/synthetic/regime.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 
-#include "train/rng.h"
+#include "research/rng.h"
 
 namespace flashtick {
 namespace {

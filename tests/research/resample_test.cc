@@ -1,11 +1,11 @@
 // Tests for session-grid resampling (carry-last-quote, trade signing, sessions,
 // backfill, clock shift, weekends) and for DayContext windows across sessions.
-#include "train/data/resample.h"
+#include "research/data/resample.h"
 
 #include <gtest/gtest.h>
 
-#include "train/data/day_context.h"
-#include "train/data/timestamp.h"
+#include "research/data/day_context.h"
+#include "research/data/timestamp.h"
 
 namespace flashtick {
 namespace {

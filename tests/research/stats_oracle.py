@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Independent reference for train/stats: reads a JSON request from argv[1], writes
+"""Independent reference for research/stats: reads a JSON request from argv[1], writes
 the answers as JSON to argv[2]. Uses scipy.stats / scipy.integrate for the
 distributional parts and a direct itertools implementation of CSCV for PBO, so
 no code is shared with the C++ under test.

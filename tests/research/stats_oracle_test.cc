@@ -1,4 +1,4 @@
-// train/stats against an independent Python reference (tests/research/
+// research/stats against an independent Python reference (tests/research/
 // stats_oracle.py: scipy.stats, scipy.integrate.quad, itertools CSCV), run
 // through FLASHTICK_PYTHON: moments, PSR, exact E[max], Φ⁻¹, DSR, PBO on random
 // matrices (with duplicated columns for ties) and classification metrics.
@@ -11,10 +11,10 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "train/rng.h"
-#include "train/stats/classification.h"
-#include "train/stats/pbo.h"
-#include "train/stats/sharpe.h"
+#include "research/rng.h"
+#include "research/stats/classification.h"
+#include "research/stats/pbo.h"
+#include "research/stats/sharpe.h"
 
 namespace flashtick {
 namespace {

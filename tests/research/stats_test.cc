@@ -1,4 +1,4 @@
-// Hand-checked and paper-checked tests for train/stats: E[max of N normals]
+// Hand-checked and paper-checked tests for research/stats: E[max of N normals]
 // (N = 3: 0.846284), the Bailey & López de Prado (2014) DSR example, PBO on
 // small matrices that exercise each tie rule, classification metrics, the
 // strategy's daily returns and the gate verdict.
@@ -7,12 +7,12 @@
 #include <algorithm>
 #include <cmath>
 
-#include "train/rng.h"
-#include "train/stats/classification.h"
-#include "train/stats/gate.h"
-#include "train/stats/pbo.h"
-#include "train/stats/sharpe.h"
-#include "train/stats/strategy.h"
+#include "research/rng.h"
+#include "research/stats/classification.h"
+#include "research/stats/gate.h"
+#include "research/stats/pbo.h"
+#include "research/stats/sharpe.h"
+#include "research/stats/strategy.h"
 
 namespace flashtick {
 namespace {

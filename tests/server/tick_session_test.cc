@@ -12,7 +12,7 @@
 
 #include "kernels/backend.h"
 #include "model/transformer.h"
-#include "train/features.h"
+#include "research/features.h"
 
 namespace flashtick {
 namespace {

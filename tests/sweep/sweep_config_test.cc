@@ -4,8 +4,8 @@
 // (a table of one bad field per case, plus several at once: all are listed).
 #include <gtest/gtest.h>
 
-#include "train/sweep/sweep_config.h"
-#include "train/sweep/sweep_presets.h"
+#include "research/sweep/sweep_config.h"
+#include "research/sweep/sweep_presets.h"
 
 namespace flashtick {
 namespace {

@@ -1,6 +1,6 @@
 // The sweep end to end on the CPU with a small trained model (the `demo` preset,
 // the README's sweep and the CPU twin of the GPU `planted` sweep): keyed-cue days with
-// three lag families (train/synthetic/keyed_cue.h), arms N = 16, 32, 64. Each arm is
+// three lag families (research/synthetic/keyed_cue.h), arms N = 16, 32, 64. Each arm is
 // trained walk-forward from scratch by the Trainer; nothing here is an oracle.
 //   planted:   an arm calls the events of the lag families it can see (L ≤ N) and
 //              not the others, so arm N=16 sees {10}, N=32 {10, 24}, N=64 all
@@ -18,9 +18,9 @@
 #include <cmath>
 #include <filesystem>
 
-#include "train/stats/sharpe.h"
-#include "train/sweep/sweep_engine.h"
-#include "train/sweep/sweep_presets.h"
+#include "research/stats/sharpe.h"
+#include "research/sweep/sweep_engine.h"
+#include "research/sweep/sweep_presets.h"
 
 namespace flashtick {
 namespace {

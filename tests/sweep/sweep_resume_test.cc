@@ -1,4 +1,4 @@
-// Resume and cancel of the sweep engine (train/sweep/sweep_engine.h) on a small
+// Resume and cancel of the sweep engine (research/sweep/sweep_engine.h) on a small
 // CPU sweep (two arms, N = 8 and 32):
 //   * a crash: a child process runs the sweep and is SIGKILLed while the second
 //     arm trains (no chance to save anything); the sweep run again on the same
@@ -18,8 +18,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "train/sweep/arm_runner.h"
-#include "train/sweep/sweep_engine.h"
+#include "research/sweep/arm_runner.h"
+#include "research/sweep/sweep_engine.h"
 
 namespace flashtick {
 namespace {

@@ -21,8 +21,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "train/report/plot_runner.h"
-#include "train/sweep/sweep_engine.h"
+#include "research/report/plot_runner.h"
+#include "research/sweep/sweep_engine.h"
 
 namespace flashtick {
 namespace {

@@ -1,15 +1,15 @@
-// WindowSampler's context curriculum (train/sweep/window_sampler.h): the window
+// WindowSampler's context curriculum (research/sweep/window_sampler.h): the window
 // CurriculumWindow(s) is a halving of N at or above the geometric schedule, reaches N at
 // the end of the warmup and stays there; a batch of shorter windows holds exactly the
 // tails of the full windows ending at the same drawn samples (the curriculum changes
 // how much is seen, not which samples are).
-#include "train/sweep/window_sampler.h"
+#include "research/sweep/window_sampler.h"
 
 #include <cmath>
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "train/labels/deeplob.h"
+#include "research/labels/deeplob.h"
 
 namespace flashtick {
 namespace {

@@ -16,8 +16,8 @@
 
 #include <gtest/gtest.h>
 
-#include "train/data/data_file.h"
-#include "train/data/quotes.h"
+#include "research/data/data_file.h"
+#include "research/data/quotes.h"
 
 namespace flashtick {
 namespace {

@@ -6,8 +6,8 @@
 
 #include <string>
 
-#include "train/sweep/json_fields.h"
-#include "train/sweep/sweep_config.h"
+#include "research/sweep/json_fields.h"
+#include "research/sweep/sweep_config.h"
 
 namespace flashtick {
 namespace {

@@ -1,0 +1,127 @@
+// NcclAllReducer: event-ordered ncclAllReduce per bucket on a communication stream
+// (research/parallel/nccl_all_reducer.h).
+#include "research/parallel/nccl_all_reducer.h"
+
+#include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
+
+#if defined(FLASHTICK_WITH_CUDA)
+#include "kernels/cuda/cuda_check.h"
+
+namespace flashtick {
+
+absl::StatusOr<std::vector<std::unique_ptr<NcclAllReducer>>> NcclAllReducer::CreateGroup(
+    const std::vector<Backend*>& backends, const std::vector<int>& devices,
+    const BucketPlan& plan) {
+  const int n = static_cast<int>(backends.size());
+  if (n < 1 || devices.size() != backends.size())
+    return absl::InvalidArgumentError(absl::StrCat("NCCL group: ", backends.size(),
+                                                   " backends for ", devices.size(), " GPUs"));
+  for (int r = 0; r < n; ++r) {
+    if (backends[r] == nullptr || backends[r]->NativeStream() == nullptr)
+      return absl::InvalidArgumentError(absl::StrCat(
+          "NCCL group: replica ", r, " is not on a CUDA backend (the CPU uses HostAllReducer)"));
+  }
+  ASSIGN_OR_RETURN(const nccl::NcclLibrary* lib, nccl::NcclLibrary::Get());
+  std::vector<nccl::ncclComm_t> comms(n, nullptr);
+  RETURN_IF_ERROR(lib->Check(lib->CommInitAll(comms.data(), n, devices.data()), "ncclCommInitAll"));
+  std::vector<std::unique_ptr<NcclAllReducer>> group;
+  for (int r = 0; r < n; ++r) {
+    group.emplace_back(new NcclAllReducer(plan, r, n));
+    group.back()->lib_ = lib;
+    group.back()->comm_ = comms[r];  // owned from here (destroyed by the reducer)
+  }
+  for (int r = 0; r < n; ++r) RETURN_IF_ERROR(group[r]->Init(backends[r], devices[r]));
+  return group;
+}
+
+absl::Status NcclAllReducer::Init(Backend* backend, int device) {
+  device_ = device;
+  compute_ = static_cast<cudaStream_t>(backend->NativeStream());
+  RETURN_IF_CUDA_ERROR(cudaSetDevice(device_));
+  RETURN_IF_CUDA_ERROR(cudaStreamCreateWithFlags(&comm_stream_, cudaStreamNonBlocking));
+  ready_.assign(plan().buckets().size(), nullptr);
+  for (cudaEvent_t& e : ready_)
+    RETURN_IF_CUDA_ERROR(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+  RETURN_IF_CUDA_ERROR(cudaEventCreateWithFlags(&done_, cudaEventDisableTiming));
+  RETURN_IF_CUDA_ERROR(cudaMalloc(&scalars_, kMaxHostScalars * sizeof(double)));
+  return absl::OkStatus();
+}
+
+NcclAllReducer::~NcclAllReducer() {
+  if (cudaSetDevice(device_) != cudaSuccess) return;
+  if (comm_stream_ != nullptr) cudaStreamSynchronize(comm_stream_);
+  if (comm_ != nullptr && !aborted_) lib_->CommDestroy(comm_);
+  for (cudaEvent_t e : ready_)
+    if (e != nullptr) cudaEventDestroy(e);
+  if (done_ != nullptr) cudaEventDestroy(done_);
+  if (scalars_ != nullptr) cudaFree(scalars_);
+  if (comm_stream_ != nullptr) cudaStreamDestroy(comm_stream_);
+}
+
+void NcclAllReducer::Abort() {
+  if (comm_ != nullptr && !aborted_.exchange(true)) lib_->CommAbort(comm_);
+}
+
+absl::Status NcclAllReducer::LaunchBucket(int bucket, void* data, int64_t count, DType dtype) {
+  if (aborted_) return absl::AbortedError("NCCL group aborted: another replica failed");
+  RETURN_IF_CUDA_ERROR(cudaSetDevice(device_));
+  // The sum may start once the compute stream has written every tensor of the bucket.
+  RETURN_IF_CUDA_ERROR(cudaEventRecord(ready_[bucket], compute_));
+  RETURN_IF_CUDA_ERROR(cudaStreamWaitEvent(comm_stream_, ready_[bucket], 0));
+  const nccl::ncclDataType_t type = dtype == DType::kF64 ? nccl::ncclFloat64 : nccl::ncclFloat32;
+  return lib_->Check(lib_->AllReduce(data, data, static_cast<size_t>(count), type, nccl::ncclSum,
+                                     comm_, comm_stream_),
+                     "ncclAllReduce (gradient bucket)");
+}
+
+absl::Status NcclAllReducer::AwaitLaunched() {
+  RETURN_IF_CUDA_ERROR(cudaSetDevice(device_));
+  RETURN_IF_CUDA_ERROR(cudaEventRecord(done_, comm_stream_));
+  RETURN_IF_CUDA_ERROR(cudaStreamWaitEvent(compute_, done_, 0));
+  return absl::OkStatus();
+}
+
+absl::Status NcclAllReducer::SumHost(absl::Span<double> values) {
+  if (values.size() > static_cast<size_t>(kMaxHostScalars))
+    return absl::InvalidArgumentError(absl::StrCat("NCCL SumHost takes at most ",
+                                                   kMaxHostScalars, " values, got ", values.size()));
+  if (aborted_) return absl::AbortedError("NCCL group aborted: another replica failed");
+  const size_t bytes = values.size() * sizeof(double);
+  RETURN_IF_CUDA_ERROR(cudaSetDevice(device_));
+  RETURN_IF_CUDA_ERROR(
+      cudaMemcpyAsync(scalars_, values.data(), bytes, cudaMemcpyHostToDevice, comm_stream_));
+  RETURN_IF_ERROR(lib_->Check(lib_->AllReduce(scalars_, scalars_, values.size(), nccl::ncclFloat64,
+                                              nccl::ncclSum, comm_, comm_stream_),
+                              "ncclAllReduce (host scalars)"));
+  RETURN_IF_CUDA_ERROR(
+      cudaMemcpyAsync(values.data(), scalars_, bytes, cudaMemcpyDeviceToHost, comm_stream_));
+  RETURN_IF_CUDA_ERROR(cudaStreamSynchronize(comm_stream_));
+  return absl::OkStatus();
+}
+
+}  // namespace flashtick
+
+#else  // !FLASHTICK_WITH_CUDA
+
+namespace flashtick {
+
+absl::StatusOr<std::vector<std::unique_ptr<NcclAllReducer>>> NcclAllReducer::CreateGroup(
+    const std::vector<Backend*>&, const std::vector<int>&, const BucketPlan&) {
+  return absl::UnimplementedError(
+      "this flashtick was built without CUDA (FLASHTICK_WITH_CUDA=OFF): no NCCL data "
+      "parallelism; the CPU backend uses HostAllReducer");
+}
+NcclAllReducer::~NcclAllReducer() = default;
+void NcclAllReducer::Abort() {}
+absl::Status NcclAllReducer::SumHost(absl::Span<double>) {
+  return absl::UnimplementedError("built without CUDA");
+}
+absl::Status NcclAllReducer::LaunchBucket(int, void*, int64_t, DType) {
+  return absl::UnimplementedError("built without CUDA");
+}
+absl::Status NcclAllReducer::AwaitLaunched() { return absl::UnimplementedError("built without CUDA"); }
+
+}  // namespace flashtick
+
+#endif

@@ -1,0 +1,58 @@
+// NcclAllReducer: a GradientAllReducer for one GPU per replica, one host thread each,
+// with communicators from one ncclCommInitAll (single process). Overlap with the
+// backward pass: when a bucket's tensors are final, an event recorded on the
+// backend's stream (Backend::NativeStream) makes a separate communication stream wait
+// for exactly the kernels that wrote them, and ncclAllReduce (sum, in place) runs on
+// that stream while the backward keeps going on the compute stream with earlier
+// layers. Finish makes the compute stream wait for the last sum, so the gradient norm
+// and optimizer kernels read summed gradients; the host never blocks on a bucket.
+// Built without CUDA, CreateGroup returns Unimplemented; NCCL itself is loaded at run
+// time (research/parallel/nccl_library.h).
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "kernels/backend.h"
+#include "research/parallel/bucketed_all_reducer.h"
+#include "research/parallel/nccl_library.h"
+
+typedef struct CUevent_st* cudaEvent_t;
+
+namespace flashtick {
+
+class NcclAllReducer final : public BucketedAllReducer {
+ public:
+  static constexpr int kMaxHostScalars = 8;  // SumHost's capacity
+
+  // Rank r sums for backends[r], a CUDA backend on GPU devices[r].
+  static absl::StatusOr<std::vector<std::unique_ptr<NcclAllReducer>>> CreateGroup(
+      const std::vector<Backend*>& backends, const std::vector<int>& devices,
+      const BucketPlan& plan);
+  ~NcclAllReducer() override;
+
+  absl::Status SumHost(absl::Span<double> values) override;
+  void Abort() override;
+
+ protected:
+  absl::Status LaunchBucket(int bucket, void* data, int64_t count, DType dtype) override;
+  absl::Status AwaitLaunched() override;
+
+ private:
+  NcclAllReducer(BucketPlan plan, int rank, int world_size)
+      : BucketedAllReducer(std::move(plan), rank, world_size) {}
+  absl::Status Init(Backend* backend, int device);
+
+  const nccl::NcclLibrary* lib_ = nullptr;
+  nccl::ncclComm_t comm_ = nullptr;
+  std::atomic<bool> aborted_{false};
+  int device_ = 0;
+  cudaStream_t compute_ = nullptr, comm_stream_ = nullptr;
+  std::vector<cudaEvent_t> ready_;  // one per bucket, re-recorded every sum
+  cudaEvent_t done_ = nullptr;
+  double* scalars_ = nullptr;  // device [kMaxHostScalars]
+};
+
+}  // namespace flashtick

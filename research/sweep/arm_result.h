@@ -1,0 +1,101 @@
+// ArmResult: what one arm of a sweep measured, and the state it persists so an
+// interrupted arm resumes (arms/<arm_id>/state.json beside its checkpoint).
+//   cost:    training wall-clock, seconds per epoch (epoch = as many labelled tokens
+//            as the arm's final training set), tokens per second, peak memory of
+//            the backend (device memory on CUDA, tracked host memory on the CPU)
+//   benefit: out of sample, per test day and pooled: accuracy, macro-F1, log-loss,
+//            confusion, the strategy's daily return net of cost; daily Sharpe
+//   planted data: accuracy at the call steps of each lag family's events
+// Pooled metrics are recomputed from the per-day confusion matrices (exact for
+// accuracy and F1) and sample-weighted log-losses, so no per-step data is kept.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "absl/status/statusor.h"
+#include "research/stats/classification.h"
+
+namespace flashtick {
+
+enum class ArmState { kPending, kRunning, kDone, kFailed, kCancelled };
+const char* ArmStateName(ArmState s);
+
+struct DayResult {
+  int day = 0;  // index into the sweep's sessions
+  std::string date;
+  int fold = 0;
+  ClassificationMetrics metrics;
+  double daily_return = 0, gross = 0;
+  int64_t trades = 0;
+};
+
+struct EventTally {  // one lag family
+  int64_t lag = 0;
+  int64_t events = 0, hits = 0;  // hit: predicted class at the call step = its label
+  // Calls: up/down predictions at call steps (a model that cannot see the cue may say
+  // flat, a miss that trades nothing); call_hits: those with the label's sign. An arm
+  // blind to a family calls its sign at a coin's rate.
+  int64_t calls = 0, call_hits = 0;
+  double rate() const { return events > 0 ? static_cast<double>(hits) / events : 0.0; }
+};
+
+struct LossPoint {
+  int64_t step = 0;
+  double loss = 0;
+};
+
+struct ArmResult {
+  std::string arm_id;  // "n512", or "n512-s2" when a sweep has several seeds
+  int64_t context = 0;
+  uint64_t seed = 0;
+  ArmState state = ArmState::kPending;
+  std::string error;
+  // Progress (the resume point is the trainer's step in the checkpoint).
+  int folds = 0, evaluated_folds = 0;
+  int64_t step = 0, total_steps = 0, batch = 0;
+  double loss = 0;  // last training loss
+  // Cost.
+  double train_seconds = 0, eval_seconds = 0;
+  int64_t tokens = 0;           // B·N per step, summed
+  int64_t train_samples = 0;    // labelled training samples of the last fold
+  int64_t peak_memory_bytes = 0;
+  int64_t parameters = 0;
+  std::string kernel_path;      // the attention path the test-day predictions ran
+  std::string backend;
+  // Benefit.
+  std::vector<DayResult> days;
+  std::vector<EventTally> events;
+  std::vector<LossPoint> loss_curve;
+  // Early stopping and the time budget (sweep_config.h, training.validation_days,
+  // max_train_seconds): the plan's steps a stopped fold left out, why training
+  // stopped short ("" when every planned step ran), and the validation loss.
+  int64_t skipped_steps = 0;
+  std::string stop_reason;
+  std::vector<LossPoint> validation_curve;
+  double best_validation_loss = 0;  // meaningful once validation_curve is non-empty
+  int64_t best_validation_step = 0;
+
+  double epochs() const;
+  double seconds_per_epoch() const;
+  double tokens_per_second() const;
+  std::vector<double> daily_returns() const;
+  // Every test day pooled (InvalidArgument before any day is scored).
+  absl::StatusOr<ClassificationMetrics> Pooled() const;
+  double Sharpe() const;
+};
+
+// Pooled metrics from per-day metrics (accuracy and F1 exactly as Classify would
+// compute them on the concatenated days; log-loss sample-weighted).
+absl::StatusOr<ClassificationMetrics> PoolMetrics(const std::vector<ClassificationMetrics>& days);
+
+nlohmann::json MetricsToJson(const ClassificationMetrics& m);
+absl::StatusOr<ClassificationMetrics> MetricsFromJson(const nlohmann::json& j);
+nlohmann::json ArmResultToJson(const ArmResult& a);
+absl::StatusOr<ArmResult> ArmResultFromJson(const nlohmann::json& j);
+
+}  // namespace flashtick

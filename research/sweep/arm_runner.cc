@@ -1,0 +1,379 @@
+// ArmRunner (see arm_runner.h). The loop keeps one invariant that makes resume
+// exact: a fold's test days are scored only after its last training step is in a
+// checkpoint, and the next fold trains only after those scores are in state.json,
+// so at any crash the checkpoint's step lies within the first unscored fold.
+#include "research/sweep/arm_runner.h"
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <memory>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
+#include "model/file_io.h"
+#include "trainer/train_checkpoint.h"
+#include "trainer/trainer.h"
+#include "research/parallel/data_parallel_trainer.h"
+#include "research/features.h"
+#include "research/sweep/fold_evaluator.h"
+#include "research/sweep/window_sampler.h"
+
+namespace flashtick {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr int64_t kLossCurvePoints = 1000;  // loss curve kept at most this fine
+
+std::string CkptDir(const std::string& dir, int trainer_fold) {
+  return absl::StrCat(dir, "/ckpt-f", trainer_fold);
+}
+
+absl::Status SaveState(const std::string& dir, const ArmResult& r) {
+  return WriteFileAtomic(dir + "/state.json", ArmResultToJson(r).dump(1));
+}
+
+double Seconds(std::chrono::steady_clock::time_point since) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
+}
+
+// One arm's loop state, so the steps below read as the algorithm.
+class Arm {
+ public:
+  Arm(const ArmInputs& in, const ArmHooks& hooks) : in_(in), hooks_(hooks), plan_(*in.plan) {}
+
+  absl::StatusOr<ArmResult> Run();
+
+ private:
+  absl::Status Prepare();
+  absl::Status EnsureTrainer(int fold);
+  absl::Status TrainFold(int fold, const FoldLabels& labels, bool* cancelled);
+  absl::Status Checkpoint(int trainer_fold);
+  void Report(const char* phase, int fold, double step_seconds);
+  // The plan's step: the trainer's, plus the steps an early stop skipped (arm_result.h).
+  int64_t GlobalStep() const {
+    return plan_.folds[trainer_fold_].first_step + lead_->step() + r_.skipped_steps;
+  }
+  // calls: per batch, its labelled call steps (validate_on "calls"; empty for "all").
+  absl::StatusOr<double> ValidationLoss(const std::vector<std::vector<float>>& ticks,
+                                        const std::vector<std::vector<int32_t>>& labels,
+                                        const std::vector<int64_t>& calls);
+  // Why the fold should stop before its planned end ("" to go on).
+  std::string StopReason(int64_t fold_step, bool validating) const;
+
+  const ArmInputs& in_;
+  const ArmHooks& hooks_;
+  const ArmPlan& plan_;
+  ArmResult r_;
+  std::vector<float> features_;
+  std::unique_ptr<Trainer> trainer_;
+  std::unique_ptr<DataParallelTrainer> dp_;  // replicas > 1: trainer_ stays empty
+  Trainer* lead_ = nullptr;                   // trainer_, or dp_'s replica 0
+  int trainer_fold_ = -1;
+  int64_t bucket_ = 1, bucket_count_ = 0;
+  double bucket_sum_ = 0;
+};
+
+absl::Status Arm::Prepare() {
+  RETURN_IF_ERROR(MakeDirs(in_.dir));
+  auto saved = ArmRunner::LoadState(in_.dir);
+  if (saved.ok()) {
+    r_ = *std::move(saved);
+  } else if (!absl::IsNotFound(saved.status())) {
+    return saved.status();
+  }
+  r_.arm_id = in_.arm_id;
+  r_.context = plan_.context;
+  r_.seed = in_.seed;
+  r_.folds = static_cast<int>(plan_.folds.size());
+  r_.total_steps = plan_.total_steps;
+  r_.batch = plan_.batch;
+  r_.backend = in_.backend->name();
+  r_.train_samples = plan_.folds.back().fold.train_samples();
+  r_.error.clear();
+  if (r_.state == ArmState::kDone) return absl::OkStatus();
+  r_.state = ArmState::kRunning;
+  bucket_ = std::max<int64_t>(1, (plan_.total_steps + kLossCurvePoints - 1) / kLossCurvePoints);
+  ASSIGN_OR_RETURN(features_, ArmFeatures(*in_.dataset, plan_));
+  return SaveState(in_.dir, r_);
+}
+
+absl::Status Arm::EnsureTrainer(int fold) {
+  const int want = in_.config->warm_start ? 0 : fold;
+  if (lead_ != nullptr && trainer_fold_ == want) return absl::OkStatus();
+  lead_ = nullptr;
+  trainer_.reset();
+  dp_.reset();
+  const std::string ckpt = CkptDir(in_.dir, want);
+  // With warm start one schedule spans the arm: warmup and cosine over the first
+  // fold, then the floor rate while later folds fine-tune.
+  const TrainerOptions options = in_.config->TrainerFor(in_.seed, plan_.folds[want].steps);
+  const bool resume = fs::exists(ckpt + "/manifest.json");
+  if (!resume && !in_.config->warm_start) r_.skipped_steps = 0;  // a fresh trainer per fold
+  auto make = [&](Backend* be) -> absl::StatusOr<std::unique_ptr<Trainer>> {
+    if (resume) return TrainCheckpoint::Load(ckpt, be);
+    return Trainer::Create(in_.config->ModelFor(), options, be);
+  };
+  if (in_.replicas.size() > 1) {  // every replica from the same checkpoint or seed
+    ASSIGN_OR_RETURN(dp_, DataParallelTrainer::CreateOn(in_.replicas, in_.gpus, make));
+    lead_ = &dp_->replica(0);
+  } else {
+    ASSIGN_OR_RETURN(trainer_, make(in_.backend));
+    lead_ = trainer_.get();
+  }
+  if (trainer_fold_ >= 0 && trainer_fold_ != want) {
+    std::error_code ec;
+    fs::remove_all(CkptDir(in_.dir, trainer_fold_), ec);  // a finished fold's trainer
+  }
+  trainer_fold_ = want;
+  return absl::OkStatus();
+}
+
+absl::Status Arm::Checkpoint(int trainer_fold) {
+  RETURN_IF_ERROR(TrainCheckpoint::Save(*lead_, CkptDir(in_.dir, trainer_fold)));
+  r_.step = GlobalStep();
+  return SaveState(in_.dir, r_);
+}
+
+void Arm::Report(const char* phase, int fold, double step_seconds) {
+  if (!hooks_.on_progress) return;
+  ArmProgress p;
+  p.arm_index = in_.arm_index;
+  p.arm_id = r_.arm_id;
+  p.context = r_.context;
+  p.seed = r_.seed;
+  p.phase = phase;
+  p.fold = fold;
+  p.folds = r_.folds;
+  p.epoch = r_.epochs();
+  p.step = r_.step;
+  p.total_steps = r_.total_steps;
+  p.loss = r_.loss;
+  p.step_seconds = step_seconds;
+  p.tokens_per_second = r_.tokens_per_second();
+  p.peak_memory_bytes = r_.peak_memory_bytes;
+  hooks_.on_progress(p);
+}
+
+absl::StatusOr<double> Arm::ValidationLoss(const std::vector<std::vector<float>>& ticks,
+                                           const std::vector<std::vector<int32_t>>& labels,
+                                           const std::vector<int64_t>& calls) {
+  if (calls.empty()) {  // validate_on "all": every batch has labelled steps
+    double sum = 0;
+    for (size_t i = 0; i < ticks.size(); ++i) {
+      ASSIGN_OR_RETURN(double loss, lead_->EvalLoss(ticks[i], labels[i], plan_.batch, plan_.context));
+      sum += loss;
+    }
+    return sum / static_cast<double>(ticks.size());
+  }
+  // Call steps only: a batch may hold none, and the mean is over call steps, so each
+  // batch's mean loss counts by its number of them.
+  double sum = 0;
+  int64_t count = 0;
+  for (size_t i = 0; i < ticks.size(); ++i) {
+    if (calls[i] == 0) continue;
+    ASSIGN_OR_RETURN(double loss, lead_->EvalLoss(ticks[i], labels[i], plan_.batch, plan_.context));
+    sum += loss * static_cast<double>(calls[i]);
+    count += calls[i];
+  }
+  return sum / static_cast<double>(count);  // count > 0: checked when the batches were drawn
+}
+
+// Keeps the labels of a validation batch's planted call steps and unlabels every other
+// row (training.validate_on "calls"). calls: the events' call steps on the grid,
+// sorted; starts: each window's first global step (WindowSampler::Batch).
+int64_t KeepCallSteps(const std::vector<int64_t>& calls, const std::vector<int64_t>& starts,
+                      int64_t n, std::vector<int32_t>* labels) {
+  std::vector<int32_t> kept(labels->size(), -1);
+  int64_t count = 0;
+  for (size_t b = 0; b < starts.size(); ++b) {
+    auto it = std::lower_bound(calls.begin(), calls.end(), starts[b]);
+    for (; it != calls.end() && *it < starts[b] + n; ++it) {
+      const size_t row = b * static_cast<size_t>(n) + static_cast<size_t>(*it - starts[b]);
+      kept[row] = (*labels)[row];
+      count += kept[row] >= 0;
+    }
+  }
+  *labels = std::move(kept);
+  return count;
+}
+
+std::string Arm::StopReason(int64_t fold_step, bool validating) const {
+  const SweepTrainingConfig& t = in_.config->training;
+  if (t.max_train_seconds > 0 && r_.train_seconds >= t.max_train_seconds &&
+      fold_step >= t.min_steps_per_fold) {
+    return absl::StrCat("time budget: ", t.max_train_seconds, " s of training");
+  }
+  const std::vector<LossPoint>& v = r_.validation_curve;
+  if (!validating || v.empty()) return "";
+  if (fold_step < std::max(t.early_stop_min_steps, t.context_warmup_steps)) return "";
+  size_t best = 0;
+  for (size_t i = 1; i < v.size(); ++i) best = v[i].loss < v[best].loss ? i : best;
+  if (static_cast<int64_t>(v.size() - 1 - best) >= t.patience) {
+    return absl::StrCat("early stop: ", t.validate_on == ValidateOn::kCalls ? "call-step " : "",
+                        "validation loss ", v[best].loss, " at step ", v[best].step,
+                        " not beaten in ", t.patience, " checks");
+  }
+  return "";
+}
+
+absl::Status Arm::TrainFold(int fold, const FoldLabels& labels, bool* cancelled) {
+  const FoldPlan& fp = plan_.folds[fold];
+  const SweepTrainingConfig& tc = in_.config->training;
+  std::vector<int64_t> offsets;
+  for (int d = 0; d < in_.dataset->num_days(); ++d) {
+    offsets.push_back(in_.dataset->context().day_offset(d));
+  }
+  // Early stopping holds the first fold's last training days out (sweep_config.h).
+  Fold train_fold = fp.fold;
+  std::vector<std::vector<float>> val_ticks;
+  std::vector<std::vector<int32_t>> val_y;
+  std::vector<int64_t> val_calls;  // per batch, its labelled call steps ("calls" only)
+  if (fold == 0 && tc.validation_days > 0) {
+    Fold val_fold = fp.fold;
+    const std::vector<int>& days = fp.fold.train_days;
+    const int first_val = days.size() > static_cast<size_t>(tc.validation_days)
+                              ? days[days.size() - tc.validation_days]
+                              : days.front();
+    train_fold.train.clear();
+    val_fold.train.clear();
+    for (const SampleRange& r : fp.fold.train) {
+      (r.day >= first_val ? val_fold : train_fold).train.push_back(r);
+    }
+    if (train_fold.train.empty() || val_fold.train.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "training.validation_days ", tc.validation_days, " leaves the first fold no ",
+          train_fold.train.empty() ? "training" : "validation", " samples"));
+    }
+    WindowSampler val(&features_, kNumFeatures, offsets, val_fold, labels.classes,
+                      plan_.context);
+    val_ticks.resize(tc.validation_batches);
+    val_y.resize(tc.validation_batches);
+    const bool on_calls = tc.validate_on == ValidateOn::kCalls;
+    std::vector<int64_t> calls, starts;
+    if (on_calls) {
+      for (const PlantedEvent& e : in_.data->events) calls.push_back(e.call_step);
+      std::sort(calls.begin(), calls.end());
+    }
+    int64_t call_rows = 0;
+    for (int b = 0; b < tc.validation_batches; ++b) {  // fixed: the same batches every check
+      val.Batch(in_.seed ^ 0x5EED, /*fold_index=*/-1, b, plan_.batch, &val_ticks[b], &val_y[b],
+                /*window=*/0, on_calls ? &starts : nullptr);
+      if (on_calls) {
+        val_calls.push_back(KeepCallSteps(calls, starts, plan_.context, &val_y[b]));
+        call_rows += val_calls.back();
+      }
+    }
+    if (on_calls && call_rows == 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "training.validate_on \"calls\": the ", tc.validation_batches,
+          " validation batches hold no labelled call step of a planted event; raise "
+          "training.validation_batches or training.validation_days"));
+    }
+  }
+  WindowSampler sampler(&features_, kNumFeatures, offsets, train_fold, labels.classes,
+                        plan_.context);
+  std::vector<float> ticks;
+  std::vector<int32_t> y;
+  const int64_t end = fp.first_step + fp.steps;
+  const int64_t every = tc.checkpoint_every_steps;
+  while (GlobalStep() < end) {
+    if (hooks_.stop_requested && hooks_.stop_requested()) {
+      *cancelled = true;
+      return Checkpoint(trainer_fold_);
+    }
+    const int64_t fold_step = GlobalStep() - fp.first_step;
+    if (std::string why = StopReason(fold_step, !val_ticks.empty()); !why.empty()) {
+      r_.skipped_steps += end - GlobalStep();
+      r_.stop_reason = absl::StrCat(r_.stop_reason, r_.stop_reason.empty() ? "" : "; ", "fold ", fold, " ", why,
+                                    " (", fold_step, " of ", fp.steps, " steps)");
+      break;
+    }
+    // The context curriculum applies to the first fold only (later folds fine-tune):
+    // shorter windows, more of them, the same tokens per step.
+    const int64_t window = fold == 0 ? CurriculumWindow(plan_.context, tc.context_warmup_start,
+                                                        tc.context_warmup_steps, fold_step)
+                                     : plan_.context;
+    const int64_t batch = plan_.batch * (plan_.context / window);
+    sampler.Batch(in_.seed, fold, fold_step, batch, &ticks, &y, window);
+    ASSIGN_OR_RETURN(StepStats s, dp_ != nullptr ? dp_->TrainStep(ticks, y, batch, window)
+                                                 : trainer_->TrainStep(ticks, y, batch, window));
+    r_.step = GlobalStep();
+    r_.loss = s.loss;
+    r_.train_seconds += s.step_seconds;
+    r_.tokens += s.tokens;
+    r_.peak_memory_bytes = std::max(r_.peak_memory_bytes, s.peak_memory_bytes);
+    bucket_sum_ += s.loss;
+    if (++bucket_count_ == bucket_ || r_.step == end) {
+      r_.loss_curve.push_back({r_.step, bucket_sum_ / bucket_count_});
+      bucket_sum_ = 0;
+      bucket_count_ = 0;
+    }
+    Report("train", fold, s.step_seconds);
+    if (!val_ticks.empty() && (fold_step + 1) % tc.validate_every_steps == 0) {
+      ASSIGN_OR_RETURN(double v, ValidationLoss(val_ticks, val_y, val_calls));
+      r_.validation_curve.push_back({r_.step, v});
+      if (r_.validation_curve.size() == 1 || v < r_.best_validation_loss) {
+        r_.best_validation_loss = v;
+        r_.best_validation_step = r_.step;
+      }
+    }
+    if (r_.step % every == 0 && r_.step < end) RETURN_IF_ERROR(Checkpoint(trainer_fold_));
+  }
+  return Checkpoint(trainer_fold_);  // the fold's model, before its test days are scored
+}
+
+absl::StatusOr<ArmResult> Arm::Run() {
+  RETURN_IF_ERROR(Prepare());
+  if (r_.state == ArmState::kDone) return r_;
+  for (int fold = r_.evaluated_folds; fold < r_.folds; ++fold) {
+    ASSIGN_OR_RETURN(FoldLabels labels, in_.dataset->LabelFold(plan_.folds[fold].fold));
+    RETURN_IF_ERROR(EnsureTrainer(fold));
+    bool cancelled = false;
+    RETURN_IF_ERROR(TrainFold(fold, labels, &cancelled));
+    if (cancelled) {
+      r_.state = ArmState::kCancelled;
+      RETURN_IF_ERROR(SaveState(in_.dir, r_));
+      return r_;
+    }
+    Report("test", fold, 0);
+    const auto t0 = std::chrono::steady_clock::now();
+    const std::string model_dir = in_.dir + "/model";
+    RETURN_IF_ERROR(lead_->ExportModel(model_dir));
+    RETURN_IF_ERROR(EvaluateFold(*in_.dataset, *in_.data, plan_, fold, labels, features_,
+                                 model_dir, in_.backend, in_.config->cost_bps, &r_));
+    r_.eval_seconds += Seconds(t0);
+    r_.evaluated_folds = fold + 1;
+    RETURN_IF_ERROR(SaveState(in_.dir, r_));
+  }
+  r_.state = ArmState::kDone;
+  RETURN_IF_ERROR(SaveState(in_.dir, r_));
+  Report("done", r_.folds - 1, 0);
+  return r_;
+}
+
+}  // namespace
+
+absl::StatusOr<ArmResult> ArmRunner::LoadState(const std::string& dir) {
+  const std::string path = dir + "/state.json";
+  if (!fs::exists(path)) return absl::NotFoundError(absl::StrCat(path, " does not exist"));
+  ASSIGN_OR_RETURN(std::string text, ReadFileToString(path));
+  const nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return absl::DataLossError(absl::StrCat(path, " is not JSON"));
+  auto r = ArmResultFromJson(j);
+  if (!r.ok()) return absl::DataLossError(absl::StrCat(path, ": ", r.status().message()));
+  return r;
+}
+
+absl::StatusOr<ArmResult> ArmRunner::Run(const ArmInputs& in, const ArmHooks& hooks) {
+  if (in.config == nullptr || in.dataset == nullptr || in.data == nullptr || in.plan == nullptr ||
+      in.backend == nullptr) {
+    return absl::InvalidArgumentError("arm runner: missing inputs");
+  }
+  Arm arm(in, hooks);
+  return arm.Run();
+}
+
+}  // namespace flashtick

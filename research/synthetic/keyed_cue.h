@@ -1,0 +1,57 @@
+// Keyed cue: a planted long-range signal that a transformer retrieves by content,
+// at any distance (docs/research/planted_signals.md, "keyed cue").
+//   event of family f (lag L_f), key κ ∈ [0, K), sign δ, at cue step c:
+//     cue   spread[c] = r(κ)·spread,  flow[c] = δ·A     the key, and the sign
+//     go    spread[g] = r(κ)·spread,  g = c + L_f − 1   the same key, no sign
+//     move  return[g+1] += δ'·b·k                       one jump after the go
+//   r(κ) = 2 + s·κ (s = key_spread_step, 0.5 by default: 2, 2.5, ..., in units of the
+//   normal spread; a wider step makes keys easier to tell apart); δ' = δ, or for the
+//   null twin an independent fair coin (the same cues, keys, go markers and moves).
+// Why keys: the go-marker generator (research/sweep/go_cue.h) names only the lag
+// family, so a model must find the cue by counting exactly L − 1 steps back among
+// hundreds of other bursts, which no model here learned past L ≈ 40. A key turns the
+// task into associative recall (the induction-head pattern, Olsson et al. 2022;
+// multi-query associative recall, Arora et al. 2023 "Zoology"): the go step's query
+// matches the one cue whose spread carries the same key, wherever it lies, and reads
+// its sign from the flow. Distance no longer enters what must be learned; only
+// whether the cue is inside the window does, which is the question the sweep asks.
+// Uniqueness: no two events of one key are placed so that one's cue lies in the
+// `key_window` steps ending at the other's go (for the sweep, the longest context),
+// so every window of any arm holds at most the event's own cue of that key, or
+// none. A context of N therefore calls an event of lag L iff N ≥ L (the cue is
+// inside), and otherwise sees no cue of that key at all: a coin.
+// Why a jump: a drift over k steps lets a model that missed the cue ride the rest of
+// the move from its first step, in the null twin too; a single jump leaves nothing
+// to ride, so only the cue pays.
+// Events stay inside their day (cue and go in one session); lags and the key window
+// are measured on the concatenated grid, so windows longer than a day see the days
+// before.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "research/synthetic/planted_cue.h"
+
+namespace flashtick {
+
+struct KeyedCueConfig {
+  PlantedCueConfig base;  // days, steps, lags, horizon k, σ, drift b, A, noise, seed, null twin
+  std::vector<int64_t> events_per_family;  // per day; empty: base.events_per_lag_per_day each
+  int keys = 16;                           // K
+  int64_t key_window = 0;                  // W; 0: the longest lag
+  double key_spread_step = 0.5;            // s in r(κ) = 2 + s·κ
+};
+
+// The spread ratio r(κ) = 2 + step·κ that carries key κ (exposed for tests and the report).
+double KeySpreadRatio(int key, double step = 0.5);
+
+// InvalidArgument for impossible configurations (a lag that leaves no room for the
+// go's label in a day, K < 1, reservations that cannot fit a day); ResourceExhausted when random
+// placement cannot fit the events under the reservations (fewer events per day, more
+// keys or more days).
+// Each event's key is in PlantedEvent::key.
+absl::StatusOr<PlantedCueData> GenerateKeyedCue(const KeyedCueConfig& cfg);
+
+}  // namespace flashtick
