@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One device call's worth of GPU checking (run on the GPU machine from the repo root):
-# unpack carried deps, build kernels/trainer/tests/bench without gRPC (gpu-kernels
+# unpack carried deps, build kernels/model/trainer/research/tests/bench without gRPC (gpu-kernels
 # preset, sm_90), run every ctest labelled gpu, and leave logs under $OUT.
 # Usage: OUT=dir scripts/gpu_check.sh [ctest -R regex]
 set -uo pipefail
