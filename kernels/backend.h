@@ -76,4 +76,9 @@ absl::StatusOr<std::unique_ptr<Backend>> CreateBackend(const std::string& device
 // True when this build has CUDA and a usable GPU is present.
 bool CudaAvailable();
 
+// How many devices of `kind` this process can place work on: 1 for the CPU; the
+// visible CUDA GPUs (0 in a build without CUDA). Layers above kernels/ ask here, never
+// kernels/cuda/ itself.
+int DeviceCount(DeviceKind kind);
+
 }  // namespace flashtick

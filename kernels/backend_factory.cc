@@ -17,6 +17,15 @@ bool CudaAvailable() {
 #endif
 }
 
+int DeviceCount(DeviceKind kind) {
+  if (kind == DeviceKind::kCpu) return 1;
+#ifdef FLASHTICK_WITH_CUDA
+  return cuda::CudaDeviceCount();
+#else
+  return 0;
+#endif
+}
+
 absl::StatusOr<std::unique_ptr<Backend>> CreateBackend(const std::string& device,
                                                        const BackendOptions& options) {
   if (device == "cpu") return std::unique_ptr<Backend>(new cpu::CpuBackend(options));

@@ -8,7 +8,7 @@
 #include "common/status_macros.h"
 #include "kernels/cpu/cpu_ops.h"
 #include "kernels/cpu/cpu_util.h"
-#include "kernels/cpu/optimizer_scalars.h"
+#include "kernels/common/optimizer_scalars.h"
 #include "kernels/ops/optimizer.h"
 
 namespace flashtick::cpu {

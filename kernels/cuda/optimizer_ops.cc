@@ -1,9 +1,9 @@
 // Host launchers for AdamW and Sophia-H on CUDA (kernels/ops/optimizer.h): shared
 // validation, host scalars computed exactly as the CPU reference computes them
-// (kernels/cpu/optimizer_scalars.h: fp64, rounded once to fp32), then the elementwise
+// (kernels/common/optimizer_scalars.h: fp64, rounded once to fp32), then the elementwise
 // kernel of optimizer.cu. fp32 master weights only.
 #include "common/status_macros.h"
-#include "kernels/cpu/optimizer_scalars.h"
+#include "kernels/common/optimizer_scalars.h"
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/cuda_kernels.h"
 #include "kernels/cuda/cuda_ops.h"
@@ -20,7 +20,7 @@ absl::Status Run(const OpDesc& desc, In in, Out out, CudaContext& ctx) {
     return absl::UnimplementedError(absl::StrCat("flash_cuda ", OpName(desc.op),
                                                  " keeps fp32 master weights; got ",
                                                  DTypeName(desc.dtype)));
-  const cpu::OptimizerScalars<float> s(desc.optimizer);
+  const OptimizerScalars<float> s(desc.optimizer);
   const OptimizerScalarsF32 k{s.grad_scale, s.b1,  s.omb1,  s.b2,    s.omb2, s.lr,
                               s.eps,        s.rho, s.decay, s.bc1,   s.bc2};
   OptimizerParams p;

@@ -20,9 +20,7 @@
 #include "research/sweep/day_predictor.h"
 #include "research/sweep/sweep_data.h"
 #include "research/parallel/gpu_scheduler.h"
-#ifdef FLASHTICK_WITH_CUDA
-#include "kernels/cuda/cuda_backend.h"
-#endif
+#include "kernels/backend.h"
 
 namespace flashtick {
 namespace {
@@ -150,10 +148,7 @@ absl::StatusOr<SweepOutcome> SweepEngine::Run(const SweepConfig& config,
   EtaClock eta(slots);
   std::mutex hook_mu;  // hooks see one event at a time
   std::string backend_name;
-  int visible_gpus = 0;
-#ifdef FLASHTICK_WITH_CUDA
-  if (device == "cuda" || device == "auto") visible_gpus = cuda::CudaDeviceCount();
-#endif
+  const int visible_gpus = device == "cuda" || device == "auto" ? DeviceCount(DeviceKind::kCuda) : 0;
   const int gpus = options.gpus >= 0 ? std::min(options.gpus, visible_gpus) : visible_gpus;
   if (device == "cuda" && options.gpus == 0)
     return absl::InvalidArgumentError("device cuda with gpus = 0: no GPU to place arms on");

@@ -1,13 +1,13 @@
 // Host scalars of the optimizer steps, computed in f64 and rounded once to the
-// parameter dtype T, exactly as kernels/ops/optimizer.h specifies (so the CPU and CUDA
-// steps agree to the bit up to FMA contraction).
+// parameter dtype T, exactly as kernels/ops/optimizer.h specifies. Both backends use
+// them, so the CPU and CUDA steps agree to the bit up to FMA contraction.
 #pragma once
 
 #include <cmath>
 
 #include "kernels/ops/op_desc.h"
 
-namespace flashtick::cpu {
+namespace flashtick {
 
 template <typename T>
 struct OptimizerScalars {
@@ -30,4 +30,4 @@ struct OptimizerScalars {
                            std::pow(static_cast<double>(a.beta2), static_cast<double>(a.step)))) {}
 };
 
-}  // namespace flashtick::cpu
+}  // namespace flashtick
