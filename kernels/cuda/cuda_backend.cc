@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 #include "kernels/common/op_switch.h"
+#include "kernels/cuda/attention/flash_host.h"
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/cuda_device.h"
 #include "kernels/cuda/cuda_ops.h"
@@ -19,6 +20,10 @@ namespace flashtick::cuda {
 namespace {
 
 bool IsHalf(DType t) { return t == DType::kBF16 || t == DType::kF16; }
+bool IsAttention(Op op) {
+  return op == Op::kAttentionFwd || op == Op::kAttentionBwd || op == Op::kAttentionBwdBwd ||
+         op == Op::kAttentionDecode;
+}
 
 class CudaBackend final : public Backend {
  public:
@@ -35,12 +40,14 @@ class CudaBackend final : public Backend {
         return desc.dtype == DType::kF32;
       case Op::kCast:  // from any of fp32, fp64, bf16, fp16 (desc.dtype is X's)
         return desc.dtype == DType::kF32 || desc.dtype == DType::kF64 || IsHalf(desc.dtype);
-      // Attention: the Flash kernels are half-precision only (kernels/ops/attention.h).
+      // Attention: the Flash kernels are half-precision only (kernels/ops/attention.h),
+      // for the head dims flash_host.h lists (0: the caller did not say).
       case Op::kAttentionFwd:
       case Op::kAttentionBwd:
       case Op::kAttentionBwdBwd:
       case Op::kAttentionDecode:
-        return IsHalf(desc.dtype);
+        return IsHalf(desc.dtype) &&
+               (desc.attention.head_dim == 0 || flash::FlashRunsHeadDim(desc.attention.head_dim));
       // Everything else: bf16/fp16 activations, and fp32 (exact parity, fp32 gradients).
       default:
         return desc.dtype == DType::kF32 || IsHalf(desc.dtype);
@@ -63,10 +70,15 @@ class CudaBackend final : public Backend {
 
   absl::Status Run(const OpDesc& desc, absl::Span<const TensorView> inputs,
                    absl::Span<const TensorView> outputs) override {
-    if (!Supports(desc))
+    if (!Supports(desc)) {
+      if (IsHalf(desc.dtype) && desc.attention.head_dim != 0 && IsAttention(desc.op))
+        return absl::UnimplementedError(absl::StrCat(
+            "flash_cuda has no ", desc.DebugString(), " for head dim ", desc.attention.head_dim,
+            " (it runs ", flash::kFlashHeadDimsText, ")"));
       return absl::UnimplementedError(
           absl::StrCat("flash_cuda has no ", desc.DebugString(), " (",
                        DTypeName(desc.dtype), " is not a variant it implements)"));
+    }
     for (const auto* list : {&inputs, &outputs}) {
       for (const auto& t : *list) {
         if (t.data != nullptr && t.device != DeviceKind::kCuda)

@@ -2,7 +2,7 @@
 // emulator: decode(q = Q[:, T−1], Kcache = K, Vcache = V) must equal row T−1 of the
 // causal forward, within the FlashAttention bound against the naive bf16/fp16 forward.
 // Caches read through strided views (K, V as slices of one [B, Tk, 2, Hkv, D] buffer);
-// Tk = 1, a partial last chunk, several chunks; GQA; D ∈ {64, 128}.
+// Tk = 1, a partial last chunk, several chunks; GQA; D ∈ {16, 32, 64, 96, 128}.
 #include <cmath>
 #include <random>
 #include <vector>
@@ -80,8 +80,14 @@ void RunDecode(const DecodeShape& s) {
     emu::Launch({static_cast<unsigned>((s.B * s.H + cuda::flash::kDecodeWarps - 1) / cuda::flash::kDecodeWarps), 1, 1},
                 kThreads, 0, [&] { cuda::flash::flash_decode_combine_kernel<Elem, kD>(p); });
   };
-  if (s.D == 64) launch(std::integral_constant<int, 64>{});
-  else launch(std::integral_constant<int, 128>{});
+  switch (s.D) {
+    case 16: launch(std::integral_constant<int, 16>{}); break;
+    case 32: launch(std::integral_constant<int, 32>{}); break;
+    case 64: launch(std::integral_constant<int, 64>{}); break;
+    case 96: launch(std::integral_constant<int, 96>{}); break;
+    case 128: launch(std::integral_constant<int, 128>{}); break;
+    default: FAIL() << "no decode kernel for D=" << s.D;
+  }
 
   double err = 0, naive_err = 0, max_ref = 1;
   for (int b = 0; b < s.B; ++b)
@@ -104,6 +110,16 @@ TEST(FlashEmuDecodeTest, Bf16) {
 }
 
 TEST(FlashEmuDecodeTest, Fp16) { RunDecode<__half>({1, 513, 2, 2, 128}); }
+
+// Head dims whose rows fill part of a warp (16: 8 lanes, 32: 16) or use pairs of
+// pairs on 24 lanes (96): the idle lanes must add nothing to q·k or the output.
+TEST(FlashEmuDecodeTest, SmallAndOddHeadDims) {
+  for (const DecodeShape s : {DecodeShape{1, 1, 2, 2, 16}, DecodeShape{2, 300, 4, 2, 16},
+                              DecodeShape{1, 513, 4, 1, 32}, DecodeShape{2, 260, 2, 2, 96}})
+    RunDecode<__nv_bfloat16>(s);
+  RunDecode<__half>({1, 300, 2, 1, 32});
+  RunDecode<__half>({1, 257, 3, 3, 96});
+}
 
 }  // namespace
 }  // namespace flashtick

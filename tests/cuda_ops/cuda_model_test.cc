@@ -41,9 +41,12 @@ TEST_F(CudaModelTest, ForwardMatchesCpuFp64) {
     int kv_heads;
     int64_t B, T;
     bool last_only;
+    int width = 256;  // 4 heads: D = 64; width 64 is flashtick_make_model's default, D = 16
   };
-  for (const Run& r : {Run{4, 2, 300, false}, Run{2, 1, 1000, true}, Run{4, 3, 1, false}}) {
-    const ModelConfig c = Config(r.kv_heads);
+  for (const Run& r : {Run{4, 2, 300, false}, Run{2, 1, 1000, true}, Run{4, 3, 1, false},
+                       Run{4, 2, 300, false, 64}, Run{2, 1, 1000, true, 128}}) {
+    ModelConfig c = Config(r.kv_heads);
+    c.width = r.width;
     const auto ticks = Ticks(r.B * r.T * c.features, 7 + r.T);
     ModelOptions ref_opt;
     ref_opt.compute_dtype = DType::kF64;
@@ -83,8 +86,8 @@ TEST_F(CudaModelTest, ForwardMatchesCpuFp64) {
       // bf16 keeps 8 significant bits, fp16 11: relative errors of ~1e-2 and ~1e-3 after
       // two blocks, squared.
       const double bound = dt == DType::kBF16 ? 1e-3 : 1e-4;
-      EXPECT_LE(err2 / ref2, bound) << DTypeName(dt) << " Hkv=" << r.kv_heads << " T=" << r.T;
-      EXPECT_LE(max_err, 0.05) << DTypeName(dt) << " Hkv=" << r.kv_heads << " T=" << r.T;
+      EXPECT_LE(err2 / ref2, bound) << DTypeName(dt) << " Hkv=" << r.kv_heads << " T=" << r.T << " D=" << c.head_dim();
+      EXPECT_LE(max_err, 0.05) << DTypeName(dt) << " Hkv=" << r.kv_heads << " T=" << r.T << " D=" << c.head_dim();
       std::printf("model forward %s B=%lld T=%lld Hkv=%d last_only=%d: max|dp|=%.2e "
                   "nmse(p-1/K)=%.2e\n",
                   DTypeName(dt), static_cast<long long>(r.B), static_cast<long long>(r.T),

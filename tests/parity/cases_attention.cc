@@ -1,7 +1,7 @@
 // Parity cases for attention forward, backward and decode (kernels/ops/attention.h).
 // Shape table: T = 1; T not a multiple of any tile (37, 129, 1000); causal tiles that
 // are fully masked above the diagonal and a ragged last tile of one row (T = 129);
-// D ∈ {64, 128}; GQA H = 8, Hkv = 2; B·H > 1; Q/K/V as slices of a fused
+// D ∈ {16, 32, 64, 96, 128}; GQA H = 8, Hkv = 2; B·H > 1; Q/K/V as slices of a fused
 // [B, T, 3, H, D] projection (NaN in the gaps); a long T = 4096 on GPU targets; one
 // head at T = 2500, where the CUDA forward splits the keys (split-KV).
 // Forward and backward also carry the FlashAttention bound against the naive
@@ -166,11 +166,18 @@ const AttnShape kShapes[] = {
     // forward runs split-KV (FlashFwdNumSplits: 20 query blocks, 3 splits of 7 key
     // blocks, the last ragged); the 4096 cases above split too on the H200.
     {1, 2500, 1, 1, 64, true},
+    // Head dims the CUDA forward and backward run zero-padded on the 64/128 kernels
+    // (head_dim_padding.h): ragged tiles, GQA, fused Q/K/V, a long causal row.
+    {2, 129, 4, 2, 16, true},          {1, 200, 2, 2, 32, false},
+    {1, 77, 4, 4, 96, true, true},     {1, 1000, 2, 2, 16, true},
+    {1, 4096, 4, 4, 32, true, false, true},
 };
 
 const AttnShape kDecodeShapes[] = {
     {1, 1, 2, 2, 64, true}, {2, 300, 8, 2, 64, true}, {1, 1000, 4, 4, 128, true},
     {1, 23400, 12, 12, 64, true, false, true},
+    {2, 300, 4, 2, 16, true}, {1, 700, 2, 2, 32, true}, {1, 513, 2, 1, 96, true},
+    {1, 23400, 4, 4, 16, true, false, true},
 };
 
 }  // namespace

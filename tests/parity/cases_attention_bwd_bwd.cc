@@ -3,7 +3,7 @@
 // by nmse, plus the FlashAttention bound against the plain full-row reference in the
 // target's precision (kernels/cpu/attention_bwd_bwd_naive.h, rounding P, dS, ∂S,
 // P∘(G − c) and the outputs). Shape table: T = 1; T off the 64-row tile (37, 129, 200,
-// 1000); D ∈ {64, 128}; GQA H = 8, Hkv = 2; B·H > 1; Q/K/V slices of a fused
+// 1000); D ∈ {16, 32, 64, 96, 128}; GQA H = 8, Hkv = 2; B·H > 1; Q/K/V slices of a fused
 // [B, T, 3, H, D] projection; T = 2048 on GPU targets. Cotangents gQ, gK, gV random.
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
@@ -129,6 +129,10 @@ const BobShape kShapes[] = {
     {2, 77, 4, 4, 64, true, true},
     {1, 1000, 2, 2, 64, true},
     {1, 2048, 4, 2, 64, true, false, true},
+    // Head dims the CUDA runs zero-padded on the 64/128 kernels (head_dim_padding.h).
+    {2, 129, 4, 2, 32, true},
+    {1, 200, 2, 2, 16, false},
+    {1, 77, 4, 4, 96, true, true},
 };
 
 }  // namespace

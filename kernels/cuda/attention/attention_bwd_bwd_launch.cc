@@ -1,6 +1,7 @@
 // Host launcher of the CUDA attention backward-over-backward (Op::kAttentionBwdBwd):
 //   in:  Q, K, V, O, dO, L, Dvec, gQ, gK, gV     out: ∂Q, ∂K, ∂V, ∂dO
-// Validates shapes, dtypes (bf16/fp16 data, fp32 statistics), head dim (64, 128),
+// Validates shapes, dtypes (bf16/fp16 data, fp32 statistics), head dim (64, 128; 16,
+// 32, 96 run zero-padded on those, head_dim_padding.h),
 // device placement and 16-byte alignment of every row on the host, takes the O(N)
 // scratch for the row states c, e (2·B·H·T floats) from the stream-ordered allocator,
 // then runs the two FlashBoB passes (kernels/cuda/attention/bwd_bwd/, equations in
@@ -13,6 +14,8 @@
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 #include "kernels/cuda/attention/bwd_bwd/bob_params.h"
+#include "kernels/cuda/attention/flash_host.h"
+#include "kernels/cuda/attention/head_dim_padding.h"
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/cuda_ops.h"
 #include "kernels/ops/attention.h"
@@ -51,9 +54,9 @@ absl::Status AttentionBwdBwd(const OpDesc& desc, In in, Out out, CudaContext& ct
     return absl::UnimplementedError(
         absl::StrCat("attention_bwd_bwd (flash_cuda) takes bf16 or fp16 tensors; got ",
                      DTypeName(dt), " (use the cpu_reference backend for fp32/fp64)"));
-  if (s.D != 64 && s.D != 128)
-    return absl::UnimplementedError(absl::StrCat(
-        "attention_bwd_bwd (flash_cuda) has kernels for head dim 64 and 128; got ", s.D));
+  if (!flash::FlashRunsHeadDim(s.D))
+    return absl::UnimplementedError(absl::StrCat("attention_bwd_bwd (flash_cuda) runs head dims ",
+                                                 flash::kFlashHeadDimsText, "; got ", s.D));
   if (s.T > std::numeric_limits<int32_t>::max() / 2 || s.B > kMaxGridYZ || s.H > kMaxGridYZ)
     return absl::InvalidArgumentError(absl::StrCat(
         "attention_bwd_bwd (flash_cuda): B, H must be ≤ 65535 and T < 2^30; got B=", s.B,
@@ -88,6 +91,8 @@ absl::Status AttentionBwdBwd(const OpDesc& desc, In in, Out out, CudaContext& ct
     return absl::FailedPreconditionError(
         "attention_bwd_bwd (flash_cuda): the CUDA context has no scratch allocator for the "
         "row states c, e");
+  if (flash::FlashKernelHeadDim(s.D) != s.D)  // 16, 32, 96: on the 64/128 kernels, zero-padded
+    return RunWithPaddedHeadDim(desc, in, out, ctx, s.D, &AttentionBwdBwd);
   // The O(N) extra memory of the op: c and e, fp32 [B, H, T] each.
   const size_t state_floats = static_cast<size_t>(s.B * s.H * s.T);
   ASSIGN_OR_RETURN(std::shared_ptr<void> states, ctx.scratch(2 * state_floats * sizeof(float)));

@@ -1,11 +1,13 @@
 // Host launcher of the CUDA attention backward (Op::kAttentionBwd): validates, takes a
 // stream-ordered fp32 dQ accumulator [B, T, H, D] from the context's scratch (O(T)
 // memory), fills AttentionBwdParams and enqueues the head-dim variant
-// (attention_bwd_d{64,128}.cu: D pre-pass, dK/dV kernel with dQ atomics, dQ convert).
+// (attention_bwd_d{64,128}.cu: D pre-pass, dK/dV kernel with dQ atomics, dQ convert;
+// head dims 16, 32, 96 run zero-padded on those, head_dim_padding.h).
 // In: Q, K, V, O, dO, L. Out: dQ, dK, dV, Dvec (fp32 [B, H, T]).
 #include "common/status_macros.h"
 #include "kernels/common/dispatch.h"
 #include "kernels/cuda/attention/flash_host.h"
+#include "kernels/cuda/attention/head_dim_padding.h"
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/cuda_ops.h"
 
@@ -32,6 +34,8 @@ absl::Status FlashAttentionBwd(const OpDesc& desc, In in, Out out, CudaContext& 
     return absl::InvalidArgumentError("flash_cuda: L and Dvec must be on the GPU");
   if (!ctx.scratch)
     return absl::FailedPreconditionError("flash_cuda: attention_bwd needs the context's scratch allocator");
+  if (flash::FlashKernelHeadDim(s.D) != s.D)  // 16, 32, 96: on the 64/128 kernels, zero-padded
+    return RunWithPaddedHeadDim(desc, in, out, ctx, s.D, &FlashAttentionBwd);
 
   // dQ accumulator: B·T·H·D fp32, freed on the stream after the kernels that use it.
   ASSIGN_OR_RETURN(std::shared_ptr<void> dq_accum,

@@ -1,7 +1,24 @@
-// Decode instantiations (bf16/fp16 × head dim 64/128) of flash_decode_kernel.cuh.
+// Decode instantiations (bf16/fp16 × head dim 16, 32, 64, 96, 128) of
+// flash_decode_kernel.cuh: decode is bandwidth-bound FMAs with no tiles, so every head
+// dim gets its own kernel rather than a padded one.
 #include "kernels/cuda/attention/flash_decode_kernel.cuh"
 
 namespace flashtick::cuda::flash {
+
+template <>
+cudaError_t LaunchFlashDecode<16>(const AttentionDecodeParams& p, cudaStream_t stream) {
+  return RunFlashDecode<16>(p, stream);
+}
+
+template <>
+cudaError_t LaunchFlashDecode<32>(const AttentionDecodeParams& p, cudaStream_t stream) {
+  return RunFlashDecode<32>(p, stream);
+}
+
+template <>
+cudaError_t LaunchFlashDecode<96>(const AttentionDecodeParams& p, cudaStream_t stream) {
+  return RunFlashDecode<96>(p, stream);
+}
 
 template <>
 cudaError_t LaunchFlashDecode<64>(const AttentionDecodeParams& p, cudaStream_t stream) {

@@ -1,9 +1,8 @@
 // Host launcher of the CUDA attention decode (Op::kAttentionDecode): validates
-// q [B,1,H,D] and Kcache, Vcache [B,Tk,Hkv,D] (bf16/fp16, D ∈ {64, 128}), takes the
+// q [B,1,H,D] and Kcache, Vcache [B,Tk,Hkv,D] (bf16/fp16, D ∈ {16, 32, 64, 96, 128}), takes the
 // per-chunk fp32 partials from the context's scratch (O(B·H·Tk/256·D)), and enqueues
 // the split and combine kernels (flash_decode_kernel.cuh). Out: o [B,1,H,D].
 #include "common/status_macros.h"
-#include "kernels/common/dispatch.h"
 #include "kernels/cuda/attention/flash_host.h"
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/cuda_ops.h"
@@ -41,8 +40,14 @@ absl::Status AttentionDecode(const OpDesc& desc, In in, Out out, CudaContext& ct
   p.part_m = static_cast<float*>(scratch.get());
   p.part_l = p.part_m + parts;
   p.part_o = p.part_l + parts;
-  const cudaError_t err =
-      HEADDIM_SWITCH(s.D, kHeadDim, [&] { return flash::LaunchFlashDecode<kHeadDim>(p, ctx.stream); });
+  cudaError_t err = cudaSuccess;
+  switch (s.D) {  // CheckFlashVariant admitted exactly these
+    case 16: err = flash::LaunchFlashDecode<16>(p, ctx.stream); break;
+    case 32: err = flash::LaunchFlashDecode<32>(p, ctx.stream); break;
+    case 64: err = flash::LaunchFlashDecode<64>(p, ctx.stream); break;
+    case 96: err = flash::LaunchFlashDecode<96>(p, ctx.stream); break;
+    default: err = flash::LaunchFlashDecode<128>(p, ctx.stream); break;
+  }
   RETURN_IF_CUDA_ERROR(err);
   return absl::OkStatus();
 }

@@ -1,6 +1,7 @@
 // Host launcher of the CUDA attention forward (Op::kAttentionFwd): validates the
 // contract of kernels/ops/attention.h and the kernels' layout needs, fills
-// AttentionFwdParams and enqueues the head-dim variant (attention_fwd_d{64,128}.cu).
+// AttentionFwdParams and enqueues the head-dim variant (attention_fwd_d{64,128}.cu;
+// head dims 16, 32, 96 run zero-padded on those, head_dim_padding.h).
 // In: Q [B,T,H,D], K, V [B,T,Hkv,D] (bf16/fp16). Out: O [B,T,H,D], L fp32 [B,H,T].
 // Small B·H at long T runs split-KV with fp32 partials from the context's scratch.
 #include <algorithm>
@@ -10,6 +11,7 @@
 #include "common/status_macros.h"
 #include "kernels/common/dispatch.h"
 #include "kernels/cuda/attention/flash_host.h"
+#include "kernels/cuda/attention/head_dim_padding.h"
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/cuda_ops.h"
 
@@ -44,6 +46,8 @@ absl::Status FlashAttentionFwd(const OpDesc& desc, In in, Out out, CudaContext& 
   RETURN_IF_ERROR(flash::CheckFlashLayout("O", out[0]));
   if (out[1].device != DeviceKind::kCuda)
     return absl::InvalidArgumentError("flash_cuda: L is not on the GPU");
+  if (flash::FlashKernelHeadDim(s.D) != s.D)  // 16, 32, 96: on the 64/128 kernels, zero-padded
+    return RunWithPaddedHeadDim(desc, in, out, ctx, s.D, &FlashAttentionFwd);
 
   flash::AttentionFwdParams p;
   p.q = flash::ToArg(in[0]);

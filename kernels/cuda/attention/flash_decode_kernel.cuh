@@ -2,8 +2,8 @@
 // against a K/V cache of Tk rows, all visible. The cache is split into chunks of
 // kDecodeChunk keys so a long day keeps every SM busy even at B·H = 12:
 //   1. flash_decode_split_kernel, one CTA per (chunk, h, b): each warp streams its keys
-//      with an online softmax (lane ℓ owns D/32 adjacent elements of q and of the
-//      unnormalised output), the CTA merges its warps, and writes the chunk's partial
+//      with an online softmax (lane ℓ owns kPer adjacent elements of q and of the
+//      unnormalised output, DecodeLanes), the CTA merges its warps, and writes the chunk's partial
 //      (m_c, l_c, o_c) in fp32;
 //   2. flash_decode_combine_kernel, one warp per (b, h):
 //      m = max_c m_c;  o = Σ_c e^{m_c − m} o_c / Σ_c e^{m_c − m} l_c.
@@ -23,27 +23,42 @@ namespace flashtick::cuda::flash {
 inline constexpr int kDecodeChunk = kFlashDecodeChunk;
 inline constexpr int kDecodeWarps = 4;     // warps per split CTA, each taking every 4th key
 
+// How a warp holds a row of D elements: lanes 0..kLanes−1 own kPer adjacent elements
+// each, kPer even (16-bit pairs) and ≥ D/32; the other lanes hold zeros, which add
+// nothing to q·k. D = 16: 8 lanes of 2; 32: 16 of 2; 64: 32 of 2; 96: 24 of 4; 128: 32 of 4.
+template <int kHeadDim>
+struct DecodeLanes {
+  static constexpr int kPer = ((kHeadDim + kWarpSize - 1) / kWarpSize + 1) / 2 * 2;
+  static constexpr int kLanes = kHeadDim / kPer;
+  static_assert(kHeadDim % kPer == 0 && kLanes <= kWarpSize, "a row fits one warp in pairs");
+};
+
 template <int kHeadDim>
 constexpr int DecodeSmemBytes() {
   return static_cast<int>(sizeof(float)) * kDecodeWarps * (2 + kHeadDim);
 }
 
+// The lane's kPer elements of a row; zeros on lanes past kLanes, which re-read the
+// last lane's elements (in bounds, no branch around the load) and drop them.
 template <typename Elem, int kHeadDim>
-__device__ __forceinline__ void LoadRowSlice(const Elem* row, int lane, float (&x)[kHeadDim / kWarpSize]) {
-  constexpr int kPer = kHeadDim / kWarpSize;
+__device__ __forceinline__ void LoadRowSlice(const Elem* row, int lane,
+                                             float (&x)[DecodeLanes<kHeadDim>::kPer]) {
+  constexpr int kPer = DecodeLanes<kHeadDim>::kPer, kLanes = DecodeLanes<kHeadDim>::kLanes;
+  const float keep = lane < kLanes ? 1.0f : 0.0f;
+  const Elem* mine = row + min(lane, kLanes - 1) * kPer;
 #pragma unroll
   for (int j = 0; j < kPer; j += 2) {
-    const float2 v = UnpackFloat2<Elem>(*reinterpret_cast<const uint32_t*>(row + lane * kPer + j));
-    x[j] = v.x;
-    x[j + 1] = v.y;
+    const float2 v = UnpackFloat2<Elem>(*reinterpret_cast<const uint32_t*>(mine + j));
+    x[j] = keep * v.x;
+    x[j + 1] = keep * v.y;
   }
 }
 
 template <typename Elem, int kHeadDim>
 __global__ void __launch_bounds__(kDecodeWarps * kWarpSize)
     flash_decode_split_kernel(const AttentionDecodeParams p) {
-  constexpr int kPer = kHeadDim / kWarpSize;
-  static_assert(kPer % 2 == 0, "lanes read 16-bit pairs");
+  constexpr int kPer = DecodeLanes<kHeadDim>::kPer;
+  const bool active = threadIdx.x % kWarpSize < DecodeLanes<kHeadDim>::kLanes;
   // Per-warp partials for the CTA merge: m and l of each warp, then its o (dynamic
   // shared memory of DecodeSmemBytes<kHeadDim>()).
   FLASH_DYNAMIC_SMEM(smem);
@@ -80,10 +95,11 @@ __global__ void __launch_bounds__(kDecodeWarps * kWarpSize)
     m = m_new;
   }
   if (lane == 0) s_m[warp] = m, s_l[warp] = l;
+  if (active)
 #pragma unroll
-  for (int j = 0; j < kPer; ++j) s_o[warp][lane * kPer + j] = acc[j];
+    for (int j = 0; j < kPer; ++j) s_o[warp][lane * kPer + j] = acc[j];
   __syncthreads();
-  if (warp != 0) return;
+  if (warp != 0 || !active) return;  // lane 0 is always active
   // Merge the warps (a warp with no key has m = −inf and contributes weight 0).
   float mc = -INFINITY;
 #pragma unroll
@@ -105,10 +121,11 @@ __global__ void __launch_bounds__(kDecodeWarps * kWarpSize)
 template <typename Elem, int kHeadDim>
 __global__ void __launch_bounds__(kDecodeWarps * kWarpSize)
     flash_decode_combine_kernel(const AttentionDecodeParams p) {
-  constexpr int kPer = kHeadDim / kWarpSize;
+  constexpr int kPer = DecodeLanes<kHeadDim>::kPer;
   const int lane = threadIdx.x % kWarpSize;
   const int64_t bh = static_cast<int64_t>(blockIdx.x) * kDecodeWarps + threadIdx.x / kWarpSize;
   if (bh >= static_cast<int64_t>(p.B) * p.H) return;  // whole warps exit together
+  if (lane >= DecodeLanes<kHeadDim>::kLanes) return;  // no shuffles below: lanes may leave
   const int b = static_cast<int>(bh / p.H), h = static_cast<int>(bh % p.H);
   const float* pm = p.part_m + bh * p.n_chunks;
   const float* pl = p.part_l + bh * p.n_chunks;

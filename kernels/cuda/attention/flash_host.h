@@ -1,5 +1,5 @@
 // Host-side checks shared by the Flash attention launchers: which variants exist
-// (bf16/fp16, D ∈ {64, 128}; others are Unimplemented so callers and parity tests see
+// (bf16/fp16, D ∈ {16, 32, 64, 96, 128}; others are Unimplemented so callers and parity tests see
 // SKIP, not a failure) and the layout the kernels assume (device pointers, 16-byte
 // aligned rows for cp.async, strides in multiples of 8 elements). Host-only.
 #pragma once
@@ -17,13 +17,23 @@ namespace flashtick::cuda::flash {
 inline constexpr double kLog2eHost = 1.4426950408889634;  // scale_log2 = scale · log2 e
 inline constexpr int kRowAlignElems = 8;                   // 16 bytes of 16-bit elements
 
+// The head dim whose kernels run a call of head dim D: D itself for 64 and 128 (the
+// forward and backward tiles are built for those), 64 for 16 and 32, 128 for 96 (run
+// zero-padded, head_dim_padding.h); 0 for a head dim the CUDA attention does not take.
+// Decode has kernels for all five (flash_decode_kernel.cuh).
+inline constexpr int FlashKernelHeadDim(int64_t D) {
+  return D == 64 || D == 16 || D == 32 ? 64 : D == 128 || D == 96 ? 128 : 0;
+}
+inline constexpr bool FlashRunsHeadDim(int64_t D) { return FlashKernelHeadDim(D) != 0; }
+inline constexpr char kFlashHeadDimsText[] = "16, 32, 64, 96 and 128";
+
 inline absl::Status CheckFlashVariant(const char* op, const AttentionShape& s, DType dtype) {
   if (dtype != DType::kBF16 && dtype != DType::kF16)
     return absl::UnimplementedError(absl::StrCat("flash_cuda: ", op, " runs in bf16 or fp16, not ",
                                                  DTypeName(dtype)));
-  if (s.D != 64 && s.D != 128)
-    return absl::UnimplementedError(absl::StrCat("flash_cuda: ", op, " is built for head dim 64 and 128, not ",
-                                                 s.D, "; use the CPU backend for other head dims"));
+  if (!FlashRunsHeadDim(s.D))
+    return absl::UnimplementedError(absl::StrCat("flash_cuda: ", op, " runs head dims ", kFlashHeadDimsText,
+                                                 ", not ", s.D, "; use the CPU backend for other head dims"));
   // Grids put the row/key blocks of T in y (≤ 65535 blocks of ≥ 128 rows) and B·H in x.
   if (s.T > (int64_t{1} << 22) || s.B > 65535 || s.H > 65535)
     return absl::InvalidArgumentError(absl::StrCat("flash_cuda: ", op, " supports T ≤ 4,194,304 and B, H ≤ 65535; got B=",

@@ -1,9 +1,11 @@
 // Names of the attention kernel variants the CUDA launchers run, reported by
 // Backend::KernelPath in every response, metric and report:
 //   flash_cuda_<op>_d<D>_m<BlockM>n<BlockN>w<warps>_sm<cc>, e.g. flash_cuda_fwd_d64_m128n128w4_splitkv_sm90
-// (`_splitkv`: the forward splits the keys when the grid would underfill the GPU)
-// and flash_cuda_unsupported_<why> where Run would return Unimplemented.
+// (`_splitkv`: the forward splits the keys when the grid would underfill the GPU;
+// `_pad<D>`: head dim D runs zero-padded on that kernel, head_dim_padding.h) and
+// flash_cuda_unsupported_<why> where Run would return Unimplemented.
 #include "absl/strings/str_cat.h"
+#include "kernels/cuda/attention/flash_host.h"
 #include "kernels/cuda/attention/flash_params.h"
 #include "kernels/cuda/cuda_ops.h"
 
@@ -12,18 +14,19 @@ namespace flashtick::cuda {
 std::string AttentionKernelPath(const OpDesc& desc, int head_dim, const CudaContext& ctx) {
   if (desc.dtype != DType::kBF16 && desc.dtype != DType::kF16)
     return absl::StrCat("flash_cuda_unsupported_", DTypeName(desc.dtype));
-  if (head_dim != 64 && head_dim != 128) return absl::StrCat("flash_cuda_unsupported_d", head_dim);
-  const std::string sm = absl::StrCat("_sm", ctx.sm);
-  const bool d64 = head_dim == 64;
+  const int kernel_d = flash::FlashKernelHeadDim(head_dim);
+  if (kernel_d == 0) return absl::StrCat("flash_cuda_unsupported_d", head_dim);
+  const std::string sm = absl::StrCat(kernel_d == head_dim ? "" : absl::StrCat("_pad", head_dim), "_sm", ctx.sm);
+  const bool d64 = kernel_d == 64;
   switch (desc.op) {
     case Op::kAttentionFwd:
       return absl::StrCat("flash_cuda_", d64 ? flash::FlashFwdVariant<64>() : flash::FlashFwdVariant<128>(), sm);
     case Op::kAttentionBwd:
       return absl::StrCat("flash_cuda_", d64 ? flash::FlashBwdVariant<64>() : flash::FlashBwdVariant<128>(), sm);
     case Op::kAttentionBwdBwd:
-      return absl::StrCat("flash_cuda_bwd_bwd_d", head_dim, sm);
+      return absl::StrCat("flash_cuda_bwd_bwd_d", kernel_d, sm);
     case Op::kAttentionDecode:
-      return absl::StrCat("flash_cuda_decode_d", head_dim, "_split", flash::kFlashDecodeChunk, sm);
+      return absl::StrCat("flash_cuda_decode_d", head_dim, "_split", flash::kFlashDecodeChunk, "_sm", ctx.sm);
     default:
       return absl::StrCat("flash_cuda_unsupported_", OpName(desc.op));
   }
