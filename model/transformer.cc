@@ -172,6 +172,24 @@ std::string Transformer::kernel_path() const {
   return backend_->KernelPath(d);
 }
 
+absl::Status Transformer::CheckServable() const {
+  for (Op op : {Op::kAttentionFwd, Op::kAttentionDecode}) {
+    OpDesc d;
+    d.op = op;
+    d.dtype = impl_->act;
+    d.attention.causal = true;
+    d.attention.head_dim = config_.head_dim();
+    if (!backend_->Supports(d)) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "the ", backend_->name(), " backend has no ", OpName(op), " kernel for head dim ",
+          config_.head_dim(), " (width ", config_.width, " / ", config_.heads, " heads) in ",
+          DTypeName(impl_->act), "; kernel path ", backend_->KernelPath(d),
+          ". Make the model with a head dim the backend runs (docs/kernels/head_dims.md)"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 int64_t Transformer::parameter_count() const { return impl_->params->parameter_count(); }
 
 DType Transformer::compute_dtype() const { return impl_->act; }

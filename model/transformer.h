@@ -95,6 +95,11 @@ class Transformer {
   const ModelConfig& config() const { return config_; }
   Backend* backend() const { return backend_; }
   // The attention kernel path that Predict runs ("cpu_reference", "flash_cuda_sm90_d64", ...).
+  // OK when the backend has a kernel for every op serving runs on this model: the
+  // attention forward and decode at its head dim and compute dtype (the rest are
+  // shape-generic). Otherwise FailedPrecondition naming the op, the head dim and the
+  // kernel path, so a server can refuse the model at load instead of failing each call.
+  absl::Status CheckServable() const;
   std::string kernel_path() const;
   int64_t parameter_count() const;
   // The dtype Predict computes in (see ModelOptions).

@@ -73,6 +73,7 @@ absl::StatusOr<std::unique_ptr<FlashtickServer>> FlashtickServer::Start(
                    ModelRepository::Load(options.model_repository, server->backend_.get()));
   server->metrics_ = std::make_unique<Metrics>();
   for (const ModelEntry* entry : server->repository_->Entries()) {
+    if (!entry->unavailable_reason.empty()) continue;  // refused at load: not served
     server->metrics_->SetModelInfo(entry->name, entry->version_string(), entry->kernel_path,
                                    entry->device);
   }

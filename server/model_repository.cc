@@ -70,9 +70,16 @@ absl::StatusOr<std::unique_ptr<ModelRepository>> ModelRepository::Load(const std
       entry->features = entry->model->config().features;
       entry->classes = entry->model->config().classes;
       entry->max_context = entry->model->config().max_context;
-      LogInfo(absl::StrCat("loaded model '", name, "' version ", version, " (",
-                           entry->model->parameter_count(), " parameters, F=", entry->features,
-                           ", kernel_path=", entry->kernel_path, ", device=", entry->device, ")"));
+      if (absl::Status servable = entry->model->CheckServable(); !servable.ok()) {
+        entry->unavailable_reason = std::string(servable.message());
+        entry->model.reset();  // its weights would only hold device memory
+        LogWarning(absl::StrCat("refusing model '", name, "' version ", version, " from ",
+                                entry->path, ": ", entry->unavailable_reason));
+      } else {
+        LogInfo(absl::StrCat("loaded model '", name, "' version ", version, " (",
+                             entry->model->parameter_count(), " parameters, F=", entry->features,
+                             ", kernel_path=", entry->kernel_path, ", device=", entry->device, ")"));
+      }
       entries.push_back(std::move(entry));
       ++versions_found;
     }
@@ -119,7 +126,15 @@ absl::StatusOr<const ModelEntry*> ModelRepository::Find(absl::string_view name,
                                             absl::StrJoin(ModelNames(), ", ")));
   }
   const auto& versions = model->second;
-  if (version.empty()) return versions.rbegin()->second.get();
+  auto refused = [&](const ModelEntry& e) {
+    return absl::FailedPreconditionError(absl::StrCat("model '", name, "' version ", e.version,
+                                                      " was refused at load: ", e.unavailable_reason));
+  };
+  if (version.empty()) {
+    for (auto it = versions.rbegin(); it != versions.rend(); ++it)
+      if (it->second->unavailable_reason.empty()) return it->second.get();
+    return refused(*versions.rbegin()->second);
+  }
   int64_t number = 0;
   if (!ParseVersion(version, &number)) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -133,6 +148,7 @@ absl::StatusOr<const ModelEntry*> ModelRepository::Find(absl::string_view name,
                                             "; loaded versions: ",
                                             absl::StrJoin(Versions(name), ", ")));
   }
+  if (!found->second->unavailable_reason.empty()) return refused(*found->second);
   return found->second.get();
 }
 

@@ -3,6 +3,10 @@
 // where <version> is a positive integer. Every version of every model is loaded
 // at startup onto one Backend; a directory that fails to load stops the server
 // (the operator sees the reason instead of a server that serves less than asked).
+// A model that loads but whose shape the backend has no kernel for (a head dim the
+// GPU does not run) is refused apart: it stays listed as UNAVAILABLE with the reason
+// (log, RepositoryIndex, ModelReady false, FAILED_PRECONDITION on every call), its
+// weights are dropped, and the other models serve.
 // Immutable after Load, so lookups need no lock. An empty requested version
 // means the highest loaded version, as in Triton's "latest" policy.
 #pragma once
@@ -31,6 +35,8 @@ struct ModelEntry {
   int features = 0;                    // F the model expects
   int classes = 0;
   int64_t max_context = 0;
+  // Non-empty: refused at load (Transformer::CheckServable), never served; `model` is null.
+  std::string unavailable_reason;
 
   std::string version_string() const { return std::to_string(version); }
 };
@@ -47,12 +53,15 @@ class ModelRepository {
       std::vector<std::unique_ptr<ModelEntry>> entries);
 
   // NOT_FOUND for an unknown name or version, INVALID_ARGUMENT for an empty name
-  // or a version that is not a positive integer. Messages list what exists.
+  // or a version that is not a positive integer, FAILED_PRECONDITION (with the reason)
+  // for a version refused at load. An empty version is the highest one that serves.
+  // Messages list what exists.
   absl::StatusOr<const ModelEntry*> Find(absl::string_view name, absl::string_view version) const;
 
   std::vector<std::string> ModelNames() const;
   // Loaded versions of `name`, ascending; empty when unknown.
   std::vector<std::string> Versions(absl::string_view name) const;
+  // Every entry, refused ones included (RepositoryIndex lists them with their reason).
   std::vector<const ModelEntry*> Entries() const;
 
  private:

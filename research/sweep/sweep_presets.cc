@@ -126,7 +126,7 @@ std::string Demo(const char* name, const char* generator) {
 // same phases). Kept equal: events per day (so events are 3.8% of the steps at full
 // scale, 4.1% in the twin, and an optimizer step holds about as many), horizon,
 // σ/drift, epochs (so an arm makes the same number of steps), learning rate, model.
-//   model     width 128, 2 heads of D = 64 (the CUDA kernels take D ∈ {64, 128}),
+//   model     width 128, 2 heads of D = 64 (a head dim with native CUDA kernels),
 //             2 layers, MLP ×2: 4 attention heads in all, since the demo learned
 //             at most two offsets with 2 heads; width 128 keeps the twin ~3k tok/s
 //             on one CPU core

@@ -172,7 +172,12 @@ inference::RepositoryIndexResponse InferenceCore::RepositoryIndex() const {
     auto* model = response.add_models();
     model->set_name(entry->name);
     model->set_version(entry->version_string());
-    model->set_state("READY");
+    if (entry->unavailable_reason.empty()) {
+      model->set_state("READY");
+    } else {
+      model->set_state("UNAVAILABLE");  // Triton's state and reason for a model that failed to load
+      model->set_reason(entry->unavailable_reason);
+    }
   }
   return response;
 }

@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "kernels/backend.h"
+#include "server/inference/inference_core.h"
 
 namespace flashtick {
 namespace {
@@ -143,6 +144,148 @@ TEST_F(RepositoryDirTest, LoadsASavedModelWithItsShapeAndKernelPath) {
   EXPECT_EQ((*entry)->device, "cpu");
   EXPECT_EQ((*entry)->kernel_path, (*entry)->model->kernel_path());
   EXPECT_FALSE((*entry)->kernel_path.empty());
+}
+
+
+// The CPU backend with the attention kernels of one head dim missing, as a GPU
+// backend lacks head dims it was not built for: the shape of a real refusal, on the CPU.
+class MissingHeadDimBackend final : public Backend {
+ public:
+  MissingHeadDimBackend(std::unique_ptr<Backend> inner, int missing)
+      : inner_(std::move(inner)), missing_(missing) {}
+  std::string name() const override { return "missing_d" + std::to_string(missing_); }
+  DeviceKind device() const override { return inner_->device(); }
+  bool Supports(const OpDesc& desc) const override {
+    const bool attention = desc.op == Op::kAttentionFwd || desc.op == Op::kAttentionBwd ||
+                           desc.op == Op::kAttentionBwdBwd || desc.op == Op::kAttentionDecode;
+    if (attention && desc.attention.head_dim == missing_) return false;
+    return inner_->Supports(desc);
+  }
+  std::string KernelPath(const OpDesc& desc) const override {
+    return Supports(desc) ? inner_->KernelPath(desc) : "fake_unsupported_d" + std::to_string(missing_);
+  }
+  absl::Status Run(const OpDesc& desc, absl::Span<const TensorView> in,
+                   absl::Span<const TensorView> out) override {
+    ++runs_;
+    return inner_->Run(desc, in, out);
+  }
+  absl::StatusOr<std::shared_ptr<void>> Allocate(size_t bytes) override { return inner_->Allocate(bytes); }
+  absl::Status Copy(void* dst, DeviceKind dd, const void* src, DeviceKind sd, size_t n) override {
+    return inner_->Copy(dst, dd, src, sd, n);
+  }
+  absl::Status Zero(void* dst, size_t bytes) override { return inner_->Zero(dst, bytes); }
+  absl::Status Synchronize() override { return inner_->Synchronize(); }
+  MemoryStats Memory() const override { return inner_->Memory(); }
+  void ResetPeakMemory() override { inner_->ResetPeakMemory(); }
+  const void* memory_domain() const override { return inner_->memory_domain(); }
+  int runs() const { return runs_; }
+
+ private:
+  std::unique_ptr<Backend> inner_;
+  int missing_;
+  int runs_ = 0;
+};
+
+void SaveModel(const std::filesystem::path& dir, int width, int heads, Backend* backend) {
+  ModelConfig config;
+  config.name = "m";
+  config.width = width;
+  config.layers = 1;
+  config.heads = heads;
+  config.kv_heads = heads;
+  config.max_context = 64;
+  auto model = Transformer::InitRandom(config, 7, backend);
+  ASSERT_TRUE(model.ok()) << model.status();
+  ASSERT_TRUE((*model)->Save(dir.string()).ok());
+}
+
+TEST_F(RepositoryDirTest, ShapeWithoutKernelIsRefusedAtLoadAndOthersServe) {
+  auto cpu = CreateBackend("cpu");
+  ASSERT_TRUE(cpu.ok());
+  MissingHeadDimBackend fake(std::move(cpu).value(), /*missing=*/16);
+  SaveModel(root_ / "small" / "1", /*width=*/64, /*heads=*/4, &fake);   // D = 16: no kernel
+  SaveModel(root_ / "wide" / "1", /*width=*/64, /*heads=*/2, &fake);    // D = 32: runs
+  SaveModel(root_ / "wide" / "2", /*width=*/64, /*heads=*/4, &fake);    // D = 16: no kernel
+  auto repo = ModelRepository::Load(root_.string(), &fake);
+  ASSERT_TRUE(repo.ok()) << repo.status();  // one bad shape does not stop the server
+
+  // Refused: every lookup says why, naming the head dim and the kernel path.
+  for (const char* version : {"", "1"}) {
+    auto small = (*repo)->Find("small", version);
+    ASSERT_EQ(small.status().code(), absl::StatusCode::kFailedPrecondition) << small.status();
+    EXPECT_NE(small.status().message().find("refused at load"), std::string::npos) << small.status();
+    EXPECT_NE(small.status().message().find("head dim 16"), std::string::npos) << small.status();
+    EXPECT_NE(small.status().message().find("fake_unsupported_d16"), std::string::npos) << small.status();
+  }
+  EXPECT_EQ((*repo)->Find("wide", "2").status().code(), absl::StatusCode::kFailedPrecondition);
+
+  // "Latest" is the highest version that serves.
+  auto latest = (*repo)->Find("wide", "");
+  ASSERT_TRUE(latest.ok()) << latest.status();
+  EXPECT_EQ((*latest)->version, 1);
+  ASSERT_NE((*latest)->model, nullptr);
+  EXPECT_TRUE((*latest)->model->CheckServable().ok());
+
+  // The index lists all three; the refused ones keep their reason and hold no weights.
+  int refused = 0;
+  for (const ModelEntry* e : (*repo)->Entries()) {
+    if (e->unavailable_reason.empty()) continue;
+    ++refused;
+    EXPECT_EQ(e->model, nullptr) << e->name;
+    EXPECT_NE(e->unavailable_reason.find("attention_fwd"), std::string::npos) << e->unavailable_reason;
+  }
+  EXPECT_EQ(refused, 2);
+
+  // What a KServe client sees: ModelReady false, FAILED_PRECONDITION with the reason on
+  // metadata and inference, and Triton's UNAVAILABLE state with the reason in the index.
+  InferenceCore core(repo->get(), /*max_seq_len=*/64);
+  inference::ModelReadyRequest ready;
+  ready.set_name("small");
+  EXPECT_FALSE(core.ModelReady(ready));
+  ready.set_name("wide");
+  EXPECT_TRUE(core.ModelReady(ready));
+  inference::ModelMetadataRequest meta;
+  meta.set_name("small");
+  auto md = core.ModelMetadata(meta);
+  ASSERT_EQ(md.status().code(), absl::StatusCode::kFailedPrecondition) << md.status();
+  EXPECT_NE(md.status().message().find("head dim 16"), std::string::npos) << md.status();
+  inference::ModelInferRequest infer;
+  infer.set_model_name("small");
+  EXPECT_EQ(core.Prepare(&infer).status().code(), absl::StatusCode::kFailedPrecondition);
+  const int runs_before = fake.runs();
+  int unavailable = 0;
+  const inference::RepositoryIndexResponse index = core.RepositoryIndex();
+  for (const auto& m : index.models()) {
+    if (m.state() == "UNAVAILABLE") {
+      ++unavailable;
+      EXPECT_NE(m.reason().find("head dim 16"), std::string::npos) << m.reason();
+    } else {
+      EXPECT_EQ(m.state(), "READY");
+      EXPECT_EQ(m.name(), "wide");
+    }
+  }
+  EXPECT_EQ(unavailable, 2);
+  EXPECT_EQ(fake.runs(), runs_before);  // nothing ran for a refused model
+}
+
+TEST(TransformerServable, NamesTheMissingKernel) {
+  auto cpu = CreateBackend("cpu");
+  ASSERT_TRUE(cpu.ok());
+  MissingHeadDimBackend fake(std::move(cpu).value(), /*missing=*/32);
+  ModelConfig config;
+  config.width = 64;
+  config.heads = 2;  // D = 32
+  config.kv_heads = 2;
+  config.layers = 1;
+  auto model = Transformer::InitRandom(config, 1, &fake);
+  ASSERT_TRUE(model.ok()) << model.status();
+  const absl::Status s = (*model)->CheckServable();
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << s;
+  EXPECT_NE(s.message().find("head dim 32"), std::string::npos) << s;
+  config.heads = config.kv_heads = 4;  // D = 16: the fake has it
+  auto ok = Transformer::InitRandom(config, 1, &fake);
+  ASSERT_TRUE(ok.ok());
+  EXPECT_TRUE((*ok)->CheckServable().ok());
 }
 
 }  // namespace

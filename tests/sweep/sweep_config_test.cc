@@ -44,7 +44,7 @@ TEST(SweepConfig, PresetsParseAndRoundTrip) {
   auto null_demo = ParseSweepConfig(*SweepPresetJson("demo_null"));
   EXPECT_EQ(null_demo->data.synthetic.generator, "planted_cue_keyed_null");
   // The GPU sweep: the research Ns and lags, the keyed generator, three seeds, a fixed
-  // label α, a head dim the CUDA attention kernels take (D ∈ {64, 128}); the go-marker
+  // label α, a head dim with native CUDA kernels (D ∈ {64, 128}); the go-marker
   // twin (planted_small) keeps the model of planted_go.
   auto planted = ParseSweepConfig(*SweepPresetJson("planted"));
   ASSERT_TRUE(planted.ok()) << planted.status();
