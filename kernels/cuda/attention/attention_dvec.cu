@@ -9,10 +9,11 @@
 namespace flashtick::cuda::flash {
 namespace {
 
-template <typename Elem, int kHeadDim>
+// One warp per row; lane ℓ sums the pairs at columns 2ℓ, 2ℓ + 64, ... below D, so every
+// even head dim cuDNN may run (not only the 64 and 128 of our tiles) is covered.
+template <typename Elem>
 __global__ void __launch_bounds__(kRowKernelWarps * kWarpSize)
     attention_dvec_kernel(const AttentionBwdParams p) {
-  constexpr int kPerLane = kHeadDim / kWarpSize;
   const int lane = threadIdx.x % kWarpSize;
   const int64_t row_id = static_cast<int64_t>(blockIdx.x) * kRowKernelWarps + threadIdx.x / kWarpSize;
   if (row_id >= static_cast<int64_t>(p.B) * p.T * p.H) return;
@@ -24,9 +25,7 @@ __global__ void __launch_bounds__(kRowKernelWarps * kWarpSize)
   const Elem* dout = static_cast<const Elem*>(p.dout.ptr) + b * p.dout.batch_stride +
                      static_cast<int64_t>(t) * p.dout.row_stride + h * p.dout.head_stride;
   float d = 0.0f;
-#pragma unroll
-  for (int j = 0; j < kPerLane; j += 2) {
-    const int col = lane * kPerLane + j;
+  for (int col = 2 * lane; col < p.D; col += 2 * kWarpSize) {
     const float2 ov = UnpackFloat2<Elem>(*reinterpret_cast<const uint32_t*>(o + col));
     const float2 dv = UnpackFloat2<Elem>(*reinterpret_cast<const uint32_t*>(dout + col));
     d += ov.x * dv.x + ov.y * dv.y;
@@ -36,24 +35,18 @@ __global__ void __launch_bounds__(kRowKernelWarps * kWarpSize)
   if (lane == 0) p.dvec[(static_cast<int64_t>(b) * p.H + h) * p.T + t] = d;
 }
 
-template <int kHeadDim>
-cudaError_t Launch(const AttentionBwdParams& p, cudaStream_t stream) {
+}  // namespace
+
+cudaError_t LaunchAttentionDvec(const AttentionBwdParams& p, cudaStream_t stream) {
+  if (p.D <= 0 || p.D % 2 != 0) return cudaErrorInvalidValue;  // lanes read 16-bit pairs
   const int64_t rows = static_cast<int64_t>(p.B) * p.T * p.H;
   const dim3 grid(static_cast<unsigned>((rows + kRowKernelWarps - 1) / kRowKernelWarps));
   const dim3 block(kRowKernelWarps * kWarpSize);
   if (p.dtype == DType::kBF16)
-    attention_dvec_kernel<__nv_bfloat16, kHeadDim><<<grid, block, 0, stream>>>(p);
+    attention_dvec_kernel<__nv_bfloat16><<<grid, block, 0, stream>>>(p);
   else
-    attention_dvec_kernel<__half, kHeadDim><<<grid, block, 0, stream>>>(p);
+    attention_dvec_kernel<__half><<<grid, block, 0, stream>>>(p);
   return cudaGetLastError();
-}
-
-}  // namespace
-
-cudaError_t LaunchAttentionDvec(const AttentionBwdParams& p, cudaStream_t stream) {
-  if (p.D == 64) return Launch<64>(p, stream);
-  if (p.D == 128) return Launch<128>(p, stream);
-  return cudaErrorInvalidValue;
 }
 
 }  // namespace flashtick::cuda::flash
