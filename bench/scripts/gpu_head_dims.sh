@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Head dims 16, 32 and 96 on the GPU machine (docs/kernels/head_dims.md): one build with
-# cuDNN (gpu_cudnn.sh build), then stages under one deadline, each writing to $OUT:
+# cuDNN (gpu_cudnn.sh build; flashtick_sweep too, so a screen can follow warm), then stages under one deadline, each writing to $OUT:
 #   parity   the attention parity cases (forward, backward, backward-over-backward,
 #            decode) of D = 16, 32, 96 through ours (FLASHTICK_ATTENTION_IMPL=flash), and
 #            every attention backward case through cuDNN (its Dvec is ours)
@@ -29,7 +29,7 @@ cudnn_dir=$(dirname "$(find "$(python3 -c 'import site;print(site.getsitepackage
 [ -n "$cudnn_dir" ] && export LD_LIBRARY_PATH=$cudnn_dir:${LD_LIBRARY_PATH:-}
 
 if [[ " $stages " == *" build "* ]]; then
-  CUDNN_TARGETS="parity_test attention_oracle_test cuda_model_test bench_attention" \
+  CUDNN_TARGETS="parity_test attention_oracle_test cuda_model_test bench_attention flashtick_sweep" \
     CUDNN_DEADLINE=$(( $(left) - 200 )) OUT=$out bench/scripts/gpu_cudnn.sh build > "$out/head_dims_build.txt" 2>&1 \
     || { tail -20 "$out/head_dims_build.txt"; note "build FAILED"; exit 1; }
   note "build OK ($(( $(date +%s) - start )) s)"
