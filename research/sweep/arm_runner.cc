@@ -51,7 +51,7 @@ class Arm {
   absl::Status EnsureTrainer(int fold);
   absl::Status TrainFold(int fold, const FoldLabels& labels, bool* cancelled);
   absl::Status Checkpoint(int trainer_fold);
-  void Report(const char* phase, int fold, double step_seconds);
+  void Report(const char* phase, int fold, double step_seconds, bool hessian_refreshed = false);
   // The plan's step: the trainer's, plus the steps an early stop skipped (arm_result.h).
   int64_t GlobalStep() const {
     return plan_.folds[trainer_fold_].first_step + lead_->step() + r_.skipped_steps;
@@ -137,7 +137,7 @@ absl::Status Arm::Checkpoint(int trainer_fold) {
   return SaveState(in_.dir, r_);
 }
 
-void Arm::Report(const char* phase, int fold, double step_seconds) {
+void Arm::Report(const char* phase, int fold, double step_seconds, bool hessian_refreshed) {
   if (!hooks_.on_progress) return;
   ArmProgress p;
   p.arm_index = in_.arm_index;
@@ -154,6 +154,7 @@ void Arm::Report(const char* phase, int fold, double step_seconds) {
   p.step_seconds = step_seconds;
   p.tokens_per_second = r_.tokens_per_second();
   p.peak_memory_bytes = r_.peak_memory_bytes;
+  p.hessian_refreshed = hessian_refreshed;
   hooks_.on_progress(p);
 }
 
@@ -311,7 +312,7 @@ absl::Status Arm::TrainFold(int fold, const FoldLabels& labels, bool* cancelled)
       bucket_sum_ = 0;
       bucket_count_ = 0;
     }
-    Report("train", fold, s.step_seconds);
+    Report("train", fold, s.step_seconds, s.hessian_refreshed);
     if (!val_ticks.empty() && (fold_step + 1) % tc.validate_every_steps == 0) {
       ASSIGN_OR_RETURN(double v, ValidationLoss(val_ticks, val_y, val_calls));
       r_.validation_curve.push_back({r_.step, v});

@@ -43,6 +43,7 @@ struct ArmProgress {
   int64_t step = 0, total_steps = 0;
   double loss = 0, step_seconds = 0, tokens_per_second = 0;
   int64_t peak_memory_bytes = 0;
+  bool hessian_refreshed = false;  // the step refreshed Sophia-H's Hessian (an HVP step)
 };
 
 struct ArmHooks {

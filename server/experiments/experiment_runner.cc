@@ -224,7 +224,8 @@ absl::StatusOr<SweepOutcome> ExperimentRunner::RunSweep(const ExperimentRecord& 
   hooks.on_progress = [&](const SweepEvent& e) {
     const ArmProgress& a = e.arm;
     if (a.phase == "train") {
-      metrics_->RecordTrainStep(id, a.arm_id, a.loss, a.step_seconds, a.peak_memory_bytes);
+      metrics_->RecordTrainStep(id, a.arm_id, a.loss, a.step_seconds, a.peak_memory_bytes,
+                                a.hessian_refreshed);
     }
     const bool edge = running_arm[a.arm_id] != a.phase || a.step == a.total_steps;
     if (running_arm[a.arm_id].empty()) metrics_->SetArmRunning(id, a.arm_id, true);

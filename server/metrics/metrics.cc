@@ -132,7 +132,7 @@ Metrics::Metrics() : registry_(std::make_shared<prometheus::Registry>()) {
                      .Register(*registry_);
   train_step_seconds_ = &prometheus::BuildHistogram()
                              .Name("flashtick_train_step_seconds")
-                             .Help("Wall-clock per optimizer step of an experiment arm.")
+                             .Help("Wall-clock per optimizer step of an experiment arm, by kind: refresh (a Sophia-H Hessian-refresh step) or plain.")
                              .Register(*registry_);
   train_steps_total_ = &prometheus::BuildCounter()
                             .Name("flashtick_train_steps_total")
@@ -234,10 +234,12 @@ void Metrics::SetStreamMemory(int64_t reserved_bytes, int64_t limit_bytes) {
 void Metrics::RecordExperimentRefused() { experiment_refusals_->Add({}).Increment(); }
 
 void Metrics::RecordTrainStep(const std::string& experiment, const std::string& arm, double loss,
-                              double seconds, int64_t peak_bytes) {
+                              double seconds, int64_t peak_bytes, bool hessian_refreshed) {
   const prometheus::Labels labels{{"experiment", experiment}, {"arm", arm}};
   train_loss_->Add(labels).Set(loss);
-  train_step_seconds_->Add(labels, LatencyBuckets()).Observe(seconds);
+  prometheus::Labels timed = labels;
+  timed["kind"] = hessian_refreshed ? "refresh" : "plain";
+  train_step_seconds_->Add(timed, LatencyBuckets()).Observe(seconds);
   train_steps_total_->Add(labels).Increment();
   train_gpu_peak_bytes_->Add(labels).Set(static_cast<double>(peak_bytes));
 }
@@ -274,7 +276,11 @@ void RemoveHistogram(prometheus::Family<prometheus::Histogram>* family,
 void Metrics::RetireArm(const std::string& experiment, const std::string& arm) {
   const prometheus::Labels labels{{"experiment", experiment}, {"arm", arm}};
   RemoveSeries(train_loss_, labels);
-  RemoveHistogram(train_step_seconds_, labels);
+  for (const char* kind : {"plain", "refresh"}) {
+    prometheus::Labels timed = labels;
+    timed["kind"] = kind;
+    RemoveHistogram(train_step_seconds_, timed);
+  }
   RemoveSeries(train_steps_total_, labels);
   RemoveSeries(train_arm_running_, labels);
   RemoveSeries(train_gpu_peak_bytes_, labels);

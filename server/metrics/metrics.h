@@ -68,8 +68,10 @@ class Metrics {
   void RecordExperimentRefused();
   // One optimizer step of an experiment arm: its loss, wall-clock and the
   // backend's peak memory (device memory on CUDA, tracked host memory on the CPU).
+  // hessian_refreshed: the step refreshed Sophia-H's Hessian estimate (kind="refresh"
+  // on the step-time histogram; every other step is kind="plain").
   void RecordTrainStep(const std::string& experiment, const std::string& arm, double loss,
-                       double seconds, int64_t peak_bytes);
+                       double seconds, int64_t peak_bytes, bool hessian_refreshed = false);
   // An experiment arm started (true) or stopped training (false).
   void SetArmRunning(const std::string& experiment, const std::string& arm, bool running);
   // The number of experiments in one state ("queued", "running", ...).
@@ -122,7 +124,8 @@ class Metrics {
   prometheus::Family<prometheus::Counter>* experiment_refusals_;
   // flashtick_train_loss{experiment,arm}: training loss of the arm's latest step.
   prometheus::Family<prometheus::Gauge>* train_loss_;
-  // flashtick_train_step_seconds{experiment,arm}: wall-clock per optimizer step.
+  // flashtick_train_step_seconds{experiment,arm,kind}: wall-clock per optimizer step;
+  // kind "refresh" for Sophia-H's Hessian-refresh (HVP) steps, "plain" for the others.
   prometheus::Family<prometheus::Histogram>* train_step_seconds_;
   // flashtick_train_steps_total{experiment,arm}: optimizer steps taken (resumes included).
   prometheus::Family<prometheus::Counter>* train_steps_total_;

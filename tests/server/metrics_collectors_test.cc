@@ -148,5 +148,24 @@ TEST(Metrics, RequestPeakMemoryIsAHistogramByModelAndMethod) {
       << text;
 }
 
+TEST(Metrics, TrainStepSecondsSplitsPlainFromRefreshSteps) {
+  Metrics metrics;
+  metrics.RecordTrainStep("e", "n512-s0", 1.0, 0.002, 1 << 20);
+  metrics.RecordTrainStep("e", "n512-s0", 1.0, 0.003, 1 << 20, /*hessian_refreshed=*/false);
+  metrics.RecordTrainStep("e", "n512-s0", 1.0, 0.8, 1 << 20, /*hessian_refreshed=*/true);
+  std::string text = Exposition(metrics.registry()->Collect());
+  EXPECT_NE(text.find("flashtick_train_step_seconds_count{arm=\"n512-s0\",experiment=\"e\",kind=\"plain\"} 2"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("flashtick_train_step_seconds_count{arm=\"n512-s0\",experiment=\"e\",kind=\"refresh\"} 1"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("flashtick_train_steps_total{arm=\"n512-s0\",experiment=\"e\"} 3"), std::string::npos)
+      << text;
+  metrics.RetireArm("e", "n512-s0");  // both kinds go with the arm
+  text = Exposition(metrics.registry()->Collect());
+  EXPECT_EQ(text.find("flashtick_train_step_seconds_count{"), std::string::npos) << text;
+}
+
 }  // namespace
 }  // namespace flashtick
