@@ -10,7 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
-#include "kernels/common/half.h"
+#include "kernels/common/element_value.h"
 #include "kernels/ops/attention.h"
 #include "model/transformer.h"
 #include "model/transformer_impl.h"
@@ -21,33 +21,8 @@ namespace {
 // A host buffer of dtype `dt` decoded to doubles, once per layer rather than per use in
 // the O(R·H·T·D) loop below.
 std::vector<double> HostDoubles(DType dt, const std::vector<char>& buf) {
-  const size_t n = buf.size() / DTypeSize(dt);
-  std::vector<double> out(n);
-  for (size_t i = 0; i < n; ++i) {
-    switch (dt) {
-      case DType::kF64: {
-        double v;
-        std::memcpy(&v, buf.data() + i * 8, 8);
-        out[i] = v;
-        break;
-      }
-      case DType::kF32: {
-        float v;
-        std::memcpy(&v, buf.data() + i * 4, 4);
-        out[i] = v;
-        break;
-      }
-      case DType::kBF16:
-      case DType::kF16: {
-        uint16_t h;
-        std::memcpy(&h, buf.data() + i * 2, 2);
-        out[i] = dt == DType::kBF16 ? Bf16BitsToFloat(h) : HalfBitsToFloat(h);
-        break;
-      }
-      default:
-        out[i] = std::nan("");
-    }
-  }
+  std::vector<double> out(buf.size() / DTypeSize(dt));
+  for (size_t i = 0; i < out.size(); ++i) out[i] = ElementValue(dt, buf.data(), i);
   return out;
 }
 
@@ -84,8 +59,8 @@ absl::StatusOr<std::vector<std::vector<float>>> Transformer::AttentionWeights(
         const int64_t g = h / group;
         const double L = L_rows[static_cast<size_t>(h * T + i)];
         float* p = &out[static_cast<size_t>((r * H + h) * T)];
+        const double* qi = &qk[static_cast<size_t>(i * W + h * D)];
         for (int64_t j = 0; j <= i; ++j) {
-          const double* qi = &qk[static_cast<size_t>(i * W + h * D)];
           const double* kj = &qk[static_cast<size_t>(j * W + k_col + g * D)];
           double dot = 0;
           for (int64_t d = 0; d < D; ++d) dot += qi[d] * kj[d];

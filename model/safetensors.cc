@@ -13,7 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/status_macros.h"
-#include "kernels/common/half.h"
+#include "kernels/common/element_value.h"
 #include "model/file_io.h"
 
 namespace flashtick {
@@ -251,28 +251,10 @@ absl::StatusOr<std::vector<float>> Safetensors::ToFloat32(
                                                    absl::StrJoin(expect_shape, ", "), "]"));
   const size_t n = static_cast<size_t>(t.numel());
   std::vector<float> out(n);
-  const char* p = t.data.data();
-  for (size_t i = 0; i < n; ++i) {
-    switch (t.dtype) {
-      case DType::kF32: std::memcpy(&out[i], p + 4 * i, 4); break;
-      case DType::kF64: {
-        double d;
-        std::memcpy(&d, p + 8 * i, 8);
-        out[i] = static_cast<float>(d);
-        break;
-      }
-      case DType::kBF16:
-      case DType::kF16: {
-        uint16_t h;
-        std::memcpy(&h, p + 2 * i, 2);
-        out[i] = t.dtype == DType::kBF16 ? Bf16BitsToFloat(h) : HalfBitsToFloat(h);
-        break;
-      }
-      case DType::kI32:
-        return absl::InvalidArgumentError(
-            absl::StrCat("safetensors: tensor '", name, "' is I32; weights must be floating point"));
-    }
-  }
+  if (t.dtype == DType::kI32)
+    return absl::InvalidArgumentError(
+        absl::StrCat("safetensors: tensor '", name, "' is I32; weights must be floating point"));
+  for (size_t i = 0; i < n; ++i) out[i] = static_cast<float>(ElementValue(t.dtype, t.data.data(), i));
   return out;
 }
 

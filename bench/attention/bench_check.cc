@@ -12,7 +12,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
-#include "kernels/common/half.h"
+#include "kernels/common/element_value.h"
 #include "kernels/cpu/attention_naive.h"
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/cuda_ops.h"
@@ -67,17 +67,7 @@ absl::StatusOr<std::vector<double>> Download(const DevTensor& t, cudaStream_t st
   RETURN_IF_CUDA_ERROR(cudaMemcpyAsync(host.data(), t.view.data, host.size(), cudaMemcpyDeviceToHost, stream));
   RETURN_IF_CUDA_ERROR(cudaStreamSynchronize(stream));
   std::vector<double> x(t.view.numel());
-  for (size_t i = 0; i < x.size(); ++i) {
-    if (dt == DType::kF32) {
-      float f;
-      std::memcpy(&f, &host[4 * i], 4);
-      x[i] = f;
-    } else {
-      uint16_t h;
-      std::memcpy(&h, &host[2 * i], 2);
-      x[i] = dt == DType::kBF16 ? Bf16BitsToFloat(h) : HalfBitsToFloat(h);
-    }
-  }
+  for (size_t i = 0; i < x.size(); ++i) x[i] = ElementValue(dt, host.data(), i);
   return x;
 }
 

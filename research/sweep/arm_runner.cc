@@ -161,7 +161,7 @@ void Arm::Report(const char* phase, int fold, double step_seconds, bool hessian_
 absl::StatusOr<double> Arm::ValidationLoss(const std::vector<std::vector<float>>& ticks,
                                            const std::vector<std::vector<int32_t>>& labels,
                                            const std::vector<int64_t>& calls) {
-  if (calls.empty()) {  // validate_on "all": every batch has labelled steps
+  if (in_.config->training.validate_on == ValidateOn::kAll) {  // every batch has labelled steps
     double sum = 0;
     for (size_t i = 0; i < ticks.size(); ++i) {
       ASSIGN_OR_RETURN(double loss, lead_->EvalLoss(ticks[i], labels[i], plan_.batch, plan_.context));
@@ -171,6 +171,8 @@ absl::StatusOr<double> Arm::ValidationLoss(const std::vector<std::vector<float>>
   }
   // Call steps only: a batch may hold none, and the mean is over call steps, so each
   // batch's mean loss counts by its number of them.
+  if (calls.size() != ticks.size())
+    return absl::InternalError("validate_on calls: one call-step count per batch expected; this is a bug");
   double sum = 0;
   int64_t count = 0;
   for (size_t i = 0; i < ticks.size(); ++i) {
