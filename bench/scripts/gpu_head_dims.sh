@@ -13,6 +13,7 @@
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
+[ -f scripts/device_env.sh ] && source scripts/device_env.sh  # the carried Abseil/gtest/json
 out=${OUT:?set OUT to the results folder}
 mkdir -p "$out"
 start=$(date +%s)
