@@ -1,6 +1,8 @@
 // ModelConfig validation and JSON (nlohmann-json) round trip.
 #include "model/config.h"
 
+#include <cmath>
+
 #include <nlohmann/json.hpp>
 
 #include "absl/strings/str_cat.h"
@@ -24,6 +26,16 @@ absl::Status ModelConfig::Validate() const {
     return bad("rotary_dims must be -1 (the whole head) or even in [0, head dim = ", head_dim(),
                "], got ", rotary_dims);
   if (!(layernorm_eps > 0)) return bad("layernorm_eps must be > 0");
+  if (fourier_feature < -1 || fourier_feature >= features)
+    return bad("fourier_feature must be -1 (none) or a column in [0, features = ", features,
+               "), got ", fourier_feature);
+  if (fourier_feature < 0 && !fourier_periods.empty())
+    return bad("fourier_periods given without a fourier_feature column");
+  if (fourier_feature >= 0 && (fourier_periods.empty() || fourier_periods.size() > kMaxFourierPeriods))
+    return bad("fourier_periods must hold 1 to ", kMaxFourierPeriods, " periods, got ",
+               fourier_periods.size());
+  for (float p : fourier_periods)
+    if (!(p > 0) || !std::isfinite(p)) return bad("fourier_periods must be finite and > 0, got ", p);
   return absl::OkStatus();
 }
 
@@ -33,6 +45,10 @@ std::string ModelConfig::ToJson() const {
                       {"mlp_ratio", mlp_ratio}, {"classes", classes},   {"max_context", max_context},
                       {"rope_theta", rope_theta}, {"rotary_dims", rotary_dims},
                       {"layernorm_eps", layernorm_eps}};
+  if (fourier_feature >= 0) {
+    j["fourier_feature"] = fourier_feature;
+    j["fourier_periods"] = fourier_periods;
+  }
   return j.dump(2);
 }
 
@@ -60,6 +76,18 @@ absl::StatusOr<ModelConfig> ModelConfig::FromJson(const std::string& text) {
                  get("max_context", c.max_context), get("rope_theta", c.rope_theta),
                  get("rotary_dims", c.rotary_dims), get("layernorm_eps", c.layernorm_eps)}) {
     if (!s.ok()) return s;
+  }
+  if (absl::Status s = get("fourier_feature", c.fourier_feature); !s.ok()) return s;
+  if (j.contains("fourier_periods")) {
+    const auto& v = j["fourier_periods"];
+    if (!v.is_array() || v.size() > kMaxFourierPeriods)
+      return absl::InvalidArgumentError(absl::StrCat(
+          "model config: 'fourier_periods' must be an array of at most ", kMaxFourierPeriods, " numbers"));
+    for (const auto& p : v) {
+      if (!p.is_number())
+        return absl::InvalidArgumentError("model config: 'fourier_periods' must hold numbers");
+      c.fourier_periods.push_back(p.get<float>());
+    }
   }
   if (absl::Status s = c.Validate(); !s.ok()) return s;
   return c;

@@ -4,10 +4,14 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 
 namespace flashtick {
+
+// At most this many Fourier periods (2 input columns each).
+inline constexpr size_t kMaxFourierPeriods = 32;
 
 struct ModelConfig {
   std::string name = "flashtick-tiny";
@@ -24,9 +28,18 @@ struct ModelConfig {
   // by content alone at any distance (kernels/ops/rope.h, docs/model.md).
   int rotary_dims = -1;
   float layernorm_eps = 1e-5f;
+  // Fourier input features (model/input_encoding.h, docs/model.md): column
+  // fourier_feature (−1: none) enters as sin/cos(2π·x/p) for each period p, in the
+  // column's own units (the normalised feature the model is given).
+  int fourier_feature = -1;
+  std::vector<float> fourier_periods;
 
   int head_dim() const { return width / heads; }
   int rotated_dims() const { return rotary_dims < 0 ? head_dim() : rotary_dims; }
+  // Columns the embedding sees: F, or F − 1 + 2·periods with a Fourier feature.
+  int input_width() const {
+    return fourier_feature < 0 ? features : features - 1 + 2 * static_cast<int>(fourier_periods.size());
+  }
   absl::Status Validate() const;
   std::string ToJson() const;
   static absl::StatusOr<ModelConfig> FromJson(const std::string& json);

@@ -1,8 +1,11 @@
 // The steps shared by the full forward and the one-tick decode (see forward_ops.h).
 #include "model/forward_ops.h"
 
+#include <vector>
+
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
+#include "model/input_encoding.h"
 
 namespace flashtick {
 
@@ -45,7 +48,14 @@ absl::Status ForwardOps::LayerNorm(const TensorView& x, const std::string& name,
 
 absl::Status ForwardOps::Embed(const float* ticks) const {
   const DeviceKind dev = be_->device();
-  RETURN_IF_ERROR(be_->Copy(ws_.in32.data, dev, ticks, DeviceKind::kCpu, ws_.in32.bytes()));
+  if (c_.fourier_feature >= 0) {
+    // The Fourier columns are made on the host (model/input_encoding.h), then one copy.
+    std::vector<float> encoded(static_cast<size_t>(ws_.in32.numel()));
+    EncodeInputs(c_, ticks, ws_.in32.dim(0), encoded.data());
+    RETURN_IF_ERROR(be_->Copy(ws_.in32.data, dev, encoded.data(), DeviceKind::kCpu, ws_.in32.bytes()));
+  } else {
+    RETURN_IF_ERROR(be_->Copy(ws_.in32.data, dev, ticks, DeviceKind::kCpu, ws_.in32.bytes()));
+  }
   if (act_ != DType::kF32)
     RETURN_IF_ERROR(Run(ModelOpDesc(Op::kCast, DType::kF32), {ws_.in32}, {ws_.in}, "ticks cast"));
   return Linear(ws_.in, "embed", ws_.x, false);

@@ -40,7 +40,7 @@ int64_t ParamSpec::numel() const {
 
 std::vector<ParamSpec> TransformerParamSpecs(const ModelConfig& c) {
   using I = ParamSpec::Init;
-  const int64_t C = c.width, F = c.features, D = c.head_dim();
+  const int64_t C = c.width, F = c.input_width(), D = c.head_dim();
   const int64_t W = (c.heads + 2 * int64_t{c.kv_heads}) * D, Hm = int64_t{c.mlp_ratio} * C;
   std::vector<ParamSpec> s = {{"embed.weight", {C, F}, I::kNormal}, {"embed.bias", {C}, I::kZeros}};
   for (int l = 0; l < c.layers; ++l) {

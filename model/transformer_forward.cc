@@ -50,8 +50,8 @@ ForwardWorkspace ForwardWorkspace::Carve(void* base, DeviceKind device, const Mo
   const int64_t rows_out = last_only ? Bc : R;
   Carver k{static_cast<char*>(base), device};
   ForwardWorkspace w;
-  w.in32 = k.Take(DType::kF32, {R, c.features});
-  w.in = act == DType::kF32 ? w.in32 : k.Take(act, {R, c.features});
+  w.in32 = k.Take(DType::kF32, {R, c.input_width()});
+  w.in = act == DType::kF32 ? w.in32 : k.Take(act, {R, c.input_width()});
   w.x = k.Take(act, {R, C});
   w.h = k.Take(act, {R, C});
   w.qkv = k.Take(act, {R, W});

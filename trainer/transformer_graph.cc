@@ -8,6 +8,7 @@
 #include "common/status_macros.h"
 #include "kernels/ops/attention.h"
 #include "kernels/ops/param_dtype.h"
+#include "model/input_encoding.h"
 #include "trainer/attention_node.h"
 #include "trainer/gelu_node.h"
 #include "trainer/layernorm_node.h"
@@ -80,9 +81,10 @@ absl::Status TransformerGraph::Build() {
   const DType dt = store_->compute_dtype();
   const int64_t M = B_ * T_, C = c.width, D = c.head_dim();
   const int64_t H = c.heads, Hkv = c.kv_heads, R = int64_t(c.mlp_ratio) * C;
-  ASSIGN_OR_RETURN(input_, NewActivation(c.features, /*needs_grad=*/false));
+  // The embedding's input is the encoded row (model/input_encoding.h: Fourier columns).
+  ASSIGN_OR_RETURN(input_, NewActivation(c.input_width(), /*needs_grad=*/false));
   if (dt != DType::kF32 && dt != DType::kF64) {  // ticks arrive fp32 and are cast on the device
-    ASSIGN_OR_RETURN(input32_, ws_.Allocate(DType::kF32, {M, int64_t(c.features)}));
+    ASSIGN_OR_RETURN(input32_, ws_.Allocate(DType::kF32, {M, int64_t(c.input_width())}));
   }
   ASSIGN_OR_RETURN(Activation * h, NewActivation(C));
   AddNode(std::make_unique<LinearNode>(input_, h, P("embed.weight"), P("embed.bias")));
@@ -225,6 +227,12 @@ absl::Status TransformerGraph::SetBatch(absl::Span<const float> ticks,
   }
   Backend* be = store_->backend();
   const DType dt = store_->compute_dtype();
+  std::vector<float> encoded;
+  if (c.fourier_feature >= 0) {
+    encoded.resize(static_cast<size_t>(M * c.input_width()));
+    EncodeInputs(c, ticks.data(), M, encoded.data());
+    ticks = encoded;
+  }
   if (dt == DType::kF32) {
     RETURN_IF_ERROR(be->Copy(input_->value.data, input_->value.device, ticks.data(),
                              DeviceKind::kCpu, input_->value.bytes()));

@@ -224,6 +224,28 @@ void JsonFields::IntList(const char* key, int64_t lo, int64_t hi, size_t min_siz
   *out = std::move(values);
 }
 
+void JsonFields::PositiveList(const char* key, double hi, size_t min_size, size_t max_size,
+                              std::vector<double>* out) {
+  const nlohmann::json* v = Get(key);
+  if (v == nullptr) return;
+  if (!v->is_array() || v->size() < min_size || v->size() > max_size) {
+    Error(key, absl::StrCat("must be a list of ", min_size, " to ", max_size, " numbers, got ",
+                            Show(*v)));
+    return;
+  }
+  std::vector<double> values;
+  for (size_t i = 0; i < v->size(); ++i) {
+    const nlohmann::json& e = (*v)[i];
+    const double x = e.is_number() ? e.get<double>() : 0.0;
+    if (!e.is_number() || !std::isfinite(x) || !(x > 0) || x > hi) {
+      Error(key, absl::StrCat("[", i, "] must be a number in (0, ", hi, "], got ", Show(e)));
+      return;
+    }
+    values.push_back(x);
+  }
+  *out = std::move(values);
+}
+
 void JsonFields::UintList(const char* key, size_t min_size, size_t max_size,
                           std::vector<uint64_t>* out) {
   const nlohmann::json* v = Get(key);

@@ -64,6 +64,9 @@ class JsonFields {
   void IntList(const char* key, int64_t lo, int64_t hi, size_t min_size, size_t max_size,
                std::vector<int64_t>* out);
   void UintList(const char* key, size_t min_size, size_t max_size, std::vector<uint64_t>* out);
+  // Finite numbers in (lo, hi] each.
+  void PositiveList(const char* key, double hi, size_t min_size, size_t max_size,
+                    std::vector<double>* out);
   void StringList(const char* key, size_t min_size, size_t max_size,
                   std::vector<std::string>* out);
   // A nested object: a reader for it (reading nothing when absent or not an

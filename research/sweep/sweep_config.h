@@ -89,6 +89,10 @@ struct SweepModelConfig {
   int width = 64, layers = 2, heads = 4, kv_heads = 4, mlp_ratio = 4;
   double rope_theta = 10000.0;
   int rotary_dims = -1;  // ModelConfig::rotary_dims: −1 rotates the whole head
+  // ModelConfig::fourier_feature / fourier_periods (model/input_encoding.h): the
+  // feature column (research/features.h; −1: none) that enters as Fourier features.
+  int fourier_feature = -1;
+  std::vector<double> fourier_periods;
 };
 
 struct SweepOptimizerConfig {

@@ -126,6 +126,18 @@ TEST(DecodeStateTest, MultiHeadStepsMatchPredict) {
                           DecodeState::kDefaultInitialCapacity, kAbsTol, kRelTol);
 }
 
+// With Fourier input features (model/input_encoding.h) each step encodes its own row
+// the way the full forward encodes the sequence.
+TEST(DecodeStateTest, FourierInputStepsMatchPredict) {
+  auto be = Cpu();
+  ModelConfig c = Config(4, 2, 4096);
+  c.fourier_feature = 1;
+  c.fourier_periods = {1.0f, 4.0f, 32.0f};
+  auto m = SharpModel(c, 13, be.get());
+  const int64_t T = 120;
+  ExpectStepsMatchPredict(m.get(), Rows(T, m->config().features, 9), T, 8, kAbsTol, kRelTol);
+}
+
 TEST(DecodeStateTest, Float64StepsMatchPredict) {
   auto be = Cpu();
   ModelOptions opt;

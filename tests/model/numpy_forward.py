@@ -37,6 +37,21 @@ def rope(x, theta, rotary_dims=-1):
     return y
 
 
+def encode_inputs(cfg, x):
+    """The model's input encoding, written from its description (docs/model.md,
+    "Fourier input features"): column j = fourier_feature is dropped and
+    sin(2*pi*x_j/p), cos(2*pi*x_j/p) for each period p are appended after the other
+    columns; the encoded values are float32, as the model is given them."""
+    j = cfg.get("fourier_feature", -1)
+    if j < 0:
+        return x
+    x = np.asarray(x, dtype=np.float64)
+    a = x[..., j:j + 1] * (2 * np.pi / np.asarray(cfg["fourier_periods"], dtype=np.float64))
+    sc = np.stack([np.sin(a), np.cos(a)], axis=-1).reshape(*a.shape[:-1], -1)
+    out = np.concatenate([np.delete(x, j, axis=-1), sc], axis=-1)
+    return out.astype(np.float32).astype(np.float64)
+
+
 def main():
     d, b_n, t_n = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
     cfg = json.load(open(f"{d}/config.json"))
@@ -44,7 +59,7 @@ def main():
     c, h, hkv = cfg["width"], cfg["heads"], cfg["kv_heads"]
     hd, eps = c // h, cfg["layernorm_eps"]
     x = np.fromfile(f"{d}/ticks.f32", dtype=np.float32).astype(np.float64)
-    x = x.reshape(b_n, t_n, cfg["features"])
+    x = encode_inputs(cfg, x.reshape(b_n, t_n, cfg["features"]))
     x = x @ w["embed.weight"].T + w["embed.bias"]
     mask = np.tril(np.ones((t_n, t_n), dtype=bool))
     for l in range(cfg["layers"]):

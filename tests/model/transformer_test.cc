@@ -298,7 +298,7 @@ TEST(ModelConfigRotary, ValidatesAndRoundTrips) {
 // Partial rotary (config.rotary_dims) is the same forward with the tail dims unrotated.
 class NumpyForward : public ::testing::TestWithParam<int> {};
 
-TEST_P(NumpyForward, MatchesFloat64) {
+void ExpectMatchesNumpy(ModelConfig c) {
   const std::string py = FLASHTICK_PYTHON;
   if (std::system((py + " -c 'import numpy, safetensors' 2>/dev/null").c_str()) != 0)
     GTEST_SKIP() << "no numpy/safetensors in " << py;
@@ -306,8 +306,6 @@ TEST_P(NumpyForward, MatchesFloat64) {
   ModelOptions f64;
   f64.compute_dtype = DType::kF64;
   const std::string dir = TempDir("np");
-  ModelConfig c = SmallConfig();
-  c.rotary_dims = GetParam();
   c.rope_theta = 300.0f;  // so every rotated pair turns visibly over the 45 steps
   auto m = Make(be.get(), 31, f64, c);
   ASSERT_TRUE(m->Save(dir).ok());
@@ -326,6 +324,21 @@ TEST_P(NumpyForward, MatchesFloat64) {
   for (size_t i = 0; i < ref.size(); ++i) max_err = std::max(max_err, std::fabs(ref[i] - ours[i]));
   // Our f64 probabilities are returned as fp32: the rounding to fp32 dominates.
   EXPECT_LT(max_err, 1e-7);
+}
+
+TEST_P(NumpyForward, MatchesFloat64) {
+  ModelConfig c = SmallConfig();
+  c.rotary_dims = GetParam();
+  ExpectMatchesNumpy(c);
+}
+
+// Fourier input features (model/input_encoding.h) on the spread column: the NumPy
+// forward encodes the raw ticks itself.
+TEST(NumpyForwardFourier, MatchesFloat64) {
+  ModelConfig c = SmallConfig();
+  c.fourier_feature = 1;
+  c.fourier_periods = {0.5f, 2.0f, 16.0f};
+  ExpectMatchesNumpy(c);
 }
 
 INSTANTIATE_TEST_SUITE_P(RotaryDims, NumpyForward, ::testing::Values(-1, 0, 4),

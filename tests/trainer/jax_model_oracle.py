@@ -55,6 +55,21 @@ def attention(q, k, v):
     return jnp.einsum("bhij,bjhd->bihd", jax.nn.softmax(s, axis=-1), v)
 
 
+def encode_inputs(cfg, x):
+    """The model's input encoding, written from its description (docs/model.md,
+    "Fourier input features"): column j = fourier_feature is dropped and
+    sin(2*pi*x_j/p), cos(2*pi*x_j/p) for each period p are appended after the other
+    columns; the encoded values are float32, as the model is given them."""
+    j = cfg.get("fourier_feature", -1)
+    if j < 0:
+        return x
+    x = np.asarray(x, dtype=np.float64)
+    a = x[..., j:j + 1] * (2 * np.pi / np.asarray(cfg["fourier_periods"], dtype=np.float64))
+    sc = np.stack([np.sin(a), np.cos(a)], axis=-1).reshape(*a.shape[:-1], -1)
+    out = np.concatenate([np.delete(x, j, axis=-1), sc], axis=-1)
+    return out.astype(np.float32).astype(np.float64)
+
+
 def make_loss(cfg, ticks, labels):
     C, H, Hkv = cfg["width"], cfg["heads"], cfg["kv_heads"]
     D = C // H
@@ -91,7 +106,7 @@ def solve(d):
     cfg = json.load(open(os.path.join(d, "config.json")))
     weights = {k: jnp.asarray(v, dtype=jnp.float64) for k, v in load_file(os.path.join(d, "weights.safetensors")).items()}
     inputs = load_file(os.path.join(d, "inputs.safetensors"))
-    ticks = jnp.asarray(inputs["ticks"], dtype=jnp.float64)
+    ticks = jnp.asarray(encode_inputs(cfg, inputs["ticks"]), dtype=jnp.float64)
     labels = jnp.asarray(inputs["labels"])
     loss = make_loss(cfg, ticks, labels)
     value, grad = jax.jit(jax.value_and_grad(loss))(weights)

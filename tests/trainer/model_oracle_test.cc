@@ -149,7 +149,13 @@ TEST(ModelOracle, LossGradientAndHvpMatchJaxFloat64) {
   partial.width = 16;
   partial.rotary_dims = 4;
   partial.rope_theta = 500.0f;  // fast enough to turn visibly over 17 steps
+  // Fourier input features (model/input_encoding.h) on the spread column: the oracle
+  // encodes the raw ticks itself, so the embedding's width and order are checked.
+  ModelConfig fourier = TinyConfig();
+  fourier.fourier_feature = 1;
+  fourier.fourier_periods = {0.75f, 3.0f};
   const std::vector<Case> cases = {{"gqa_L2", gqa, 2, 13},
+                                   {"gqa_L2_fourier", fourier, 2, 9},
                                    {"mha_L1_T1", mha, 3, 1},
                                    {"mha_L1", mha, 1, 33},
                                    {"gqa_L2_partial_rotary", partial, 2, 17}};

@@ -1,19 +1,30 @@
 #!/usr/bin/env bash
 # A screen on the GPU machine: each config of bench/sweep/screen/ (one N = 32,768 arm
 # per training seed) trains at the same time as the others on the one GPU, then per config the
-# call-step accuracy per lag. Usage: OUT=dir bench/sweep/screen/run_screen.sh [CONFIG...]
+# call-step accuracy per lag. Builds flashtick_sweep with cuDNN first (gpu_cudnn.sh build)
+# unless it is there. Every limit comes from one deadline (SCREEN_BUDGET seconds from
+# the start, default 570), so a 600 s device call still writes $OUT/screen.txt.
+# Usage: OUT=dir bench/sweep/screen/run_screen.sh [CONFIG...]
 set -uo pipefail
 cd "$(dirname "$0")/../../.."
 source scripts/device_env.sh
+deadline=$(( $(date +%s) + ${SCREEN_BUDGET:-570} ))
+left() { echo $(( deadline - $(date +%s) )); }
 build=build/gpu-kernels
+# libcudnn beside PyTorch, as gpu_cudnn.sh finds it.
+cudnn_dir=$(dirname "$(find "$(python3 -c 'import site;print(site.getsitepackages()[0])')/nvidia" -name libcudnn.so.9 2>/dev/null | head -1)" 2>/dev/null)
+[ -n "$cudnn_dir" ] && export LD_LIBRARY_PATH=$cudnn_dir:${LD_LIBRARY_PATH:-}
 if [ ! -x $build/bench/sweep/flashtick_sweep ]; then
-  cmake --preset gpu-kernels -DFLASHTICK_BUILD_TESTS=OFF -DFLASHTICK_BUILD_BENCH=ON > $OUT/cmake.log 2>&1
-  ninja -C $build -j16 flashtick_sweep train_step_bench > $OUT/build.log 2>&1 || { tail -20 $OUT/build.log; exit 1; }
+  CUDNN_TARGETS="flashtick_sweep train_step_bench" CUDNN_DEADLINE=$(( $(left) - 60 )) OUT=$OUT \
+    bench/scripts/gpu_cudnn.sh build > $OUT/build.log 2>&1 || { tail -20 $OUT/build.log; exit 1; }
+  echo "build done, $(left) s left"
 fi
 cfgs=("$@"); [ ${#cfgs[@]} -eq 0 ] && cfgs=(bench/sweep/screen/*.json)
+limit=$(( $(left) - 20 )); [ -n "${SCREEN_LIMIT:-}" ] && [ "$SCREEN_LIMIT" -lt "$limit" ] && limit=$SCREEN_LIMIT
+echo "training for at most $limit s"
 for c in "${cfgs[@]}"; do
   n=$(basename $c .json); rm -rf build/screen/$n; mkdir -p build/screen/$n
-  timeout ${SCREEN_LIMIT:-420} $build/bench/sweep/flashtick_sweep --config $c --dir build/screen/$n \
+  timeout $limit $build/bench/sweep/flashtick_sweep --config $c --dir build/screen/$n \
     --device cuda --plot-script "" > build/screen/$n.log 2>&1 &
 done
 wait
