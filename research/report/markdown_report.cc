@@ -198,6 +198,53 @@ void Arms(const json& r, std::string* md) {
   absl::StrAppend(md, "\n");
 }
 
+// Where the call step looks (fold_evaluator.h): per arm and seen lag family, for
+// each layer the head that puts the most weight on the cue, that weight, and the
+// same head's weight on the call step itself, beside 1/window (uniform attention).
+void AttentionOnCue(const json& r, std::string* md) {
+  const json& arms = At(r, "arms");
+  const json& heads = At(At(At(r, "config"), "model"), "heads");
+  const json& layers = At(At(At(r, "config"), "model"), "layers");
+  if (!arms.is_array() || !heads.is_number_integer() || !layers.is_number_integer()) return;
+  const size_t h = heads.get<size_t>(), L = layers.get<size_t>();
+  if (h == 0 || L == 0) return;
+  std::string rows;
+  for (const json& a : arms) {
+    const int64_t n = At(a, "context").is_number() ? At(a, "context").get<int64_t>() : 0;
+    for (const json& e : At(a, "events")) {
+      const json& cue = At(e, "cue_weight");
+      const json& self = At(e, "self_weight");
+      const json& k = At(e, "attention_events");
+      if (!cue.is_array() || cue.size() != L * h || !self.is_array() || self.size() != cue.size() ||
+          !k.is_number() || k.get<int64_t>() == 0 || n == 0) {
+        continue;
+      }
+      absl::StrAppend(&rows, "| ", S(a, "arm_id"), " | ", At(e, "lag").dump(), " | ", k.dump(), " |");
+      for (size_t l = 0; l < L; ++l) {
+        size_t best = l * h;
+        for (size_t i = l * h; i < (l + 1) * h; ++i)
+          if (cue[i].is_number() && cue[i].get<double>() > cue[best].get<double>()) best = i;
+        absl::StrAppend(&rows, " ", F(cue[best], "%.3f"), " (h", best - l * h, "); self ",
+                        F(self[best], "%.3f"), " |");
+      }
+      absl::StrAppend(&rows, " ", F(json(1.0 / static_cast<double>(n)), "%.2g"), " |\n");
+    }
+  }
+  if (rows.empty()) return;
+  absl::StrAppend(md, "### Where the call step looks\n\n",
+                  "For the first events of each family whose cue is inside the window (test "
+                  "days, in order): the softmax weight of the call step's query on the cue "
+                  "step, per layer for the head that looks at it most, and that head's "
+                  "weight on the call step itself (it carries the cue's key too). Uniform "
+                  "attention would give 1/window. A family the arm misses with weight on "
+                  "the cue fails at reading the sign; one without, at finding the cue.\n\n"
+                  "| arm | L | events |");
+  for (size_t l = 0; l < L; ++l) absl::StrAppend(md, " layer ", l, ": on the cue (head); on itself |");
+  absl::StrAppend(md, " 1/window |\n|---|---|---|");
+  for (size_t l = 0; l <= L; ++l) absl::StrAppend(md, "---|");
+  absl::StrAppend(md, "\n", rows, "\n");
+}
+
 void Precision(const json& r, std::string* md) {
   const json& p = At(r, "precision_check");
   absl::StrAppend(md, "## Precision check\n\n");
@@ -228,6 +275,7 @@ std::string MarkdownReport(const json& r) {
   if (!S(data, "cleaning").empty()) absl::StrAppend(&md, "Cleaning: ", S(data, "cleaning"), "\n\n");
   Verdict(r, &md);
   Arms(r, &md);
+  AttentionOnCue(r, &md);
   Precision(r, &md);
   absl::StrAppend(&md, "## Plots\n\n");
   const json& plots = At(r, "plots");

@@ -55,7 +55,10 @@ json ArmJson(const ArmResult& a) {
                       {"hits", e.hits},
                       {"rate", e.rate()},
                       {"calls", e.calls},
-                      {"call_hits", e.call_hits}});
+                      {"call_hits", e.call_hits},
+                      {"attention_events", e.attention_events},
+                      {"cue_weight", e.cue_weight},
+                      {"self_weight", e.self_weight}});
   }
   json curve = json::array();
   for (const LossPoint& p : a.loss_curve) curve.push_back({p.step, Num(p.loss)});

@@ -155,7 +155,10 @@ json ArmResultToJson(const ArmResult& a) {
                       {"events", e.events},
                       {"hits", e.hits},
                       {"calls", e.calls},
-                      {"call_hits", e.call_hits}});
+                      {"call_hits", e.call_hits},
+                      {"attention_events", e.attention_events},
+                      {"cue_weight", e.cue_weight},
+                      {"self_weight", e.self_weight}});
   }
   json curve = json::array();
   for (const LossPoint& p : a.loss_curve) curve.push_back({p.step, p.loss});
@@ -248,6 +251,19 @@ absl::StatusOr<ArmResult> ArmResultFromJson(const json& j) {
     if (auto c = e.find("calls"); c != e.end() && c->is_number_integer()) t.calls = c->get<int64_t>();
     if (auto c = e.find("call_hits"); c != e.end() && c->is_number_integer()) {
       t.call_hits = c->get<int64_t>();
+    }
+    // Optional: state files written before the attention diagnostic have none.
+    if (auto n = e.find("attention_events"); n != e.end() && n->is_number_integer()) {
+      t.attention_events = n->get<int64_t>();
+      for (auto [key, out] : {std::pair{"cue_weight", &t.cue_weight}, {"self_weight", &t.self_weight}}) {
+        auto w = e.find(key);
+        if (w == e.end() || !w->is_array()) return Bad(absl::StrCat("events[].", key));
+        for (const json& x : *w) {
+          if (!x.is_number()) return Bad(absl::StrCat("events[].", key, "[]"));
+          out->push_back(x.get<double>());
+        }
+      }
+      if (t.cue_weight.size() != t.self_weight.size()) return Bad("events[].self_weight");
     }
     a.events.push_back(t);
   }

@@ -41,6 +41,12 @@ struct EventTally {  // one lag family
   // flat, a miss that trades nothing); call_hits: those with the label's sign. An arm
   // blind to a family calls its sign at a coin's rate.
   int64_t calls = 0, call_hits = 0;
+  // Where the call step's attention goes (fold_evaluator.h): over the first
+  // attention_events events of the family whose cue is inside the window, the mean
+  // softmax weight of the call step's query on the cue step and on itself (the go
+  // marker carries the cue's key), per layer and query head ([layer·H + head]).
+  int64_t attention_events = 0;
+  std::vector<double> cue_weight, self_weight;
   double rate() const { return events > 0 ? static_cast<double>(hits) / events : 0.0; }
 };
 

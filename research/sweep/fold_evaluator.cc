@@ -1,6 +1,8 @@
 // EvaluateFold (see fold_evaluator.h).
 #include "research/sweep/fold_evaluator.h"
 
+#include <algorithm>
+#include <cstdio>
 #include <memory>
 
 #include "absl/strings/str_cat.h"
@@ -9,6 +11,42 @@
 #include "research/sweep/day_predictor.h"
 
 namespace flashtick {
+namespace {
+
+// Adds one event to the family's attention means (arm_result.h, EventTally): the
+// window of the arm's context that ends at the call step, as the test-day
+// prediction sees it, and the call step's attention weights over it
+// (Transformer::AttentionWeights, exact from the forward's q, k and log-sum-exp).
+absl::Status TallyAttention(Transformer* model, const std::vector<float>& features, int64_t context,
+                            const PlantedEvent& e, EventTally* tally) {
+  const int64_t start = std::max<int64_t>(0, e.call_step - context + 1);
+  const int64_t T = e.call_step - start + 1, F = model->config().features;
+  const int64_t cue = e.cue_step - start;
+  if (cue < 0 || cue >= T || (start + T) * F > static_cast<int64_t>(features.size()))
+    return absl::OkStatus();  // the cue is outside the window: nothing to look at
+  const int64_t rows[] = {T - 1};
+  ASSIGN_OR_RETURN(std::vector<std::vector<float>> w,
+                   model->AttentionWeights(absl::MakeConstSpan(features.data() + start * F, T * F), T,
+                                           rows));
+  const int64_t H = model->config().heads;
+  const size_t n = w.size() * static_cast<size_t>(H);
+  if (tally->cue_weight.size() != n) {
+    tally->cue_weight.assign(n, 0.0);
+    tally->self_weight.assign(n, 0.0);
+  }
+  const double k = static_cast<double>(tally->attention_events);
+  for (size_t l = 0; l < w.size(); ++l) {
+    for (int64_t h = 0; h < H; ++h) {
+      const size_t i = l * H + h;  // running means
+      tally->cue_weight[i] = (tally->cue_weight[i] * k + w[l][h * T + cue]) / (k + 1);
+      tally->self_weight[i] = (tally->self_weight[i] * k + w[l][h * T + T - 1]) / (k + 1);
+    }
+  }
+  ++tally->attention_events;
+  return absl::OkStatus();
+}
+
+}  // namespace
 
 absl::Status EvaluateFold(const ResearchDataset& dataset, const SweepData& data,
                           const ArmPlan& plan, int fold_index, const FoldLabels& labels,
@@ -22,6 +60,7 @@ absl::Status EvaluateFold(const ResearchDataset& dataset, const SweepData& data,
     for (int64_t lag : data.lags) result->events.push_back({lag, 0, 0});
   }
   const DayContext& ctx = dataset.context();
+  bool attention_ok = true;
   for (int day : plan.folds[fold_index].fold.test_days) {
     const std::vector<int8_t>& y = labels.classes[day];
     if (y.empty()) {
@@ -52,6 +91,16 @@ absl::Status EvaluateFold(const ResearchDataset& dataset, const SweepData& data,
       if (predicted != kFlat) {
         ++tally.calls;
         tally.call_hits += predicted == y[t];
+      }
+      if (tally.attention_events < kAttentionEvents && attention_ok) {
+        // A diagnostic: its failure (say a backend without the probe's ops) leaves the
+        // tally empty and is logged, but does not fail the fold's scores.
+        const absl::Status s = TallyAttention(model.get(), features, plan.context, e, &tally);
+        if (!s.ok()) {
+          std::fprintf(stderr, "[%s] attention diagnostic skipped: %s\n", result->arm_id.c_str(),
+                       std::string(s.message()).c_str());
+          attention_ok = false;
+        }
       }
     }
   }

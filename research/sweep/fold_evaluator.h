@@ -4,6 +4,11 @@
 // the strategy's daily return net of cost) and, on planted data, tallies whether the
 // predicted class at each event's call step equals its label, per lag family.
 // Appends to result->days and result->events, and records the kernel path that ran.
+// For the first kAttentionEvents events of each family whose cue lies inside the
+// arm's window it also records where the call step's attention goes: the weight on
+// the cue and on the call step itself, per layer and head (EventTally; the report's
+// "where the call step looks"): whether a family is missed for not finding the cue
+// or for not reading its sign.
 #pragma once
 
 #include <string>
@@ -17,6 +22,8 @@
 #include "research/sweep/sweep_data.h"
 
 namespace flashtick {
+
+inline constexpr int64_t kAttentionEvents = 8;
 
 absl::Status EvaluateFold(const ResearchDataset& dataset, const SweepData& data,
                           const ArmPlan& plan, int fold_index, const FoldLabels& labels,

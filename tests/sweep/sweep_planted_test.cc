@@ -15,10 +15,12 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 
 #include "research/stats/sharpe.h"
+#include "research/sweep/fold_evaluator.h"
 #include "research/sweep/sweep_engine.h"
 #include "research/sweep/sweep_presets.h"
 
@@ -83,7 +85,26 @@ TEST(SweepPlanted, ArmsRankByTheLagFamiliesTheySeeAndTheLongestPasses) {
       ASSERT_GT(t.events, 0) << a.arm_id << " lag " << t.lag;
       if (t.lag <= a.context) {
         EXPECT_GE(t.rate(), 0.7) << a.arm_id << " should call lag " << t.lag;
+        // Where the call step looks (fold_evaluator.h): the first 8 events of a family
+        // it sees, per layer and head; a family it calls has a head that looks at the
+        // cue well above uniform (measured: 5–40 × 1/N).
+        ASSERT_EQ(t.attention_events, kAttentionEvents) << a.arm_id << " lag " << t.lag;
+        constexpr size_t kLayersTimesHeads = 2 * 4;  // the demo preset's model
+        ASSERT_EQ(t.cue_weight.size(), kLayersTimesHeads);
+        ASSERT_EQ(t.self_weight.size(), t.cue_weight.size());
+        double most = 0;
+        for (size_t i = 0; i < t.cue_weight.size(); ++i) {
+          EXPECT_GE(t.cue_weight[i], 0.0);
+          EXPECT_LE(t.cue_weight[i] + t.self_weight[i], 1.0 + 1e-6);
+          most = std::max(most, t.cue_weight[i]);
+        }
+        if (t.rate() >= 0.7) {
+          EXPECT_GE(most, 3.0 / static_cast<double>(a.context))
+              << a.arm_id << " calls lag " << t.lag << " without looking at its cue";
+        }
       } else {
+        // Its cue is outside every window of the arm: nothing to look at.
+        EXPECT_EQ(t.attention_events, 0) << a.arm_id << " lag " << t.lag;
         // The go marker says that a move comes, not its sign: an arm that cannot
         // see the cue calls a coin (or says flat), so neither its hit rate nor the
         // sign accuracy of its calls rises above ½ by more than 3 binomial σ.

@@ -76,6 +76,15 @@ void ExpectSameResults(const SweepOutcome& a, const SweepOutcome& b) {
       EXPECT_EQ(a.arms[i].days[d].metrics.log_loss, b.arms[i].days[d].metrics.log_loss);
     }
     EXPECT_EQ(a.arms[i].loss, b.arms[i].loss) << "final training loss, bit for bit";
+    // The call-step tallies and the attention diagnostic survive state.json.
+    ASSERT_EQ(a.arms[i].events.size(), b.arms[i].events.size());
+    for (size_t e = 0; e < a.arms[i].events.size(); ++e) {
+      const EventTally &x = a.arms[i].events[e], &y = b.arms[i].events[e];
+      EXPECT_EQ(x.hits, y.hits) << a.arms[i].arm_id << " lag " << x.lag;
+      EXPECT_EQ(x.attention_events, y.attention_events) << a.arms[i].arm_id << " lag " << x.lag;
+      EXPECT_EQ(x.cue_weight, y.cue_weight) << a.arms[i].arm_id << " lag " << x.lag;
+      EXPECT_EQ(x.self_weight, y.self_weight) << a.arms[i].arm_id << " lag " << x.lag;
+    }
   }
   ASSERT_TRUE(a.verdict.has_value() && b.verdict.has_value());
   EXPECT_EQ(a.verdict->Summary(), b.verdict->Summary());
