@@ -2,6 +2,7 @@
 #include "research/sweep/fold_evaluator.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <memory>
 
@@ -33,6 +34,17 @@ absl::Status TallyAttention(Transformer* model, const std::vector<float>& featur
   if (tally->cue_weight.size() != n) {
     tally->cue_weight.assign(n, 0.0);
     tally->self_weight.assign(n, 0.0);
+  }
+  // Each row is a softmax: a sum far from 1 means the probe read the forward's
+  // statistics wrongly (say a kernel's log-sum-exp in another base), not a finding.
+  for (size_t l = 0; l < w.size(); ++l) {
+    for (int64_t h = 0; h < H; ++h) {
+      double sum = 0;
+      for (int64_t j = 0; j < T; ++j) sum += w[l][h * T + j];
+      if (std::abs(sum - 1.0) > 1e-2)
+        return absl::InternalError(absl::StrCat("attention weights of layer ", l, " head ", h,
+                                                " sum to ", sum, ", not 1"));
+    }
   }
   const double k = static_cast<double>(tally->attention_events);
   for (size_t l = 0; l < w.size(); ++l) {

@@ -38,6 +38,17 @@ for p in sorted(glob.glob("build/screen/%s/arms/*/state.json" % sys.argv[1])):
     ev = " ".join("L%d:%.2f(%d)" % (e["lag"], e["hits"] / max(1, e["events"]), e["events"]) for e in a["events"])
     print("%-14s %-10s %s steps %d/%d %.0f s tok/s %.0f %s | %s" % (sys.argv[1], arm, a["state"], a["step"], a["total_steps"],
           a["train_seconds"], a["tokens"] / max(1e-9, a["train_seconds"]), ev, a.get("stop_reason", "")))
+    # Where the call step looks (fold_evaluator.h): per family and layer, the most any
+    # head puts on the cue, and that head's weight on the call step itself.
+    for e in a["events"]:
+        cue, me = e.get("cue_weight", []), e.get("self_weight", [])
+        if not cue: continue
+        h = json.load(open("build/screen/%s/config.json" % sys.argv[1]))["model"]["heads"]
+        cells = []
+        for l in range(len(cue) // h):
+            b = max(range(l * h, (l + 1) * h), key=lambda i: cue[i])
+            cells.append("layer %d: cue %.3f (h%d) self %.3f" % (l, cue[b], b - l * h, me[b]))
+        print("    L%d attention over %d events: %s" % (e["lag"], e["attention_events"], "; ".join(cells)))
 PY
 done | tee $OUT/screen.txt
-tar czf $OUT/screen_logs.tgz build/screen/*.log
+tar czf $OUT/screen_logs.tgz build/screen/*.log build/screen/*/report.md 2>/dev/null
