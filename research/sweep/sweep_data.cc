@@ -41,7 +41,7 @@ absl::StatusOr<SweepData> Planted(const SweepConfig& c) {
   p.cross_day = s.cross_day;
   p.null_twin = s.null_twin();
   p.seed = s.seed;
-  KeyedCueConfig keyed{p, s.events_per_day, s.keys, s.key_window, s.key_spread_step};
+  KeyedCueConfig keyed{p, s.events_per_day, s.keys, s.key_window, s.key_spread_step, s.key_lead};
   if (keyed.key_window == 0) {  // every arm's window: the longest context
     keyed.key_window = *std::max_element(c.contexts.begin(), c.contexts.end());
   }
@@ -58,8 +58,11 @@ absl::StatusOr<SweepData> Planted(const SweepConfig& c) {
       s.keyed() ? absl::StrCat(" with keys (the go marker and its cue share one of ", s.keys,
                                " spread levels ", KeySpreadRatio(0, s.key_spread_step), "×, ",
                                KeySpreadRatio(1, s.key_spread_step), "×, ..., unique within ",
-                               keyed.key_window,
-                               " steps; the sign is the cue's flow; the move is one jump of b·k)")
+                               keyed.key_window, " steps; the sign is the cue's flow",
+                               s.key_lead > 0 ? absl::StrCat(", its key ", s.key_lead,
+                                                             " step(s) before it")
+                                              : std::string(),
+                               "; the move is one jump of b·k)")
       : s.go()     ? " with a go marker (a spread widening at the call step; the sign is the "
                      "cue burst's)"
       : s.tagged() ? absl::StrCat(" with a tag per lag family (motif amplitude x", s.tag_ratio,

@@ -44,9 +44,10 @@ absl::StatusOr<PlantedCueData> GenerateKeyedCue(const KeyedCueConfig& kc) {
   const PlantedCueConfig& c = kc.base;
   if (c.steps_per_day < 1 || c.num_days < 1 || c.horizon < 1 || c.events_per_lag_per_day < 0 ||
       !(c.sigma_bps >= 0) || !(c.spread_bps > 0) || c.lags.empty() || kc.keys < 1 ||
-      !(kc.key_spread_step > 0)) {
+      !(kc.key_spread_step > 0) || kc.key_lead < 0 || kc.key_lead >= c.steps_per_day) {
     return absl::InvalidArgumentError(
-        "keyed cue: need positive days, steps, horizon, spread, keys and key spread step");
+        "keyed cue: need positive days, steps, horizon, spread, keys and key spread step, and "
+        "a key lead in [0, steps_per_day)");
   }
   std::vector<int64_t> count = kc.events_per_family;
   if (count.empty()) count.assign(c.lags.size(), c.events_per_lag_per_day);
@@ -91,13 +92,19 @@ absl::StatusOr<PlantedCueData> GenerateKeyedCue(const KeyedCueConfig& kc) {
         if (e >= count[f]) continue;
         const int64_t lag = c.lags[f];
         // go = cue + lag − 1 ∈ [k − 1, steps − k − 1] within the day.
-        const int64_t lo = std::max<int64_t>(0, c.horizon - lag);
+        // The cue's key step c − key_lead stays in the day too.
+        const int64_t lo = std::max<int64_t>(kc.key_lead, c.horizon - lag);
         const int64_t hi = c.steps_per_day - c.horizon - lag;
+        if (lo > hi) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "keyed cue: lag ", lag, " with key lead ", kc.key_lead, " and horizon ", c.horizon,
+              " leaves no cue step in a day of ", c.steps_per_day));
+        }
         bool placed = false;
         for (int tries = 0; tries < kMaxTriesPerEvent && !placed; ++tries) {
           const int64_t cue = day_start + lo + static_cast<int64_t>(rng.Below(hi - lo + 1));
-          const int64_t go = cue + lag - 1;
-          if (marker[cue] || marker[go]) continue;
+          const int64_t go = cue + lag - 1, key_step = cue - kc.key_lead;
+          if (marker[cue] || marker[go] || marker[key_step]) continue;
           bool clash = false;
           for (int64_t u = go - c.horizon + 1; u <= go + c.horizon && !clash; ++u) {
             clash = guard[u] != 0;
@@ -105,13 +112,13 @@ absl::StatusOr<PlantedCueData> GenerateKeyedCue(const KeyedCueConfig& kc) {
           if (clash) continue;
           free_keys.clear();
           for (int k = 0; k < kc.keys; ++k) {
-            if (!KeyClash(uses[k], cue, go, w)) free_keys.push_back(k);
+            if (!KeyClash(uses[k], key_step, go, w)) free_keys.push_back(k);
           }
           if (free_keys.empty()) continue;
           const int key = free_keys[rng.Below(free_keys.size())];
-          marker[cue] = marker[go] = 1;
+          marker[cue] = marker[go] = marker[key_step] = 1;
           for (int64_t u = go - c.horizon + 1; u <= go + c.horizon; ++u) guard[u] = 1;
-          uses[key].push_back({cue, go});
+          uses[key].push_back({key_step, go});
           PlantedEvent ev;
           ev.lag_family = static_cast<int>(f);
           ev.lag = lag;
@@ -121,7 +128,7 @@ absl::StatusOr<PlantedCueData> GenerateKeyedCue(const KeyedCueConfig& kc) {
           ev.cue_sign = rng.Sign();
           ev.drift_sign = c.null_twin ? twin.Sign() : ev.cue_sign;
           const double spread = KeySpreadRatio(key, kc.key_spread_step) * c.spread_bps;
-          s.spread_bps[cue] = spread;
+          s.spread_bps[key_step] = spread;
           s.spread_bps[go] = spread;
           s.flow[cue] = ev.cue_sign * c.motif_amplitude;
           s.return_bps[go + 1] += jump * ev.drift_sign;

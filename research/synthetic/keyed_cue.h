@@ -42,6 +42,14 @@ struct KeyedCueConfig {
   int keys = 16;                           // K
   int64_t key_window = 0;                  // W; 0: the longest lag
   double key_spread_step = 0.5;            // s in r(κ) = 2 + s·κ
+  // The cue's key sits key_lead steps before its sign (spread[c − key_lead] = r(κ)·spread;
+  // the go keeps its key at g). 0: key and sign at the cue step, as above. With 1 the go
+  // step no longer matches a step that holds the sign and its own key at once — itself
+  // included: the induction-head arrangement (Olsson et al. 2022: match the step after
+  // the previous occurrence), where a key match at offset 0 finds the go step itself,
+  // which holds no sign (docs/sweeps/keyed.md, sixth session). An arm then sees an
+  // event iff L + key_lead ≤ N (the key inside the window too).
+  int64_t key_lead = 0;
 };
 
 // The spread ratio r(κ) = 2 + step·κ that carries key κ (exposed for tests and the report).

@@ -80,6 +80,40 @@ TEST(KeyedCue, EachEventPlantsKeySignAndOneJump) {
   EXPECT_EQ(per_family.size(), 3u);
 }
 
+// key_lead = 1 (keyed_cue.h): the cue's key one step before its sign, so no step holds
+// both a key and a sign and the go step matches only the step before the sign.
+TEST(KeyedCue, KeyLeadPutsTheKeyBeforeTheSign) {
+  KeyedCueConfig c = SmallConfig();
+  c.key_lead = 1;
+  auto d = GenerateKeyedCue(c);
+  ASSERT_TRUE(d.ok()) << d.status();
+  ASSERT_EQ(d->events.size(), 6u * 3 * 6);
+  const int64_t spd = c.base.steps_per_day;
+  for (const PlantedEvent& e : d->events) {
+    EXPECT_EQ(e.call_step, e.cue_step + e.lag - 1);
+    EXPECT_EQ((e.cue_step - 1) / spd, e.call_step / spd) << "key, cue and go share a day";
+    const double key = KeySpreadRatio(e.key, c.key_spread_step);
+    EXPECT_NEAR(SpreadRatio(*d, e.cue_step - 1, spd), key, 1e-6) << "the key leads the sign";
+    EXPECT_NEAR(SpreadRatio(*d, e.call_step, spd), key, 1e-6);
+    EXPECT_NEAR(SpreadRatio(*d, e.cue_step, spd), 1.0, 1e-6) << "the sign step has no key";
+    const SessionGrid& g = d->days[e.cue_step / spd];
+    EXPECT_EQ(g.flow[e.cue_step % spd], e.cue_sign * c.base.motif_amplitude);
+  }
+  // Keys stay unique within the key window, counted from the key step.
+  for (const PlantedEvent& a : d->events) {
+    for (const PlantedEvent& b : d->events) {
+      if (&a == &b || a.key != b.key) continue;
+      const int64_t key_step = b.cue_step - 1;
+      EXPECT_FALSE(key_step >= a.call_step - c.key_window && key_step <= a.call_step)
+          << "key " << a.key << " twice in the window of the go at " << a.call_step;
+    }
+  }
+  c.key_lead = -1;
+  EXPECT_EQ(GenerateKeyedCue(c).status().code(), absl::StatusCode::kInvalidArgument);
+  c.key_lead = spd;
+  EXPECT_EQ(GenerateKeyedCue(c).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
 TEST(KeyedCue, NoWindowHoldsAnotherCueOfTheSameKey) {
   const KeyedCueConfig c = SmallConfig();
   auto d = GenerateKeyedCue(c);

@@ -4,6 +4,7 @@
 // (a table of one bad field per case, plus several at once: all are listed).
 #include <gtest/gtest.h>
 
+#include "absl/strings/str_cat.h"
 #include "research/sweep/sweep_config.h"
 #include "research/sweep/sweep_presets.h"
 
@@ -75,10 +76,15 @@ TEST(SweepConfig, KeyedFieldsEarlyStoppingAndFixedAlphaRoundTrip) {
     "training": {"validation_days": 2, "validate_every_steps": 7, "validation_batches": 3,
                  "patience": 4, "max_train_seconds": 12.5, "validate_on": "calls"},
     "arms_per_gpu": 3,
+    "model": {"fourier_feature": 1, "fourier_periods": [2, 8.5]},
     "data": {"synthetic": {"generator": "planted_cue_keyed", "days": 10, "steps_per_day": 512,
                            "lags": [8, 40], "events_per_day": [5, 5], "keys": 12,
-                           "key_window": 100}}})");
+                           "key_window": 100, "key_lead": 1}}})");
   ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->data.synthetic.key_lead, 1);
+  EXPECT_EQ(c->model.fourier_feature, 1);
+  EXPECT_EQ(c->model.fourier_periods, (std::vector<double>{2.0, 8.5}));
+  EXPECT_EQ(c->ModelFor().input_width(), 6 - 1 + 2 * 2);
   EXPECT_EQ(c->label_alpha_bps, 2.5);
   EXPECT_EQ(c->training.validation_days, 2);
   EXPECT_EQ(c->training.validate_every_steps, 7);
@@ -93,6 +99,14 @@ TEST(SweepConfig, KeyedFieldsEarlyStoppingAndFixedAlphaRoundTrip) {
   auto again = ParseSweepConfig(SweepConfigToJson(*c));
   ASSERT_TRUE(again.ok()) << again.status();
   EXPECT_EQ(SweepConfigToJson(*again), SweepConfigToJson(*c));
+  // The Fourier fields come as a pair, with periods > 0.
+  for (const char* model : {R"({"fourier_feature": 1})", R"({"fourier_periods": [2]})",
+                            R"({"fourier_feature": 1, "fourier_periods": [0]})",
+                            R"({"fourier_feature": 6, "fourier_periods": [2]})"}) {
+    auto m = ParseSweepConfig(absl::StrCat(R"({"contexts": [16], "model": )", model, "}"));
+    EXPECT_EQ(m.status().code(), absl::StatusCode::kInvalidArgument) << model;
+    EXPECT_NE(m.status().message().find("fourier"), std::string::npos) << m.status();
+  }
   // Validation days must leave the first fold days to train on; keyed lags must fit.
   auto bad = ParseSweepConfig(R"({"contexts": [16, 64], "labels": {"horizon": 4},
     "walk_forward": {"train_days": 3, "test_days": 1},
