@@ -1,5 +1,5 @@
 // Keyed cue: a planted long-range signal that a transformer retrieves by content,
-// at any distance (docs/research/planted_signals.md, "keyed cue").
+// at any distance (docs/research/protocol.md, "Keyed cue").
 //   event of family f (lag L_f), key κ ∈ [0, K), sign δ, at cue step c:
 //     cue   spread[c] = r(κ)·spread,  flow[c] = δ·A     the key, and the sign
 //     go    spread[g] = r(κ)·spread,  g = c + L_f − 1   the same key, no sign
