@@ -16,7 +16,7 @@
 #include "absl/strings/str_split.h"
 #include "client/bearer_token_interceptor.h"
 #include "common/status_macros.h"
-#include "model/file_io.h"
+#include "common/file_io.h"
 
 namespace flashtick {
 namespace {

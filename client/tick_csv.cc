@@ -11,12 +11,12 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "common/status_macros.h"
-#include "research/data/cleaning.h"
-#include "research/data/csv_table.h"
-#include "research/data/data_file.h"
-#include "research/data/quotes.h"
-#include "research/data/resample.h"
-#include "research/features.h"
+#include "ticks/cleaning.h"
+#include "ticks/csv_table.h"
+#include "ticks/data_file.h"
+#include "ticks/quotes.h"
+#include "ticks/resample.h"
+#include "ticks/features.h"
 
 namespace flashtick {
 namespace {
@@ -78,7 +78,7 @@ absl::StatusOr<TickTable> FromRawTicks(const CsvTable& table, const std::string&
     }
     last_seconds = seconds;
     // A crossed quote is a bad row, dropped as the research cleaning drops it
-    // (research/data/cleaning.h), not sent as a negative spread.
+    // (ticks/cleaning.h), not sent as a negative spread.
     if (bid > ask) {
       ++crossed;
       continue;

@@ -4,15 +4,15 @@
 //     HH:MM:SS[.fff]. Rows are resampled onto the 1-second session grid: the
 //     last quote in each second, the flow summed; quiet seconds carry the quote
 //     forward with flow 0; seconds before the first quote take the first quote
-//     (no price move, no flow). Then ComputeFeatures (research/features.h).
+//     (no price move, no flow). Then ComputeFeatures (ticks/features.h).
 //     Rows must not go back in time (within a second either); a crossed quote
 //     (bid > ask) is dropped and counted, as the research cleaning drops it.
 //   features:   log_return,spread_bps,signed_volume,tod_sin,tod_cos,session_start
 //     one row per step, used as is.
 //   quotes:     the research layout, e.g. timestamp,bid,ask,bid_size,ask_size with
-//     dated timestamps: read, cleaned and resampled by research/data (ParseQuotesCsv,
+//     dated timestamps: read, cleaned and resampled by ticks/ (ParseQuotesCsv,
 //     CleanTicks, ResampleQuotes), which must give exactly one session.
-// Splitting (quotes, CRLF, comments, delimiters) is research/data's CsvTable for all
+// Splitting (quotes, CRLF, comments, delimiters) is ticks/'s CsvTable for all
 // three, so the CLI and the research code read a file by the same rules.
 // Errors name the file, line and column.
 #pragma once
@@ -44,7 +44,7 @@ absl::StatusOr<TickTable> ReadTickCsv(const std::string& path);
 absl::Status WriteFeatureCsv(const std::string& path, const std::vector<float>& features,
                              int64_t steps);
 
-// The feature header, in research/features.h order.
+// The feature header, in ticks/features.h order.
 const std::vector<std::string>& FeatureColumnNames();
 
 }  // namespace flashtick

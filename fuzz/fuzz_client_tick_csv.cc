@@ -1,7 +1,7 @@
 // libFuzzer target: the CLI's tick CSV reader (client/tick_csv.h ParseTickCsv),
 // which `flashtick predict --csv` and `flashtick stream` run on a user's file:
 // raw ticks (seconds since the open), feature rows, and the research quotes
-// layout through research/data's reader, cleaning and resampler. Checks: a table
+// layout through ticks/' reader, cleaning and resampler. Checks: a table
 // that parses has steps × kNumFeatures finite features, at most one session of
 // steps, and a non-negative spread (crossed quotes are dropped, not sent).
 #include <cmath>
@@ -11,7 +11,7 @@
 
 #include "absl/strings/string_view.h"
 #include "client/tick_csv.h"
-#include "research/features.h"
+#include "ticks/features.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size > (1 << 16)) return 0;  // a day of ticks is bigger, but the rules are per row

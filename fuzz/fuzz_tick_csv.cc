@@ -1,4 +1,4 @@
-// libFuzzer target: the tick file readers of research/data — ParseQuotesCsv and
+// libFuzzer target: the tick file readers of ticks/ — ParseQuotesCsv and
 // ParseBarsCsv (both through CsvTable and ParseTimestamp), then, for what parses,
 // the cleaning pass and the resampling onto session grids, as `flashtick sweep`
 // and the CSV data source of a sweep run them on a user's file. The first byte
@@ -9,11 +9,11 @@
 #include <string>
 
 #include "absl/strings/string_view.h"
-#include "research/data/bars.h"
-#include "research/data/cleaning.h"
-#include "research/data/quotes.h"
-#include "research/data/resample.h"
-#include "research/data/timestamp.h"
+#include "ticks/bars.h"
+#include "ticks/cleaning.h"
+#include "ticks/quotes.h"
+#include "ticks/resample.h"
+#include "ticks/timestamp.h"
 
 namespace {
 

@@ -19,7 +19,7 @@
 
 #include "absl/strings/str_format.h"
 #include "kernels/backend.h"
-#include "model/file_io.h"
+#include "common/file_io.h"
 #include "trainer/crc32.h"
 #include "trainer/train_checkpoint.h"
 #include "trainer/trainer.h"

@@ -15,7 +15,7 @@ inline constexpr size_t kMaxFourierPeriods = 32;
 
 struct ModelConfig {
   std::string name = "flashtick-tiny";
-  int features = 6;      // F: per-step tick features (research/features.h lists them)
+  int features = 6;      // F: per-step tick features (ticks/features.h lists them)
   int width = 64;        // C
   int layers = 2;
   int heads = 4;         // H; head dim D = width / heads

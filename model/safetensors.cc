@@ -14,7 +14,7 @@
 #include "absl/strings/str_join.h"
 #include "common/status_macros.h"
 #include "kernels/common/element_value.h"
-#include "model/file_io.h"
+#include "common/file_io.h"
 
 namespace flashtick {
 

@@ -40,7 +40,7 @@ class Safetensors {
   static absl::StatusOr<Safetensors> Parse(absl::string_view bytes);
   static absl::StatusOr<Safetensors> ReadFile(const std::string& path);
   absl::StatusOr<std::string> Serialize() const;
-  // Serialize, then write atomically (temp file, fsync, rename; model/file_io.h).
+  // Serialize, then write atomically (temp file, fsync, rename; common/file_io.h).
   absl::Status WriteFile(const std::string& path) const;
 
   // Adds (or replaces) a tensor, copying numel·DTypeSize(dtype) bytes from data.

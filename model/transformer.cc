@@ -9,7 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 #include "kernels/ops/param_dtype.h"
-#include "model/file_io.h"
+#include "common/file_io.h"
 #include "model/safetensors.h"
 #include "model/transformer_impl.h"
 

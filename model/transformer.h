@@ -1,5 +1,5 @@
 // Transformer: the causal tick transformer (inference side). Per step t a feature
-// vector x_t ∈ R^F (research/features.h) → linear embedding → L pre-norm blocks
+// vector x_t ∈ R^F (ticks/features.h) → linear embedding → L pre-norm blocks
 // [x += Wo·Attn(RoPE(Wq,k,v·LN1(x))); x += W2·gelu(W1·LN2(x))] → LN_f → 3-class
 // head (down / flat / up) → softmax. Causal attention, rotary positions, so one set
 // of weights runs at any T ≤ max_context. All ops run through a Backend.

@@ -16,7 +16,7 @@
 #include "server/logging.h"
 #include "server/experiments/sweep_memory_estimate.h"
 #include "server/metrics/metrics_endpoint.h"
-#include "research/data/data_file.h"
+#include "ticks/data_file.h"
 #include "research/report/plot_runner.h"
 
 namespace flashtick {

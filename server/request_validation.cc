@@ -141,7 +141,7 @@ absl::StatusOr<ValidatedInfer> ValidateModelInfer(inference::ModelInferRequest* 
     return absl::InvalidArgumentError(
         absl::StrCat("input '", kTicksInputName, "' has F = ", features,
                      " features per step; this model takes F = ", limits.features,
-                     " (research/features.h lists them)"));
+                     " (ticks/features.h lists them)"));
   }
   if (steps > limits.max_steps) {
     return absl::ResourceExhaustedError(

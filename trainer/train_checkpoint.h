@@ -6,7 +6,7 @@
 //   manifest.json                 format, step, rng, options, config, and per file its
 //                                 size and CRC-32 (trainer/crc32.h)
 // Every file is written atomically (temporary file, fsync, rename, fsync of the
-// directory; model/file_io.h), data files first and the manifest last, under new
+// directory; common/file_io.h), data files first and the manifest last, under new
 // step-numbered names: a crash at any moment leaves the previous manifest and the files
 // it names intact. Stale data files are removed after the manifest is in place, and
 // the temporary files of writes killed before their rename at the start of the next Save.
@@ -30,7 +30,7 @@ class TrainCheckpoint {
   static constexpr int kVersion = 1;
 
   static absl::Status Save(Trainer& trainer, const std::string& dir);
-  // Removes the temporary files (model/file_io.h: "<name>.tmp.<pid>.<random>") that
+  // Removes the temporary files (common/file_io.h: "<name>.tmp.<pid>.<random>") that
   // writes of Save's own files into `dir` left when killed before their rename (the
   // writer no longer runs: RemoveInterruptedAtomicWrites), and says so on stderr. Returns the names
   // removed. Save calls it first; nothing else in `dir` is touched.

@@ -14,7 +14,7 @@
 #include <CLI/CLI.hpp>
 
 #include "kernels/attention_impl_flag.h"
-#include "model/file_io.h"
+#include "common/file_io.h"
 #include "research/report/plot_runner.h"
 #include "research/sweep/sweep_config.h"
 #include "research/sweep/sweep_engine.h"

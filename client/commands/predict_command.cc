@@ -13,7 +13,7 @@
 #include "client/prediction_summary.h"
 #include "client/tick_csv.h"
 #include "common/status_macros.h"
-#include "research/features.h"
+#include "ticks/features.h"
 
 namespace flashtick {
 namespace {

@@ -15,7 +15,7 @@
 #include "client/tick_csv.h"
 #include "common/status_macros.h"
 #include "flashtick/v1/tick_stream.grpc.pb.h"
-#include "research/features.h"
+#include "ticks/features.h"
 
 namespace flashtick {
 namespace {

@@ -9,7 +9,7 @@
 
 #include "client/commands/sweep_client.h"
 #include "client/commands/sweep_command.h"
-#include "model/file_io.h"
+#include "common/file_io.h"
 
 namespace flashtick {
 namespace {

@@ -11,7 +11,7 @@
 
 #include "client/commands/sweep_client.h"
 #include "client/commands/sweep_command.h"
-#include "model/file_io.h"
+#include "common/file_io.h"
 #include "research/sweep/sweep_config.h"
 #include "research/sweep/sweep_presets.h"
 

@@ -1,7 +1,7 @@
 // DayContext: the features of consecutive sessions laid end to end, so a context
 // window of N steps may reach back across previous sessions (N = 32,768 is longer
 // than one 23,400-step session). Overnight gaps are marked by feature 5
-// (session_start = 1 at step 0 of every session, research/features.h), and the log
+// (session_start = 1 at step 0 of every session, ticks/features.h), and the log
 // return at a session's first step is 0, so no overnight move leaks into a step.
 // A window that runs past the first day is zero-padded on the left; the caller
 // gets the count of real rows to build its mask.
@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "research/features.h"
+#include "ticks/features.h"
 
 namespace flashtick {
 

@@ -7,7 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
-#include "model/file_io.h"
+#include "common/file_io.h"
 #include "research/report/markdown_report.h"
 #include "research/report/plot_runner.h"
 #include "research/stats/moments.h"

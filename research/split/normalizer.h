@@ -12,7 +12,7 @@
 
 #include "absl/status/statusor.h"
 #include "research/data/day_context.h"
-#include "research/features.h"
+#include "ticks/features.h"
 #include "research/split/walk_forward.h"
 
 namespace flashtick {

@@ -7,7 +7,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
-#include "research/features.h"
+#include "ticks/features.h"
 #include "research/split/normalizer.h"
 
 namespace flashtick {

@@ -12,11 +12,11 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
-#include "model/file_io.h"
+#include "common/file_io.h"
 #include "trainer/train_checkpoint.h"
 #include "trainer/trainer.h"
 #include "research/parallel/data_parallel_trainer.h"
-#include "research/features.h"
+#include "ticks/features.h"
 #include "research/sweep/fold_evaluator.h"
 #include "research/sweep/window_sampler.h"
 

@@ -6,7 +6,7 @@
 #include "absl/status/status.h"
 #include "absl/types/span.h"
 #include "common/status_macros.h"
-#include "research/features.h"
+#include "ticks/features.h"
 #include "research/labels/deeplob.h"
 
 namespace flashtick {

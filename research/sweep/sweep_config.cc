@@ -8,7 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "research/data/timestamp.h"
+#include "ticks/timestamp.h"
 #include "research/sweep/json_fields.h"
 
 namespace flashtick {

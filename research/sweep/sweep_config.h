@@ -18,7 +18,7 @@
 #include "absl/status/statusor.h"
 #include "model/config.h"
 #include "trainer/trainer.h"
-#include "research/data/resample.h"
+#include "ticks/resample.h"
 #include "research/split/walk_forward.h"
 #include "research/stats/gate.h"
 
@@ -73,7 +73,7 @@ struct SyntheticDataConfig {
 
 struct CsvDataConfig {
   std::vector<std::string> paths;  // read in order, concatenated before cleaning
-  std::string format = "quotes";   // quotes | bars (research/data/quotes.h, bars.h)
+  std::string format = "quotes";   // quotes | bars (ticks/quotes.h, bars.h)
   std::string instrument = "CSV";
   SessionSpec session;             // the grid (open, step, steps, clock shift, ...)
   int first_day = 0;               // sessions [first_day, first_day + max_days) are used
@@ -91,7 +91,7 @@ struct SweepModelConfig {
   double rope_theta = 10000.0;
   int rotary_dims = -1;  // ModelConfig::rotary_dims: −1 rotates the whole head
   // ModelConfig::fourier_feature / fourier_periods (model/input_encoding.h): the
-  // feature column (research/features.h; −1: none) that enters as Fourier features.
+  // feature column (ticks/features.h; −1: none) that enters as Fourier features.
   int fourier_feature = -1;
   std::vector<double> fourier_periods;
 };

@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "research/data/cleaning.h"
-#include "research/features.h"
+#include "ticks/cleaning.h"
+#include "ticks/features.h"
 #include "research/sweep/sweep_config.h"
 #include "research/synthetic/planted_cue.h"
 

@@ -13,7 +13,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
-#include "model/file_io.h"
+#include "common/file_io.h"
 #include "research/report/sweep_report.h"
 #include "research/split/research_dataset.h"
 #include "research/sweep/arm_plan.h"

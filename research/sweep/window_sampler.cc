@@ -5,7 +5,7 @@
 #include <cmath>
 
 #include "research/labels/deeplob.h"
-#include "research/rng.h"
+#include "common/rng.h"
 
 namespace flashtick {
 namespace {

@@ -11,7 +11,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "research/rng.h"
+#include "common/rng.h"
 #include "research/synthetic/day_builder.h"
 #include "research/synthetic/planted_cue.h"
 

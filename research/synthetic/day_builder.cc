@@ -6,7 +6,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
-#include "research/data/timestamp.h"
+#include "ticks/timestamp.h"
 
 namespace flashtick {
 namespace {

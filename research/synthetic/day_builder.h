@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "research/features.h"
+#include "ticks/features.h"
 
 namespace flashtick {
 

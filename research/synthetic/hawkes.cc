@@ -6,7 +6,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
-#include "research/rng.h"
+#include "common/rng.h"
 #include "research/synthetic/day_builder.h"
 
 namespace flashtick {

@@ -7,7 +7,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
-#include "research/rng.h"
+#include "common/rng.h"
 #include "research/synthetic/cue_events.h"
 #include "research/synthetic/day_builder.h"
 

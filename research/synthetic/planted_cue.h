@@ -18,8 +18,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "research/features.h"
-#include "research/rng.h"
+#include "ticks/features.h"
+#include "common/rng.h"
 #include "research/synthetic/day_builder.h"
 
 namespace flashtick {

@@ -5,7 +5,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
-#include "model/file_io.h"
+#include "common/file_io.h"
 #include "server/auth/plaintext_auth_credentials.h"
 #include "server/auth/token_auth_processor.h"
 #include "server/auth/token_set.h"

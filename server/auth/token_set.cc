@@ -6,7 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "common/status_macros.h"
-#include "model/file_io.h"
+#include "common/file_io.h"
 
 namespace flashtick {
 namespace {

@@ -8,7 +8,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
-#include "model/file_io.h"
+#include "common/file_io.h"
 
 namespace flashtick {
 namespace {

@@ -8,10 +8,10 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
-#include "model/file_io.h"
+#include "common/file_io.h"
 #include "server/experiments/experiment_proto.h"
 #include "server/experiments/sweep_memory_estimate.h"
-#include "research/data/data_file.h"
+#include "ticks/data_file.h"
 #include "research/sweep/sweep_config.h"
 #include "research/sweep/sweep_presets.h"
 

@@ -5,7 +5,7 @@
 // the RPC returns at once. GetReport reads the report the engine wrote into the
 // experiment's directory (FAILED_PRECONDITION while there is none yet).
 // Untrusted-input limits (docs/security.md): a config's size, CSV paths inside the
-// data root (research/data/data_file.h), a memory estimate (sweep_memory_estimate.h).
+// data root (ticks/data_file.h), a memory estimate (sweep_memory_estimate.h).
 // Experiments belong to the client that submitted them: another client gets
 // NOT_FOUND for them, as for an id that does not exist, and its request_key is its
 // own; an operator (--operator-client) sees and cancels every experiment.

@@ -7,7 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "research/features.h"
+#include "ticks/features.h"
 
 namespace flashtick {
 namespace {

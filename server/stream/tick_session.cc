@@ -59,7 +59,7 @@ absl::Status TickSession::AppendTick(const v1::Tick& tick) {
   if (features_ != kNumFeatures) {
     return absl::FailedPreconditionError(absl::StrCat(
         "this model takes F = ", features_, " features per step but raw ticks give the ",
-        kNumFeatures, " of research/features.h; send feature rows instead"));
+        kNumFeatures, " of ticks/features.h; send feature rows instead"));
   }
   RETURN_IF_ERROR(CheckStep(tick.step()));
   if (!std::isfinite(tick.bid()) || !std::isfinite(tick.ask()) || !std::isfinite(tick.flow())) {

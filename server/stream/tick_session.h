@@ -1,7 +1,7 @@
 // TickSession: the state of one flashtick.v1.TickStream session (one instrument
 // on one day): the steps received so far and their feature rows [T, F]. Pure (no
 // gRPC), so its validation is unit-tested. Raw ticks go onto a SessionGrid and
-// through ComputeFeatures (research/features.h), the same function training uses,
+// through ComputeFeatures (ticks/features.h), the same function training uses,
 // so streamed features equal offline features bit for bit.
 // State modes: "incremental" keeps a DecodeState (model/decode_state.h),
 // the per-layer key/value cache, so answering a step costs O(T·d) (PredictLast);
@@ -18,7 +18,7 @@
 #include "flashtick/v1/tick_stream.pb.h"
 #include "model/decode_state.h"
 #include "model/transformer.h"
-#include "research/features.h"
+#include "ticks/features.h"
 
 namespace flashtick {
 

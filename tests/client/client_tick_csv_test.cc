@@ -11,7 +11,7 @@
 
 #include <gtest/gtest.h>
 
-#include "research/features.h"
+#include "ticks/features.h"
 
 namespace flashtick {
 namespace {
@@ -114,7 +114,7 @@ TEST(TickCsv, ReorderingWithinASecondIsRefused) {
 }
 
 TEST(TickCsv, ReadsTheResearchQuotesLayout) {
-  // timestamp,bid,ask,bid_size,ask_size with ISO timestamps, as research/data reads.
+  // timestamp,bid,ask,bid_size,ask_size with ISO timestamps, as ticks/ reads.
   std::string text = "timestamp,bid,ask,bid_size,ask_size\n";
   for (int s = 0; s < 23400; s += 60) {
     const int h = 9 + (30 * 60 + s) / 3600, m = ((30 * 60 + s) / 60) % 60;

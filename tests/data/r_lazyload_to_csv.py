@@ -12,7 +12,7 @@ rserialize.py (stdlib only) and writes, under --out:
   msft.csv     daily MSFT OHLCV (timeSeries::MSFT, the decoded S4 object)
   msft_extdata.csv   timeSeries' own extdata/msft.csv, copied byte for byte
   summary.json row counts and the cleaning figures computed here, independently
-               of the C++ cleaner, under the same rules (research/data/cleaning.h)
+               of the C++ cleaner, under the same rules (ticks/cleaning.h)
 Exit status 77 means "cannot fetch" (no apt-get, no network, no package): the
 caller must report a skip, never a pass. FLASHTICK_RDATA_DEBS may name a folder
 that already holds the two .debs (offline CI caches).
@@ -86,7 +86,7 @@ def posix_to_iso(seconds):
 
 
 def clean_counts(rows):
-    """The rules of research/data/cleaning.h, in their order, for (time, src, bid, ask)."""
+    """The rules of ticks/cleaning.h, in their order, for (time, src, bid, ask)."""
     c = dict(rows=len(rows), kept=0, out_of_order=0, crossed=0, locked=0,
              non_positive=0, duplicates=0)
     last_time, seen = None, set()

@@ -9,7 +9,7 @@
 #include <random>
 
 #include "gtest/gtest.h"
-#include "model/file_io.h"
+#include "common/file_io.h"
 #include "model/safetensors.h"
 
 namespace flashtick {

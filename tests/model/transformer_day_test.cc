@@ -30,7 +30,7 @@ double CpuSeconds() {
 }
 
 TEST(TransformerDay, FullDayForwardIsLinearInMemory) {
-  constexpr int64_t T = 23400;  // 09:30-16:00 at one step a second (research/features.h)
+  constexpr int64_t T = 23400;  // 09:30-16:00 at one step a second (ticks/features.h)
   constexpr double kTxTFp32 = double(T) * T * 4;
   auto be = std::move(CreateBackend("cpu")).value();
   const ModelConfig config;  // the default tiny model

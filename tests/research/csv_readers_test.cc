@@ -2,11 +2,11 @@
 // readers (errors carry line numbers, never crash), and cleaning counts.
 #include <gtest/gtest.h>
 
-#include "research/data/bars.h"
-#include "research/data/cleaning.h"
-#include "research/data/csv_table.h"
-#include "research/data/quotes.h"
-#include "research/data/timestamp.h"
+#include "ticks/bars.h"
+#include "ticks/cleaning.h"
+#include "ticks/csv_table.h"
+#include "ticks/quotes.h"
+#include "ticks/timestamp.h"
 
 namespace flashtick {
 namespace {

@@ -1,7 +1,7 @@
 // Tests for research/features: each feature column against its formula in
-// research/features.h, causality, robustness to bad mids, and the determinism and
+// ticks/features.h, causality, robustness to bad mids, and the determinism and
 // shape of SimpleSyntheticDay.
-#include "research/features.h"
+#include "ticks/features.h"
 
 #include <gtest/gtest.h>
 

@@ -7,7 +7,7 @@
 #include <cmath>
 #include <complex>
 
-#include "research/rng.h"
+#include "common/rng.h"
 #include "research/synthetic/fft.h"
 #include "research/synthetic/fgn.h"
 #include "research/synthetic/hawkes.h"

@@ -9,7 +9,7 @@
 
 #include "research/data/day_context.h"
 #include "research/labels/deeplob.h"
-#include "research/rng.h"
+#include "common/rng.h"
 #include "research/split/normalizer.h"
 #include "research/split/walk_forward.h"
 

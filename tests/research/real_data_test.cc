@@ -18,10 +18,10 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "research/data/cleaning.h"
+#include "ticks/cleaning.h"
 #include "research/data/day_context.h"
-#include "research/data/resample.h"
-#include "research/data/timestamp.h"
+#include "ticks/resample.h"
+#include "ticks/timestamp.h"
 #include "research/split/research_dataset.h"
 
 namespace flashtick {

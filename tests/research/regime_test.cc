@@ -7,7 +7,7 @@
 
 #include <cmath>
 
-#include "research/rng.h"
+#include "common/rng.h"
 
 namespace flashtick {
 namespace {

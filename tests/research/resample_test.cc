@@ -1,11 +1,11 @@
 // Tests for session-grid resampling (carry-last-quote, trade signing, sessions,
 // backfill, clock shift, weekends) and for DayContext windows across sessions.
-#include "research/data/resample.h"
+#include "ticks/resample.h"
 
 #include <gtest/gtest.h>
 
 #include "research/data/day_context.h"
-#include "research/data/timestamp.h"
+#include "ticks/timestamp.h"
 
 namespace flashtick {
 namespace {

@@ -11,7 +11,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "research/rng.h"
+#include "common/rng.h"
 #include "research/stats/classification.h"
 #include "research/stats/pbo.h"
 #include "research/stats/sharpe.h"

@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "research/rng.h"
+#include "common/rng.h"
 #include "research/stats/classification.h"
 #include "research/stats/gate.h"
 #include "research/stats/pbo.h"

@@ -12,7 +12,7 @@
 
 #include "kernels/backend.h"
 #include "model/transformer.h"
-#include "research/features.h"
+#include "ticks/features.h"
 
 namespace flashtick {
 namespace {

@@ -18,7 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "kernels/backend.h"
-#include "model/file_io.h"
+#include "common/file_io.h"
 #include "trainer/crc32.h"
 #include "trainer/train_checkpoint.h"
 #include "trainer/trainer.h"
@@ -149,7 +149,7 @@ TEST(Checkpoint, RefusesCorruptedFiles) {
   std::filesystem::remove_all(dir);
 }
 
-// The files a kill mid-write leaves (model/file_io.h temporaries) go at the next Save,
+// The files a kill mid-write leaves (common/file_io.h temporaries) go at the next Save,
 // and only those: the checkpoint on disk, other files and this process's own
 // temporaries (perhaps in flight) stay as they are.
 TEST(Checkpoint, NextSaveRemovesTemporariesOfInterruptedWrites) {

@@ -16,7 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "kernels/backend.h"
-#include "model/file_io.h"
+#include "common/file_io.h"
 #include "model/safetensors.h"
 #include "trainer/param_store.h"
 #include "trainer/transformer_graph.h"

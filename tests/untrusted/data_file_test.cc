@@ -16,8 +16,8 @@
 
 #include <gtest/gtest.h>
 
-#include "research/data/data_file.h"
-#include "research/data/quotes.h"
+#include "ticks/data_file.h"
+#include "ticks/quotes.h"
 
 namespace flashtick {
 namespace {

@@ -1,6 +1,6 @@
 // Civil timestamp parsing and formatting (see timestamp.h). Calendar algorithms
 // from H. Hinnant, "chrono-Compatible Low-Level Date Algorithms" (2013).
-#include "research/data/timestamp.h"
+#include "ticks/timestamp.h"
 
 #include <cstdio>
 

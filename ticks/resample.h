@@ -14,9 +14,9 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "research/data/bars.h"
-#include "research/data/quotes.h"
-#include "research/features.h"
+#include "ticks/bars.h"
+#include "ticks/quotes.h"
+#include "ticks/features.h"
 
 namespace flashtick {
 

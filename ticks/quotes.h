@@ -19,7 +19,7 @@
 namespace flashtick {
 
 struct Tick {
-  int64_t time_us = 0;  // research/data/timestamp.h
+  int64_t time_us = 0;  // ticks/timestamp.h
   int64_t line = 0;     // source line, for reports
   double bid = 0, ask = 0;
   double bid_size = 0, ask_size = 0;

@@ -1,10 +1,10 @@
 // ParseBarsCsv (see bars.h).
-#include "research/data/bars.h"
+#include "ticks/bars.h"
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
-#include "research/data/csv_table.h"
+#include "ticks/csv_table.h"
 
 namespace flashtick {
 

@@ -41,7 +41,7 @@ class CsvTable {
   // `empty_value` when `optional`, else an error naming the line and column.
   absl::StatusOr<double> Number(const CsvRow& row, int col, bool optional = false,
                                 double empty_value = 0.0) const;
-  // Parses field `col` as a timestamp (research/data/timestamp.h).
+  // Parses field `col` as a timestamp (ticks/timestamp.h).
   absl::StatusOr<int64_t> Time(const CsvRow& row, int col) const;
   // "column 'bid'" for a header the readers know, else "column 3": messages never
   // carry text from the file (docs/security.md).
@@ -55,7 +55,7 @@ class CsvTable {
 };
 
 // Reads a whole file into a string under the process's DataFilePolicy
-// (research/data/data_file.h: confinement, regular files only, byte cap).
+// (ticks/data_file.h: confinement, regular files only, byte cap).
 absl::StatusOr<std::string> ReadTextFile(const std::string& path);
 
 }  // namespace flashtick

@@ -1,5 +1,5 @@
 // Confined, bounded data-file reads (see data_file.h).
-#include "research/data/data_file.h"
+#include "ticks/data_file.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>

@@ -1,6 +1,6 @@
-// model/file_io: atomic writes, their temporary-file names, and the clean-up of the
+// common/file_io: atomic writes, their temporary-file names, and the clean-up of the
 // temporaries a killed writer left (crash safety, docs/reliability.md).
-#include "model/file_io.h"
+#include "common/file_io.h"
 
 #include <sys/wait.h>
 #include <unistd.h>

@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "research/data/bars.h"
-#include "research/data/quotes.h"
+#include "ticks/bars.h"
+#include "ticks/quotes.h"
 
 namespace flashtick {
 

@@ -1,10 +1,10 @@
 // ParseQuotesCsv (see quotes.h): header lookup, then one Tick per row.
-#include "research/data/quotes.h"
+#include "ticks/quotes.h"
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
-#include "research/data/csv_table.h"
+#include "ticks/csv_table.h"
 
 namespace flashtick {
 

@@ -1,14 +1,14 @@
 // Session-grid resampling (see resample.h). Quotes and bars are first turned
 // into a common event list (time, bid, ask, signed flow, is-trade), then one
 // pass walks the events and the kept sessions together.
-#include "research/data/resample.h"
+#include "ticks/resample.h"
 
 #include <cmath>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
-#include "research/data/timestamp.h"
+#include "ticks/timestamp.h"
 
 namespace flashtick {
 namespace {

@@ -1,5 +1,5 @@
 // File helpers on POSIX calls, with errno turned into messages that name the path.
-#include "model/file_io.h"
+#include "common/file_io.h"
 
 #include <fcntl.h>
 #include <signal.h>

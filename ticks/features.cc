@@ -1,14 +1,14 @@
-// Tick features (research/features.h) and the simple synthetic session.
+// Tick features (ticks/features.h) and the simple synthetic session.
 // Features are computed causally, step by step: step t uses only steps ≤ t, so the
 // same function serves training and streaming inference. Non-positive or
 // non-finite mids (bad input that slipped past cleaning) give 0 for the features
 // that divide by the mid, rather than NaN that would poison a whole batch.
-#include "research/features.h"
+#include "ticks/features.h"
 
 #include <algorithm>
 #include <cmath>
 
-#include "research/rng.h"
+#include "common/rng.h"
 
 namespace flashtick {
 namespace {

@@ -1,6 +1,6 @@
 // Rng: xoshiro256** with SplitMix64 seeding and Box–Muller normals.
 // Reference: https://prng.di.unimi.it/xoshiro256starstar.c (public domain algorithm).
-#include "research/rng.h"
+#include "common/rng.h"
 
 #include <cmath>
 

@@ -1,4 +1,5 @@
-// Rng: a small, portable, seeded random source for the research generators.
+// Rng: a small, portable, seeded random source for the research generators and
+// SimpleSyntheticDay (ticks/features.h).
 // xoshiro256** (Blackman & Vigna 2018) seeded through SplitMix64, with our own
 // Box–Muller normals, so a seed gives the same day on every compiler and standard
 // library (std::normal_distribution is implementation-defined, so it is not used).

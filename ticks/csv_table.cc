@@ -1,6 +1,6 @@
 // CsvTable (see csv_table.h): a single pass over the text with a quote state
 // machine; rows must have as many fields as the header.
-#include "research/data/csv_table.h"
+#include "ticks/csv_table.h"
 
 #include <cmath>
 
@@ -9,8 +9,8 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
-#include "research/data/data_file.h"
-#include "research/data/timestamp.h"
+#include "ticks/data_file.h"
+#include "ticks/timestamp.h"
 
 namespace flashtick {
 namespace {

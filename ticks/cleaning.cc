@@ -1,7 +1,7 @@
 // CleanTicks / CleanBars (see cleaning.h). One pass each; duplicates are found
 // with a hash set over the rows kept at the current timestamp, reset whenever the
 // timestamp advances (kept rows never go back in time), so the pass is O(rows).
-#include "research/data/cleaning.h"
+#include "ticks/cleaning.h"
 
 #include <cstring>
 #include <unordered_set>
