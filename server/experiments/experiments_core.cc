@@ -40,8 +40,8 @@ std::string ContentType(const std::string& name) {
 
 }  // namespace
 
-absl::StatusOr<v1::Experiment> ExperimentsCore::Submit(const v1::SubmitSweepRequest& request,
-                                                       const Submitter& submitter) {
+absl::StatusOr<SweepConfig> ExperimentsCore::Parse(const v1::SubmitSweepRequest& request,
+                                                   std::string* stored) const {
   const int given = (request.has_config() ? 1 : 0) + (request.config_json().empty() ? 0 : 1) +
                     (request.preset().empty() ? 0 : 1);
   if (given != 1) {
@@ -71,12 +71,27 @@ absl::StatusOr<v1::Experiment> ExperimentsCore::Submit(const v1::SubmitSweepRequ
   if (!config.ok()) {
     return absl::InvalidArgumentError(std::string(config.status().message()));
   }
-  const std::string stored = SweepConfigToJson(*config);
-  if (stored.size() > static_cast<size_t>(limits_.max_config_bytes)) {
+  *stored = SweepConfigToJson(*config);
+  if (stored->size() > static_cast<size_t>(limits_.max_config_bytes)) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "the configuration is ", stored.size(), " bytes; this server accepts at most ",
+        "the configuration is ", stored->size(), " bytes; this server accepts at most ",
         limits_.max_config_bytes, " (--max-config-bytes)"));
   }
+  return config;
+}
+
+absl::StatusOr<std::string> ExperimentsCore::ResolveConfig(
+    const v1::SubmitSweepRequest& request) const {
+  std::string stored;
+  RETURN_IF_ERROR(Parse(request, &stored).status());
+  return stored;
+}
+
+absl::StatusOr<v1::Experiment> ExperimentsCore::Submit(const v1::SubmitSweepRequest& request,
+                                                       const Submitter& submitter) {
+  std::string stored;
+  absl::StatusOr<SweepConfig> config = Parse(request, &stored);
+  if (!config.ok()) return config.status();
   if (config->data.csv) {
     // Refused now, not when the sweep starts: the data root and path rules.
     const DataFilePolicy policy = GetDataFilePolicy();

@@ -15,6 +15,7 @@
 
 #include "absl/status/statusor.h"
 #include "flashtick/v1/experiments.pb.h"
+#include "research/sweep/sweep_config.h"
 #include "server/experiments/experiment_runner.h"
 #include "server/experiments/experiment_store.h"
 #include "server/experiments/progress_hub.h"
@@ -42,6 +43,9 @@ class ExperimentsCore {
   // The submitter also owns the experiment (Caller.client = submitter.client).
   absl::StatusOr<v1::Experiment> Submit(const v1::SubmitSweepRequest& request,
                                         const Submitter& submitter = {});
+  // The full JSON that Submit would store for `request` (its config, config_json or
+  // preset), with Submit's parser and size limits; creates nothing.
+  absl::StatusOr<std::string> ResolveConfig(const v1::SubmitSweepRequest& request) const;
   absl::StatusOr<v1::Experiment> Get(const std::string& id, const Caller& caller = {});
   // The caller's experiments (an operator's: all), without config_json (GetExperiment
   // has it), so one large configuration cannot break listing.
@@ -59,6 +63,9 @@ class ExperimentsCore {
   ProgressHub* hub() const { return hub_; }
 
  private:
+  // The parsed configuration of a request and, in *stored, the JSON to store.
+  absl::StatusOr<SweepConfig> Parse(const v1::SubmitSweepRequest& request,
+                                    std::string* stored) const;
   // The record when the caller may see it; NOT_FOUND (the store's message) if not.
   absl::StatusOr<ExperimentRecord> Visible(const std::string& id, const Caller& caller);
 

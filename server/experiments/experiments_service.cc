@@ -74,6 +74,19 @@ grpc::ServerUnaryReactor* ExperimentsService::SubmitSweep(grpc::CallbackServerCo
   return Done(context, "SubmitSweep", status, start);
 }
 
+grpc::ServerUnaryReactor* ExperimentsService::ResolveSweepConfig(
+    grpc::CallbackServerContext* context, const v1::SubmitSweepRequest* request,
+    v1::ResolveSweepConfigResponse* response) {
+  const double start = Now();
+  absl::Status status = Enabled();
+  if (status.ok()) {
+    auto json = core_->ResolveConfig(*request);
+    status = json.status();
+    if (json.ok()) response->set_config_json(*std::move(json));
+  }
+  return Done(context, "ResolveSweepConfig", status, start);
+}
+
 grpc::ServerUnaryReactor* ExperimentsService::GetExperiment(grpc::CallbackServerContext* context,
                                                             const v1::GetExperimentRequest* request,
                                                             v1::Experiment* response) {

@@ -33,6 +33,9 @@ class ExperimentsService final : public flashtick::v1::Experiments::CallbackServ
   grpc::ServerUnaryReactor* SubmitSweep(grpc::CallbackServerContext* context,
                                         const v1::SubmitSweepRequest* request,
                                         v1::SubmitSweepResponse* response) override;
+  grpc::ServerUnaryReactor* ResolveSweepConfig(grpc::CallbackServerContext* context,
+                                               const v1::SubmitSweepRequest* request,
+                                               v1::ResolveSweepConfigResponse* response) override;
   grpc::ServerUnaryReactor* GetExperiment(grpc::CallbackServerContext* context,
                                           const v1::GetExperimentRequest* request,
                                           v1::Experiment* response) override;
