@@ -29,6 +29,15 @@ absl::StatusOr<v1::Experiment> SweepClient::Submit(const v1::SubmitSweepRequest&
   return response.experiment();
 }
 
+absl::StatusOr<std::string> SweepClient::ResolveConfig(const v1::SubmitSweepRequest& request) {
+  grpc::ClientContext context;
+  SetDeadline(options_, &context);
+  v1::ResolveSweepConfigResponse response;
+  const grpc::Status status = stub_->ResolveSweepConfig(&context, request, &response);
+  if (!status.ok()) return FromGrpc("ResolveSweepConfig", status);
+  return response.config_json();
+}
+
 absl::StatusOr<v1::Experiment> SweepClient::Get(const std::string& id) {
   grpc::ClientContext context;
   SetDeadline(options_, &context);

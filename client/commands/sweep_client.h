@@ -20,6 +20,8 @@ class SweepClient {
   explicit SweepClient(const ClientOptions& options);
 
   absl::StatusOr<v1::Experiment> Submit(const v1::SubmitSweepRequest& request);
+  // The full configuration JSON the server resolves the request to; submits nothing.
+  absl::StatusOr<std::string> ResolveConfig(const v1::SubmitSweepRequest& request);
   absl::StatusOr<v1::Experiment> Get(const std::string& id);
   absl::StatusOr<v1::ListExperimentsResponse> List(const v1::ListExperimentsRequest& request);
   absl::StatusOr<v1::Experiment> Cancel(const std::string& id);

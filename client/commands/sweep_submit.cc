@@ -1,9 +1,11 @@
-// `flashtick sweep submit`: sends a sweep (a preset, or a JSON configuration file
-// in the schema of research/sweep/sweep_config.h) and prints its id at once; with
-// --watch, follows it to the end (sweep_watch.cc). The server validates the
-// configuration; a bad field comes back as INVALID_ARGUMENT naming it.
-// --print-config shows the full configuration a preset or file resolves to,
-// without a server, as a starting point for edits.
+// `flashtick sweep submit`: sends a sweep (a preset name, or a JSON configuration
+// file in the schema of research/sweep/sweep_config.h, as it is) and prints its id at
+// once; with --watch, follows it to the end (sweep_watch.cc). The server resolves
+// presets and validates the configuration; an unknown preset or a bad field comes
+// back as INVALID_ARGUMENT naming it (docs/research/sweeps.md). The CLI keeps no copy
+// of the parser or the presets, so it links neither research/ nor the model.
+// --print-config asks the server (ResolveSweepConfig) for the full configuration a
+// preset or file resolves to, as a starting point for edits; nothing is submitted.
 #include <cstdio>
 #include <string>
 
@@ -12,8 +14,6 @@
 #include "client/commands/sweep_client.h"
 #include "client/commands/sweep_command.h"
 #include "common/file_io.h"
-#include "research/sweep/sweep_config.h"
-#include "research/sweep/sweep_presets.h"
 
 namespace flashtick {
 namespace {
@@ -31,34 +31,26 @@ int RunSubmit(const ClientOptions& options, const SubmitArgs& args) {
   }
   v1::SubmitSweepRequest request;
   request.set_request_key(args.request_key);
-  std::string json;
   if (!args.preset.empty()) {
     request.set_preset(args.preset);
-    auto text = SweepPresetJson(args.preset);
-    if (!text.ok()) {
-      std::fprintf(stderr, "%s\n", std::string(text.status().message()).c_str());
-      return 2;
-    }
-    json = *text;
   } else {
     auto text = ReadFileToString(args.config_file);
     if (!text.ok()) {
       std::fprintf(stderr, "%s\n", text.status().ToString().c_str());
       return 2;
     }
-    json = *text;
-    request.set_config_json(json);
-  }
-  if (args.print_config) {
-    auto config = ParseSweepConfig(json);
-    if (!config.ok()) {
-      std::fprintf(stderr, "%s\n", config.status().ToString().c_str());
-      return 2;
-    }
-    std::printf("%s\n", SweepConfigToJson(*config).c_str());
-    return 0;
+    request.set_config_json(*std::move(text));
   }
   SweepClient client(options);
+  if (args.print_config) {
+    auto json = client.ResolveConfig(request);
+    if (!json.ok()) {
+      std::fprintf(stderr, "%s\n", json.status().ToString().c_str());
+      return 2;
+    }
+    std::printf("%s\n", json->c_str());
+    return 0;
+  }
   auto experiment = client.Submit(request);
   if (!experiment.ok()) {
     std::fprintf(stderr, "%s\n", experiment.status().ToString().c_str());
@@ -91,7 +83,8 @@ void AddSweepSubmit(CLI::App* sweep, const ClientOptions* options, int* exit_cod
                   "idempotency key: a second submit with it returns the first experiment");
   cmd->add_flag("--watch", args->watch, "follow the sweep until it ends, then print the verdict");
   cmd->add_flag("--print-config", args->print_config,
-                "print the full configuration and exit (no server needed)");
+                "print the full configuration the server resolves the preset or file to, "
+                "and exit (nothing is submitted)");
   cmd->callback([options, exit_code, args] { *exit_code = RunSubmit(*options, *args); });
 }
 
