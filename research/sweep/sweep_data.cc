@@ -41,7 +41,8 @@ absl::StatusOr<SweepData> Planted(const SweepConfig& c) {
   p.cross_day = s.cross_day;
   p.null_twin = s.null_twin();
   p.seed = s.seed;
-  KeyedCueConfig keyed{p, s.events_per_day, s.keys, s.key_window, s.key_spread_step, s.key_lead};
+  KeyedCueConfig keyed{p, s.events_per_day, s.keys, s.key_window, s.key_spread_step, s.key_lead,
+                        s.cue_key_shift};
   if (keyed.key_window == 0) {  // every arm's window: the longest context
     keyed.key_window = *std::max_element(c.contexts.begin(), c.contexts.end());
   }
@@ -62,6 +63,10 @@ absl::StatusOr<SweepData> Planted(const SweepConfig& c) {
                                s.key_lead > 0 ? absl::StrCat(", its key ", s.key_lead,
                                                              " step(s) before it")
                                               : std::string(),
+                               s.cue_key_shift > 0
+                                   ? absl::StrCat(", the cue's level ", s.cue_key_shift,
+                                                  " spreads above the go's")
+                                   : std::string(),
                                "; the move is one jump of b·k)")
       : s.go()     ? " with a go marker (a spread widening at the call step; the sign is the "
                      "cue burst's)"

@@ -10,6 +10,7 @@
 #include "research/synthetic/keyed_cue.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -44,10 +45,11 @@ absl::StatusOr<PlantedCueData> GenerateKeyedCue(const KeyedCueConfig& kc) {
   const PlantedCueConfig& c = kc.base;
   if (c.steps_per_day < 1 || c.num_days < 1 || c.horizon < 1 || c.events_per_lag_per_day < 0 ||
       !(c.sigma_bps >= 0) || !(c.spread_bps > 0) || c.lags.empty() || kc.keys < 1 ||
-      !(kc.key_spread_step > 0) || kc.key_lead < 0 || kc.key_lead >= c.steps_per_day) {
+      !(kc.key_spread_step > 0) || kc.key_lead < 0 || kc.key_lead >= c.steps_per_day ||
+      !(kc.cue_key_shift >= 0) || !std::isfinite(kc.cue_key_shift)) {
     return absl::InvalidArgumentError(
-        "keyed cue: need positive days, steps, horizon, spread, keys and key spread step, and "
-        "a key lead in [0, steps_per_day)");
+        "keyed cue: need positive days, steps, horizon, spread, keys and key spread step, "
+        "a key lead in [0, steps_per_day) and a finite, non-negative cue key shift");
   }
   std::vector<int64_t> count = kc.events_per_family;
   if (count.empty()) count.assign(c.lags.size(), c.events_per_lag_per_day);
@@ -128,7 +130,7 @@ absl::StatusOr<PlantedCueData> GenerateKeyedCue(const KeyedCueConfig& kc) {
           ev.cue_sign = rng.Sign();
           ev.drift_sign = c.null_twin ? twin.Sign() : ev.cue_sign;
           const double spread = KeySpreadRatio(key, kc.key_spread_step) * c.spread_bps;
-          s.spread_bps[key_step] = spread;
+          s.spread_bps[key_step] = spread + kc.cue_key_shift * c.spread_bps;
           s.spread_bps[go] = spread;
           s.flow[cue] = ev.cue_sign * c.motif_amplitude;
           s.return_bps[go + 1] += jump * ev.drift_sign;

@@ -50,6 +50,15 @@ struct KeyedCueConfig {
   // which holds no sign (docs/sweeps/keyed.md, sixth session). An arm then sees an
   // event iff L + key_lead ≤ N (the key inside the window too).
   int64_t key_lead = 0;
+  // The cue's key level is shifted by this many normal spreads against the go's:
+  // spread[c − key_lead] = (r(κ) + cue_key_shift)·spread, spread[g] = r(κ)·spread. With a
+  // shift past the key range (≥ s·K) no go step carries a cue's level, so a query that
+  // matches its own level finds no cue — it must match the shifted one. On Fourier
+  // inputs (docs/model.md) a shift by a constant is a fixed rotation of each sin/cos
+  // pair, which a linear query map holds exactly: the go's query rotated by the shift
+  // peaks on its cue's key and not on itself, straight from the embedding
+  // (docs/sweeps/keyed.md, seventh session). 0: cue and go share one level.
+  double cue_key_shift = 0.0;
 };
 
 // The spread ratio r(κ) = 2 + step·κ that carries key κ (exposed for tests and the report).

@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <map>
+#include <set>
 
 #include "research/labels/deeplob.h"
 
@@ -111,6 +112,35 @@ TEST(KeyedCue, KeyLeadPutsTheKeyBeforeTheSign) {
   c.key_lead = -1;
   EXPECT_EQ(GenerateKeyedCue(c).status().code(), absl::StatusCode::kInvalidArgument);
   c.key_lead = spd;
+  EXPECT_EQ(GenerateKeyedCue(c).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+// cue_key_shift (keyed_cue.h): the cue's key level sits a fixed number of spreads above
+// its go's, so with a shift past the key range no go step carries any cue's level.
+TEST(KeyedCue, CueKeyShiftMovesOnlyTheCueLevel) {
+  KeyedCueConfig c = SmallConfig();
+  c.cue_key_shift = c.key_spread_step * c.keys;  // just past the key range
+  auto d = GenerateKeyedCue(c);
+  ASSERT_TRUE(d.ok()) << d.status();
+  auto plain = GenerateKeyedCue(SmallConfig());
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  ASSERT_EQ(d->events.size(), plain->events.size());
+  const int64_t spd = c.base.steps_per_day;
+  std::set<long> cue_levels, go_levels;
+  for (size_t i = 0; i < d->events.size(); ++i) {
+    const PlantedEvent& e = d->events[i];
+    EXPECT_EQ(e.cue_step, plain->events[i].cue_step) << "the shift moves no event";
+    EXPECT_EQ(e.key, plain->events[i].key);
+    const double key = KeySpreadRatio(e.key, c.key_spread_step);
+    EXPECT_NEAR(SpreadRatio(*d, e.cue_step, spd), key + c.cue_key_shift, 1e-6);
+    EXPECT_NEAR(SpreadRatio(*d, e.call_step, spd), key, 1e-6) << "the go keeps the plain level";
+    cue_levels.insert(std::lround(2 * SpreadRatio(*d, e.cue_step, spd)));
+    go_levels.insert(std::lround(2 * SpreadRatio(*d, e.call_step, spd)));
+  }
+  for (long level : go_levels) EXPECT_EQ(cue_levels.count(level), 0u) << level / 2.0;
+  c.cue_key_shift = -1;
+  EXPECT_EQ(GenerateKeyedCue(c).status().code(), absl::StatusCode::kInvalidArgument);
+  c.cue_key_shift = std::nan("");
   EXPECT_EQ(GenerateKeyedCue(c).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
