@@ -80,7 +80,8 @@ void AddServerFlags(CLI::App* app, ServerOptions* o) {
                   "Python with matplotlib that draws the sweep report's plots (empty: no plots)")
       ->capture_default_str();
   app->add_option("--plot-script", o->plot_script,
-                  "plot_report.py to run (default: beside the binary, else the source tree)")
+                  "plot_report.py to run (default: $FLASHTICK_PLOT_SCRIPT, else found relative to "
+                  "the binary: the install tree's share/flashtick/, or the build tree's)")
       ->capture_default_str();
   app->add_option("--metrics-threads", o->metrics_threads,
                   "threads serving /metrics (each slow scraper holds one)")

@@ -51,7 +51,7 @@ struct ServerOptions {
   int experiment_workers = 1;                 // sweeps run at once
   int max_experiments_per_client = 8;         // queued + running per client
   std::string report_python = "python3";      // draws the report plots ("" = none)
-  std::string plot_script;                    // "" = research/report/plot_report.py found
+  std::string plot_script;                    // "" = DefaultPlotScript() (plot_runner.h)
   // Untrusted-input limits of the Experiments service (docs/security.md).
   std::string data_root;                      // CSV sources confined here; "" = CSV off
   int64_t max_data_file_mb = 1024;            // largest data file a sweep reads

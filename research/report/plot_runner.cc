@@ -1,5 +1,7 @@
 // RunPlotScript (see plot_runner.h): posix_spawnp with the child's stdout and
 // stderr on one pipe; the parent reads it to EOF, then waits.
+// FLASHTICK_DATA_FROM_BIN (research/CMakeLists.txt): the install tree's
+// <datadir>/flashtick relative to its <bindir>, "../share/flashtick" by default.
 #include "research/report/plot_runner.h"
 
 #include <spawn.h>
@@ -13,6 +15,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+
+#ifndef FLASHTICK_DATA_FROM_BIN
+#define FLASHTICK_DATA_FROM_BIN "../share/flashtick"
+#endif
 
 extern char** environ;
 
@@ -102,14 +108,15 @@ std::string DefaultPlotScript() {
   }
   std::error_code ec;
   const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  std::vector<fs::path> candidates;
-  if (!ec) {
-    candidates.push_back(exe.parent_path() / "plot_report.py");
-    candidates.push_back(exe.parent_path() / ".." / "share" / "flashtick" / "plot_report.py");
+  if (ec) return "";
+  const fs::path dir = exe.parent_path();
+  std::vector<fs::path> candidates = {dir / "plot_report.py",
+                                      dir / FLASHTICK_DATA_FROM_BIN / "plot_report.py"};
+  fs::path up = dir;
+  for (int level = 1; level <= 3 && up.has_parent_path() && up != up.root_path(); ++level) {
+    up = up.parent_path();
+    candidates.push_back(up / "share" / "flashtick" / "plot_report.py");
   }
-#ifdef FLASHTICK_SOURCE_ROOT
-  candidates.push_back(fs::path(FLASHTICK_SOURCE_ROOT) / "research" / "report" / "plot_report.py");
-#endif
   for (const fs::path& p : candidates) {
     if (fs::exists(p, ec)) return p.lexically_normal().string();
   }
