@@ -30,6 +30,7 @@
 #include "server/experiments/experiment_runner.h"
 #include "server/experiments/progress_hub.h"
 #include "server/flashtick_server.h"
+#include "tests/support/in_process_server.h"
 #include "research/sweep/sweep_config.h"
 
 namespace flashtick {
@@ -56,49 +57,25 @@ nlohmann::json TinySweep(const std::string& name) {
       {"cpu_threads", 1}};
 }
 
-std::string TempRoot(const std::string& what) {
-  std::string root = ::testing::TempDir() + "/experiments_limits_" + std::to_string(getpid()) +
-                     "_" + what + "_" +
-                     ::testing::UnitTest::GetInstance()->current_test_info()->name();
-  fs::remove_all(root);
-  fs::create_directories(root);
-  return root;
-}
-
 constexpr const char* kTokens[] = {"alice-token-000000000000", "bob-token-00000000000000",
                                    "ops-token-00000000000000"};
 
-class ExperimentsLimitsTest : public ::testing::Test {
+class ExperimentsLimitsTest : public InProcessServerTest {
  protected:
   void SetUp() override {
-    root_ = TempRoot("grpc");
-    fs::create_directories(root_ + "/models");
+    InProcessServerTest::SetUp();
     fs::create_directories(root_ + "/data");
     std::ofstream(root_ + "/tokens") << kTokens[0] << "\n" << kTokens[1] << "\n" << kTokens[2]
                                      << "\n";
     std::ofstream(root_ + "/secret.txt") << "top secret\n";
-    ServerOptions o;
-    o.listen = "127.0.0.1:0";
-    o.metrics_port = -1;
-    o.model_repository = root_ + "/models";
-    o.device = "cpu";
-    o.threads = 1;
-    o.experiment_dir = root_ + "/experiments";
-    o.report_python = "";
-    o.shutdown_grace_seconds = 1;
+    ServerOptions o = BaseOptions();
     o.auth_token_file = root_ + "/tokens";
     o.data_root = root_ + "/data";
     o.experiment_memory_mb = 2048;
     o.max_config_bytes = 64 << 10;
     o.operator_clients = {"token#3"};
-    auto s = FlashtickServer::Start(o);
-    ASSERT_TRUE(s.ok()) << s.status();
-    server_ = std::move(*s);
-    stub_ = v1::Experiments::NewStub(grpc::CreateChannel(
-        "127.0.0.1:" + std::to_string(server_->grpc_port()), grpc::InsecureChannelCredentials()));
-  }
-  void TearDown() override {
-    if (server_) server_->Shutdown();
+    ASSERT_NO_FATAL_FAILURE(StartServer(o));
+    stub_ = v1::Experiments::NewStub(Channel());
   }
   static void As(grpc::ClientContext* ctx, int who) {
     ctx->AddMetadata("authorization", std::string("Bearer ") + kTokens[who]);
@@ -139,8 +116,6 @@ class ExperimentsLimitsTest : public ::testing::Test {
     return resp;
   }
 
-  std::string root_;
-  std::unique_ptr<FlashtickServer> server_;
   std::unique_ptr<v1::Experiments::Stub> stub_;
 };
 
@@ -268,7 +243,7 @@ TEST_F(ExperimentsLimitsTest, FinishedExperimentsCanBeDeletedByTheirOwner) {
 class RunnerRobustnessTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    root_ = TempRoot("runner");
+    root_ = FreshTestRoot();
     auto store = ExperimentStore::Open(root_);
     ASSERT_TRUE(store.ok()) << store.status();
     store_ = std::move(*store);
@@ -465,7 +440,7 @@ TEST(ResumeOrder, GrpcServesBeforeAnyExperimentResumes) {
   // An experiment left RUNNING by a process that died resumes at the next start;
   // whatever it does then, the server must already answer (and can cancel it):
   // the resumed sweep itself asks the server's health service.
-  const std::string root = TempRoot("resume_order");
+  const std::string root = FreshTestRoot();
   fs::create_directories(root + "/models");
   fs::create_directories(root + "/experiments");
   std::string id;
@@ -511,15 +486,8 @@ TEST(ResumeOrder, GrpcServesBeforeAnyExperimentResumes) {
     outcome.verdict_error = "test sweep";
     return outcome;
   };
-  ServerOptions o;
+  ServerOptions o = InProcessServerOptions(root);
   o.listen = "127.0.0.1:" + std::to_string(port);
-  o.metrics_port = -1;
-  o.model_repository = root + "/models";
-  o.device = "cpu";
-  o.threads = 1;
-  o.experiment_dir = root + "/experiments";
-  o.report_python = "";
-  o.shutdown_grace_seconds = 1;
   o.experiment_memory_mb = 2048;
   auto server = FlashtickServer::Start(o, seams);
   ASSERT_TRUE(server.ok()) << server.status();

@@ -7,10 +7,8 @@
 // (graceful shutdown, new server on the same --experiment-dir) that resumes from
 // the checkpoints and ends with exactly the results of an uninterrupted run.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <chrono>
-#include <filesystem>
 #include <set>
 #include <thread>
 
@@ -18,12 +16,11 @@
 #include <nlohmann/json.hpp>
 
 #include "flashtick/v1/experiments.grpc.pb.h"
-#include "server/flashtick_server.h"
+#include "tests/support/in_process_server.h"
 
 namespace flashtick {
 namespace {
 
-namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
 // Two arms, N = 8 and 32, on short planted days: seconds on two cores.
@@ -47,33 +44,18 @@ std::string TinySweep(const std::string& name, int days = 8) {
       .dump();
 }
 
-class ExperimentsServiceTest : public ::testing::Test {
+class ExperimentsServiceTest : public InProcessServerTest {
  protected:
   void SetUp() override {
-    root_ = ::testing::TempDir() + "/experiments_service_" + std::to_string(getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name();
-    fs::remove_all(root_);
-    fs::create_directories(root_ + "/models");
+    InProcessServerTest::SetUp();
     StartServer();
   }
-  void TearDown() override {
-    if (server_) server_->Shutdown();
-  }
+  // On root_'s --experiment-dir, so a second start resumes what the first left.
   void StartServer() {
-    ServerOptions o;
-    o.listen = "127.0.0.1:0";
-    o.metrics_port = -1;
-    o.model_repository = root_ + "/models";
-    o.device = "cpu";
-    o.threads = 1;
-    o.experiment_dir = root_ + "/experiments";
+    ServerOptions o = BaseOptions();
     o.report_python = FLASHTICK_PYTHON;
-    o.shutdown_grace_seconds = 1;
-    auto s = FlashtickServer::Start(o);
-    ASSERT_TRUE(s.ok()) << s.status();
-    server_ = std::move(*s);
-    stub_ = v1::Experiments::NewStub(grpc::CreateChannel(
-        "127.0.0.1:" + std::to_string(server_->grpc_port()), grpc::InsecureChannelCredentials()));
+    ASSERT_NO_FATAL_FAILURE(InProcessServerTest::StartServer(o));
+    stub_ = v1::Experiments::NewStub(Channel());
   }
   grpc::Status Submit(const std::string& json, v1::Experiment* out, const std::string& key = "") {
     grpc::ClientContext ctx;
@@ -109,8 +91,6 @@ class ExperimentsServiceTest : public ::testing::Test {
            x.state() == v1::EXPERIMENT_STATE_FAILED || x.state() == v1::EXPERIMENT_STATE_CANCELLED;
   }
 
-  std::string root_;
-  std::unique_ptr<FlashtickServer> server_;
   std::unique_ptr<v1::Experiments::Stub> stub_;
 };
 
@@ -315,8 +295,7 @@ TEST_F(ExperimentsServiceTest, RestartResumesFromCheckpoints) {
     return e.arms_size() == 2 && e.arms(1).step() > 0;
   });
   const std::string id = x.id();
-  server_->Shutdown();  // SIGTERM path: the sweep stops between steps
-  server_.reset();
+  StopServer();  // SIGTERM path: the sweep stops between steps
   StartServer();  // same --experiment-dir
   x = WaitFor(id, Ended);
   ASSERT_EQ(x.state(), v1::EXPERIMENT_STATE_SUCCEEDED) << x.error();

@@ -6,10 +6,7 @@
 // exit code 2, nothing created. --print-config prints the server's full
 // configuration, the same JSON the research parser makes of the preset.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
-#include <filesystem>
-#include <fstream>
 #include <string>
 #include <vector>
 
@@ -19,41 +16,23 @@
 #include "client/commands/sweep_command.h"
 #include "research/sweep/sweep_config.h"
 #include "research/sweep/sweep_presets.h"
-#include "server/flashtick_server.h"
+#include "tests/support/in_process_server.h"
 
 namespace flashtick {
 namespace {
-
-namespace fs = std::filesystem;
 
 struct CliResult {
   int exit_code = -1;
   std::string out, err;
 };
 
-class SweepSubmitCliTest : public ::testing::Test {
+class SweepSubmitCliTest : public InProcessServerTest {
  protected:
   void SetUp() override {
-    root_ = ::testing::TempDir() + "/sweep_submit_cli_" + std::to_string(getpid());
-    fs::remove_all(root_);
-    fs::create_directories(root_ + "/models");
-    ServerOptions o;
-    o.listen = "127.0.0.1:0";
-    o.metrics_port = -1;
-    o.model_repository = root_ + "/models";
-    o.device = "cpu";
-    o.threads = 1;
-    o.experiment_dir = root_ + "/experiments";
-    o.shutdown_grace_seconds = 1;
-    auto s = FlashtickServer::Start(o);
-    ASSERT_TRUE(s.ok()) << s.status();
-    server_ = std::move(*s);
-    options_.server = "127.0.0.1:" + std::to_string(server_->grpc_port());
+    InProcessServerTest::SetUp();
+    ASSERT_NO_FATAL_FAILURE(StartServer(BaseOptions()));
+    options_.server = Address();
     options_.timeout_seconds = 60;
-  }
-  void TearDown() override {
-    if (server_) server_->Shutdown();
-    fs::remove_all(root_);
   }
 
   // `flashtick sweep <args...>` as main.cc runs it, with stdout and stderr captured.
@@ -77,11 +56,6 @@ class SweepSubmitCliTest : public ::testing::Test {
     r.err = ::testing::internal::GetCapturedStderr();
     return r;
   }
-  std::string WriteFile(const std::string& name, const std::string& text) {
-    const std::string path = root_ + "/" + name;
-    std::ofstream(path) << text;
-    return path;
-  }
   int ExperimentCount() {
     SweepClient client(options_);
     auto list = client.List(v1::ListExperimentsRequest());
@@ -89,8 +63,6 @@ class SweepSubmitCliTest : public ::testing::Test {
     return list.ok() ? list->experiments_size() : -1;
   }
 
-  std::string root_;
-  std::unique_ptr<FlashtickServer> server_;
   ClientOptions options_;
 };
 

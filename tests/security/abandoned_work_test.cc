@@ -12,7 +12,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -23,12 +22,11 @@
 #include "inference/grpc_service.grpc.pb.h"
 #include "kernels/backend.h"
 #include "model/transformer.h"
-#include "server/flashtick_server.h"
+#include "tests/support/in_process_server.h"
 
 namespace flashtick {
 namespace {
 
-namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
 constexpr int kLayers = 8;
@@ -36,11 +34,10 @@ constexpr int64_t kMaxContext = 16384;
 
 double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
 
-class AbandonedWorkTest : public ::testing::Test {
+class AbandonedWorkTest : public InProcessServerTest {
  protected:
   void SetUp() override {
-    root_ = ::testing::TempDir() + "/abandoned_work_" + std::to_string(getpid());
-    fs::remove_all(root_);
+    InProcessServerTest::SetUp();
     auto backend = CreateBackend("cpu");
     ASSERT_TRUE(backend.ok()) << backend.status();
     ModelConfig config;
@@ -55,26 +52,13 @@ class AbandonedWorkTest : public ::testing::Test {
     ASSERT_TRUE((*model)->Save(root_ + "/models/slow/1").ok());
     features_ = config.features;
 
-    ServerOptions o;
-    o.listen = "127.0.0.1:0";
-    o.metrics_port = -1;
-    o.model_repository = root_ + "/models";
-    o.device = "cpu";
-    o.threads = 1;
+    ServerOptions o = BaseOptions();
+    o.experiment_dir = "";  // inference only
     o.workers = 1;  // one worker: a held worker delays every other request
     o.max_seq_len = kMaxContext;
     o.batch_max_delay_us = 0;
-    o.shutdown_grace_seconds = 1;
-    auto server = FlashtickServer::Start(o);
-    ASSERT_TRUE(server.ok()) << server.status();
-    server_ = std::move(*server);
-    stub_ = inference::GRPCInferenceService::NewStub(
-        grpc::CreateChannel("127.0.0.1:" + std::to_string(server_->grpc_port()),
-                            grpc::InsecureChannelCredentials()));
-  }
-  void TearDown() override {
-    if (server_) server_->Shutdown();
-    fs::remove_all(root_);
+    ASSERT_NO_FATAL_FAILURE(StartServer(o));
+    stub_ = inference::GRPCInferenceService::NewStub(Channel());
   }
 
   inference::ModelInferRequest Request(int64_t steps) const {
@@ -101,9 +85,7 @@ class AbandonedWorkTest : public ::testing::Test {
     return stub_->ModelInfer(&context, request, &response);
   }
 
-  std::string root_;
   int64_t features_ = 0;
-  std::unique_ptr<FlashtickServer> server_;
   std::unique_ptr<inference::GRPCInferenceService::Stub> stub_;
 };
 

@@ -23,7 +23,7 @@
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 
-#include "server/flashtick_server.h"
+#include "tests/support/in_process_server.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 
 namespace flashtick {
@@ -45,33 +45,23 @@ int Connect(int port) {
   return fd;
 }
 
-class ConnectionLimitsTest : public ::testing::Test {
+class ConnectionLimitsTest : public InProcessServerTest {
  protected:
   void StartServer(double handshake_timeout, int metrics_port = -1, int max_connections = 4096) {
-    root_ = ::testing::TempDir() + "/connection_limits_" + std::to_string(getpid());
-    fs::create_directories(root_ + "/models");
-    ServerOptions o;
-    o.listen = "127.0.0.1:0";
+    ServerOptions o = BaseOptions();
+    o.experiment_dir = "";  // connections only
     o.metrics_port = metrics_port;
-    o.model_repository = root_ + "/models";
-    o.device = "cpu";
-    o.threads = 1;
     o.shutdown_grace_seconds = 0.5;
     o.handshake_timeout_seconds = handshake_timeout;
     o.max_connections = max_connections;
-    auto s = FlashtickServer::Start(o);
-    ASSERT_TRUE(s.ok()) << s.status();
-    server_ = std::move(*s);
+    InProcessServerTest::StartServer(o);
   }
   void TearDown() override {
     for (int fd : fds_) close(fd);
-    if (server_) server_->Shutdown();
-    fs::remove_all(root_);
+    InProcessServerTest::TearDown();
   }
   bool HealthOk() {
-    auto channel = grpc::CreateChannel("127.0.0.1:" + std::to_string(server_->grpc_port()),
-                                       grpc::InsecureChannelCredentials());
-    auto stub = grpc::health::v1::Health::NewStub(channel);
+    auto stub = grpc::health::v1::Health::NewStub(Channel());
     grpc::ClientContext ctx;
     ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
     grpc::health::v1::HealthCheckRequest req;
@@ -100,8 +90,6 @@ class ConnectionLimitsTest : public ::testing::Test {
     return false;
   }
 
-  std::string root_;
-  std::unique_ptr<FlashtickServer> server_;
   std::vector<int> fds_;
 };
 

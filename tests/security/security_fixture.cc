@@ -4,8 +4,6 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <filesystem>
-#include <fstream>
 
 #include "flashtick/v1/experiments.grpc.pb.h"
 #include "grpc/health/v1/health.grpc.pb.h"
@@ -25,33 +23,13 @@ void SecurityServerTest::SetUpTestSuite() {
 
 void SecurityServerTest::SetUp() {
   ASSERT_NE(certs_, nullptr) << "certificates could not be made (see SetUpTestSuite)";
-  root_ = ::testing::TempDir() + "/security_" + std::to_string(getpid()) + "_" +
-          ::testing::UnitTest::GetInstance()->current_test_info()->name();
-  std::filesystem::remove_all(root_);
-  std::filesystem::create_directories(root_ + "/models");
-}
-
-void SecurityServerTest::TearDown() {
-  if (server_) server_->Shutdown();
+  InProcessServerTest::SetUp();
 }
 
 ServerOptions SecurityServerTest::BaseOptions() const {
-  ServerOptions o;
-  o.listen = "127.0.0.1:0";
-  o.metrics_port = -1;
-  o.model_repository = root_ + "/models";
-  o.device = "cpu";
-  o.threads = 1;
-  o.experiment_dir = root_ + "/experiments";
-  o.report_python = "";
+  ServerOptions o = InProcessServerTest::BaseOptions();
   o.shutdown_grace_seconds = 0;
   return o;
-}
-
-void SecurityServerTest::StartServer(const ServerOptions& options) {
-  auto s = FlashtickServer::Start(options);
-  ASSERT_TRUE(s.ok()) << s.status();
-  server_ = std::move(*s);
 }
 
 ClientOptions SecurityServerTest::Client() const {
@@ -59,12 +37,6 @@ ClientOptions SecurityServerTest::Client() const {
   c.server = server_ ? Address() : "127.0.0.1:1";  // no server: only file checks
   c.timeout_seconds = 10;
   return c;
-}
-
-std::string SecurityServerTest::WriteFile(const std::string& name, const std::string& text) const {
-  const std::string path = root_ + "/" + name;
-  std::ofstream(path) << text;
-  return path;
 }
 
 grpc::Status SecurityServerTest::CallListExperiments(const ClientOptions& client) {

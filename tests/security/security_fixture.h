@@ -1,35 +1,29 @@
-// SecurityServerTest: the shared fixture of the TLS and token tests: a temp
-// dir with an empty model repository, an experiment store and the openssl-made
-// certificates (TestCerts, made once per test binary), StartServer(options)
-// for an in-process flashtickd on 127.0.0.1:0, and typed calls through the
-// flashtick CLI's own MakeChannel (so the client flags are exercised too).
+// SecurityServerTest: the fixture of the TLS, token and stream-limit tests: the
+// in-process flashtickd of InProcessServerTest (tests/support/in_process_server.h:
+// a temp dir with an empty model repository and an experiment store,
+// StartServer(options) on 127.0.0.1:0), the openssl-made certificates (TestCerts,
+// made once per test binary), and typed calls through the flashtick CLI's own
+// MakeChannel (so the client flags are exercised too).
 #pragma once
 
 #include <grpcpp/grpcpp.h>
-#include <gtest/gtest.h>
 
-#include <memory>
 #include <string>
 
 #include "client/client_options.h"
-#include "server/flashtick_server.h"
 #include "tests/security/test_certs.h"
+#include "tests/support/in_process_server.h"
 
 namespace flashtick {
 
-class SecurityServerTest : public ::testing::Test {
+class SecurityServerTest : public InProcessServerTest {
  protected:
   static void SetUpTestSuite();
   void SetUp() override;
-  void TearDown() override;
 
-  // Plaintext, no tokens, experiments on; tests add the security flags.
+  // InProcessServerTest's, with no drain time; tests add the security flags.
   ServerOptions BaseOptions() const;
-  void StartServer(const ServerOptions& options);
-  std::string Address() const { return "127.0.0.1:" + std::to_string(server_->grpc_port()); }
   ClientOptions Client() const;  // plaintext, no token, 10 s deadline
-  // A file holding `text` under the test's root.
-  std::string WriteFile(const std::string& name, const std::string& text) const;
 
   // One call per protected area, through MakeChannel(client).
   grpc::Status CallListExperiments(const ClientOptions& client);
@@ -37,8 +31,6 @@ class SecurityServerTest : public ::testing::Test {
   grpc::Status CallHealth(const ClientOptions& client);
 
   static TestCerts* certs_;
-  std::string root_;
-  std::unique_ptr<FlashtickServer> server_;
 };
 
 }  // namespace flashtick
