@@ -200,7 +200,8 @@ void Arms(const json& r, std::string* md) {
 
 // Where the call step looks (fold_evaluator.h): per arm and seen lag family, for
 // each layer the head that puts the most weight on the cue, that weight, and the
-// same head's weight on the call step itself, beside 1/window (uniform attention).
+// same head's weight on the call step itself, then the call step's attention rollout
+// onto the cue (attention_rollout.h), beside 1/window (uniform attention).
 void AttentionOnCue(const json& r, std::string* md) {
   const json& arms = At(r, "arms");
   const json& heads = At(At(At(r, "config"), "model"), "heads");
@@ -227,7 +228,9 @@ void AttentionOnCue(const json& r, std::string* md) {
         absl::StrAppend(&rows, " ", F(cue[best], "%.3f"), " (h", best - l * h, "); self ",
                         F(self[best], "%.3f"), " |");
       }
-      absl::StrAppend(&rows, " ", F(json(1.0 / static_cast<double>(n)), "%.2g"), " |\n");
+      const json& rollout = At(e, "cue_rollout");
+      absl::StrAppend(&rows, " ", rollout.is_number() ? F(rollout, "%.3f") : std::string("—"),
+                      " | ", F(json(1.0 / static_cast<double>(n)), "%.2g"), " |\n");
     }
   }
   if (rows.empty()) return;
@@ -237,11 +240,15 @@ void AttentionOnCue(const json& r, std::string* md) {
                   "step, per layer for the head that looks at it most, and that head's "
                   "weight on the call step itself (it carries the cue's key too). Uniform "
                   "attention would give 1/window. A family the arm misses with weight on "
-                  "the cue fails at reading the sign; one without, at finding the cue.\n\n"
+                  "the cue fails at reading the sign; one without, at finding the cue. "
+                  "Rollout: the share of the call step's output that traces back to the "
+                  "cue through every layer, residual included (Abnar and Zuidema 2020; "
+                  "½ per layer for a step that only keeps its own residual), which also "
+                  "credits a cue the call step reaches through an intermediate step.\n\n"
                   "| arm | L | events |");
   for (size_t l = 0; l < L; ++l) absl::StrAppend(md, " layer ", l, ": on the cue (head); on itself |");
-  absl::StrAppend(md, " 1/window |\n|---|---|---|");
-  for (size_t l = 0; l <= L; ++l) absl::StrAppend(md, "---|");
+  absl::StrAppend(md, " rollout onto the cue | 1/window |\n|---|---|---|");
+  for (size_t l = 0; l <= L + 1; ++l) absl::StrAppend(md, "---|");
   absl::StrAppend(md, "\n", rows, "\n");
 }
 

@@ -58,7 +58,8 @@ json ArmJson(const ArmResult& a) {
                       {"call_hits", e.call_hits},
                       {"attention_events", e.attention_events},
                       {"cue_weight", e.cue_weight},
-                      {"self_weight", e.self_weight}});
+                      {"self_weight", e.self_weight},
+                      {"cue_rollout", Num(e.cue_rollout)}});
   }
   json curve = json::array();
   for (const LossPoint& p : a.loss_curve) curve.push_back({p.step, Num(p.loss)});

@@ -158,7 +158,8 @@ json ArmResultToJson(const ArmResult& a) {
                       {"call_hits", e.call_hits},
                       {"attention_events", e.attention_events},
                       {"cue_weight", e.cue_weight},
-                      {"self_weight", e.self_weight}});
+                      {"self_weight", e.self_weight},
+                      {"cue_rollout", e.cue_rollout}});
   }
   json curve = json::array();
   for (const LossPoint& p : a.loss_curve) curve.push_back({p.step, p.loss});
@@ -264,6 +265,11 @@ absl::StatusOr<ArmResult> ArmResultFromJson(const json& j) {
         }
       }
       if (t.cue_weight.size() != t.self_weight.size()) return Bad("events[].self_weight");
+      // Optional too: state files written before the rollout have none.
+      if (auto c = e.find("cue_rollout"); c != e.end()) {
+        if (!c->is_number()) return Bad("events[].cue_rollout");
+        t.cue_rollout = c->get<double>();
+      }
     }
     a.events.push_back(t);
   }

@@ -44,9 +44,12 @@ struct EventTally {  // one lag family
   // Where the call step's attention goes (fold_evaluator.h): over the first
   // attention_events events of the family whose cue is inside the window, the mean
   // softmax weight of the call step's query on the cue step and on itself (the go
-  // marker carries the cue's key), per layer and query head ([layer·H + head]).
+  // marker carries the cue's key), per layer and query head ([layer·H + head]); and
+  // the mean attention rollout of the call step onto the cue, through every layer
+  // (attention_rollout.h: a lower bound, pruned to the steps that carry most flow).
   int64_t attention_events = 0;
   std::vector<double> cue_weight, self_weight;
+  double cue_rollout = 0;
   double rate() const { return events > 0 ? static_cast<double>(hits) / events : 0.0; }
 };
 

@@ -5,19 +5,48 @@
 #include <cmath>
 #include <cstdio>
 #include <memory>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 #include "model/transformer.h"
+#include "research/sweep/attention_rollout.h"
 #include "research/sweep/day_predictor.h"
 
 namespace flashtick {
 namespace {
 
+// The rows of a few query steps in every layer, head by head, for one window
+// (Transformer::AttentionWeights: exact from the forward's q, k and log-sum-exp). Each
+// row is a softmax: a sum far from 1 means the probe read the forward's statistics
+// wrongly (say a kernel's log-sum-exp in another base), not a finding.
+absl::StatusOr<std::vector<std::vector<float>>> CheckedAttention(
+    Transformer* model, absl::Span<const float> window, int64_t T,
+    absl::Span<const int64_t> steps) {
+  ASSIGN_OR_RETURN(std::vector<std::vector<float>> w, model->AttentionWeights(window, T, steps));
+  const int64_t H = model->config().heads;
+  for (size_t l = 0; l < w.size(); ++l) {
+    for (size_t r = 0; r < steps.size(); ++r) {
+      for (int64_t h = 0; h < H; ++h) {
+        const float* row = w[l].data() + (r * H + h) * T;
+        double sum = 0;
+        for (int64_t j = 0; j < T; ++j) sum += row[j];
+        if (std::abs(sum - 1.0) > 1e-2) {
+          return absl::InternalError(absl::StrCat("attention weights of layer ", l, " head ",
+                                                  h, " at step ", steps[r], " sum to ", sum,
+                                                  ", not 1"));
+        }
+      }
+    }
+  }
+  return w;
+}
+
 // Adds one event to the family's attention means (arm_result.h, EventTally): the
 // window of the arm's context that ends at the call step, as the test-day
-// prediction sees it, and the call step's attention weights over it
-// (Transformer::AttentionWeights, exact from the forward's q, k and log-sum-exp).
+// prediction sees it; the call step's own attention on the cue and on itself per
+// layer and head, and its attention rollout onto the cue (attention_rollout.h), which
+// also credits a cue reached through an intermediate step.
 absl::Status TallyAttention(Transformer* model, const std::vector<float>& features, int64_t context,
                             const PlantedEvent& e, EventTally* tally) {
   const int64_t start = std::max<int64_t>(0, e.call_step - context + 1);
@@ -25,35 +54,43 @@ absl::Status TallyAttention(Transformer* model, const std::vector<float>& featur
   const int64_t cue = e.cue_step - start;
   if (cue < 0 || cue >= T || (start + T) * F > static_cast<int64_t>(features.size()))
     return absl::OkStatus();  // the cue is outside the window: nothing to look at
-  const int64_t rows[] = {T - 1};
-  ASSIGN_OR_RETURN(std::vector<std::vector<float>> w,
-                   model->AttentionWeights(absl::MakeConstSpan(features.data() + start * F, T * F), T,
-                                           rows));
+  const absl::Span<const float> window(features.data() + start * F, T * F);
   const int64_t H = model->config().heads;
+  const int64_t call[] = {T - 1};
+  ASSIGN_OR_RETURN(std::vector<std::vector<float>> w, CheckedAttention(model, window, T, call));
+  const AttentionRowsFn head_mean_rows =
+      [&](int layer, const std::vector<int64_t>& steps)
+      -> absl::StatusOr<std::vector<std::vector<double>>> {
+    ASSIGN_OR_RETURN(std::vector<std::vector<float>> a,
+                     CheckedAttention(model, window, T, steps));
+    std::vector<std::vector<double>> rows(steps.size(), std::vector<double>(T, 0.0));
+    for (size_t r = 0; r < steps.size(); ++r) {
+      for (int64_t h = 0; h < H; ++h) {
+        const float* row = a[layer].data() + (r * H + h) * T;
+        for (int64_t j = 0; j <= steps[r]; ++j) rows[r][j] += row[j] / static_cast<double>(H);
+      }
+    }
+    return rows;
+  };
+  ASSIGN_OR_RETURN(auto rollout, AttentionRollout(static_cast<int>(w.size()), T, T - 1,
+                                                  head_mean_rows));
+  double on_cue = 0;
+  for (const auto& [step, flow] : rollout) on_cue += step == cue ? flow : 0.0;
+
   const size_t n = w.size() * static_cast<size_t>(H);
   if (tally->cue_weight.size() != n) {
     tally->cue_weight.assign(n, 0.0);
     tally->self_weight.assign(n, 0.0);
   }
-  // Each row is a softmax: a sum far from 1 means the probe read the forward's
-  // statistics wrongly (say a kernel's log-sum-exp in another base), not a finding.
+  const double k = static_cast<double>(tally->attention_events);  // running means
   for (size_t l = 0; l < w.size(); ++l) {
     for (int64_t h = 0; h < H; ++h) {
-      double sum = 0;
-      for (int64_t j = 0; j < T; ++j) sum += w[l][h * T + j];
-      if (std::abs(sum - 1.0) > 1e-2)
-        return absl::InternalError(absl::StrCat("attention weights of layer ", l, " head ", h,
-                                                " sum to ", sum, ", not 1"));
-    }
-  }
-  const double k = static_cast<double>(tally->attention_events);
-  for (size_t l = 0; l < w.size(); ++l) {
-    for (int64_t h = 0; h < H; ++h) {
-      const size_t i = l * H + h;  // running means
+      const size_t i = l * H + h;
       tally->cue_weight[i] = (tally->cue_weight[i] * k + w[l][h * T + cue]) / (k + 1);
       tally->self_weight[i] = (tally->self_weight[i] * k + w[l][h * T + T - 1]) / (k + 1);
     }
   }
+  tally->cue_rollout = (tally->cue_rollout * k + on_cue) / (k + 1);
   ++tally->attention_events;
   return absl::OkStatus();
 }
@@ -69,7 +106,11 @@ absl::Status EvaluateFold(const ResearchDataset& dataset, const SweepData& data,
   result->parameters = model->parameter_count();
   if (result->events.size() != data.lags.size()) {
     result->events.clear();
-    for (int64_t lag : data.lags) result->events.push_back({lag, 0, 0});
+    for (int64_t lag : data.lags) {
+      EventTally t;
+      t.lag = lag;
+      result->events.push_back(t);
+    }
   }
   const DayContext& ctx = dataset.context();
   bool attention_ok = true;

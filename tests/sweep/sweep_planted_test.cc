@@ -98,9 +98,25 @@ TEST(SweepPlanted, ArmsRankByTheLagFamiliesTheySeeAndTheLongestPasses) {
           EXPECT_LE(t.cue_weight[i] + t.self_weight[i], 1.0 + 1e-6);
           most = std::max(most, t.cue_weight[i]);
         }
+        // Rollout onto the cue (attention_rollout.h): a share of the call step's output.
+        EXPECT_GE(t.cue_rollout, 0.0);
+        EXPECT_LE(t.cue_rollout, 1.0 + 1e-6);
+        std::printf("%s lag %lld: most weight on the cue %.4f, rollout %.4f, 1/N %.4f\n",
+                    a.arm_id.c_str(), static_cast<long long>(t.lag), most, t.cue_rollout,
+                    1.0 / static_cast<double>(a.context));
         if (t.rate() >= 0.7) {
           EXPECT_GE(most, 3.0 / static_cast<double>(a.context))
               << a.arm_id << " calls lag " << t.lag << " without looking at its cue";
+        }
+        // Rollout keeps at least ½ of a step's flow a layer (the residual) and gives a
+        // head's weight w on the cue 1/H of the head mean, so with the weight in either
+        // layer the cue gets ≥ ½·½·w/H of the call step's flow — unless pruning drops it,
+        // which cannot happen while ½·w/H is among the 16 largest shares of a layer
+        // (w ≥ 0.25 with 4 heads; the floor of 1e-4 a step costs at most 16·1e-4).
+        constexpr double kHeads = 4;
+        if (most >= 0.25) {
+          EXPECT_GE(t.cue_rollout, most / (4 * kHeads) - 16e-4)
+              << a.arm_id << " lag " << t.lag << ": the rollout misses the cue's direct weight";
         }
       } else {
         // Its cue is outside every window of the arm: nothing to look at.

@@ -14,6 +14,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <thread>
 
 #include <nlohmann/json.hpp>
@@ -84,6 +85,7 @@ void ExpectSameResults(const SweepOutcome& a, const SweepOutcome& b) {
       EXPECT_EQ(x.attention_events, y.attention_events) << a.arms[i].arm_id << " lag " << x.lag;
       EXPECT_EQ(x.cue_weight, y.cue_weight) << a.arms[i].arm_id << " lag " << x.lag;
       EXPECT_EQ(x.self_weight, y.self_weight) << a.arms[i].arm_id << " lag " << x.lag;
+      EXPECT_EQ(x.cue_rollout, y.cue_rollout) << a.arms[i].arm_id << " lag " << x.lag;
     }
   }
   ASSERT_TRUE(a.verdict.has_value() && b.verdict.has_value());
@@ -97,9 +99,21 @@ int64_t StepOnDisk(const std::string& arm_dir) {
 
 TEST(SweepResume, AfterAKillTheSweepEndsAsIfUninterrupted) {
   const SweepConfig c = Tiny();
-  auto straight = SweepEngine::Run(c, Options(Dir("straight")), {});
+  const std::string straight_dir = Dir("straight");
+  auto straight = SweepEngine::Run(c, Options(straight_dir), {});
   ASSERT_TRUE(straight.ok()) << straight.status();
   ASSERT_FALSE(straight->cancelled);
+  // The report's attention table (where the call step looks) has its rollout column
+  // whenever an arm saw a cue.
+  int64_t looked = 0;
+  for (const ArmResult& a : straight->arms) {
+    for (const EventTally& t : a.events) looked += t.attention_events;
+  }
+  ASSERT_GT(looked, 0);
+  std::ifstream md_file(straight_dir + "/report.md");
+  const std::string md((std::istreambuf_iterator<char>(md_file)), std::istreambuf_iterator<char>());
+  EXPECT_NE(md.find("### Where the call step looks"), std::string::npos);
+  EXPECT_NE(md.find("rollout onto the cue"), std::string::npos);
   const int64_t total = straight->arms[1].total_steps;
   ASSERT_GT(total, 12);
 

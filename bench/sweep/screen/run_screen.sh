@@ -39,7 +39,8 @@ for p in sorted(glob.glob("build/screen/%s/arms/*/state.json" % sys.argv[1])):
     print("%-14s %-10s %s steps %d/%d %.0f s tok/s %.0f %s | %s" % (sys.argv[1], arm, a["state"], a["step"], a["total_steps"],
           a["train_seconds"], a["tokens"] / max(1e-9, a["train_seconds"]), ev, a.get("stop_reason", "")))
     # Where the call step looks (fold_evaluator.h): per family and layer, the most any
-    # head puts on the cue, and that head's weight on the call step itself.
+    # head puts on the cue, and that head's weight on the call step itself; then the
+    # call step's attention rollout onto the cue.
     for e in a["events"]:
         cue, me = e.get("cue_weight", []), e.get("self_weight", [])
         if not cue: continue
@@ -48,6 +49,8 @@ for p in sorted(glob.glob("build/screen/%s/arms/*/state.json" % sys.argv[1])):
         for l in range(len(cue) // h):
             b = max(range(l * h, (l + 1) * h), key=lambda i: cue[i])
             cells.append("layer %d: cue %.3f (h%d) self %.3f" % (l, cue[b], b - l * h, me[b]))
+        if "cue_rollout" in e:  # the flow from the cue through every layer (attention_rollout.h)
+            cells.append("rollout onto the cue %.3f" % e["cue_rollout"])
         print("    L%d attention over %d events: %s" % (e["lag"], e["attention_events"], "; ".join(cells)))
 PY
 done | tee $OUT/screen.txt
