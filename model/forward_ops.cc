@@ -46,16 +46,11 @@ absl::Status ForwardOps::LayerNorm(const TensorView& x, const std::string& name,
              name);
 }
 
-absl::Status ForwardOps::Embed(const float* ticks) const {
+absl::Status ForwardOps::Embed(const float* ticks, std::vector<float>* encode_buffer) const {
   const DeviceKind dev = be_->device();
-  if (c_.fourier_feature >= 0) {
-    // The Fourier columns are made on the host (model/input_encoding.h), then one copy.
-    std::vector<float> encoded(static_cast<size_t>(ws_.in32.numel()));
-    EncodeInputs(c_, ticks, ws_.in32.dim(0), encoded.data());
-    RETURN_IF_ERROR(be_->Copy(ws_.in32.data, dev, encoded.data(), DeviceKind::kCpu, ws_.in32.bytes()));
-  } else {
-    RETURN_IF_ERROR(be_->Copy(ws_.in32.data, dev, ticks, DeviceKind::kCpu, ws_.in32.bytes()));
-  }
+  // Encoded columns are made on the host (model/input_encoding.h), then one copy.
+  const float* rows = InputRows(c_, ticks, ws_.in32.dim(0), encode_buffer);
+  RETURN_IF_ERROR(be_->Copy(ws_.in32.data, dev, rows, DeviceKind::kCpu, ws_.in32.bytes()));
   if (act_ != DType::kF32)
     RETURN_IF_ERROR(Run(ModelOpDesc(Op::kCast, DType::kF32), {ws_.in32}, {ws_.in}, "ticks cast"));
   return Linear(ws_.in, "embed", ws_.x, false);

@@ -8,6 +8,7 @@
 
 #include <initializer_list>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "kernels/backend.h"
@@ -36,9 +37,11 @@ class ForwardOps {
   // rows of ws.mean / ws.rstd (one per row of y).
   absl::Status LayerNorm(const TensorView& x, const std::string& name,
                          const TensorView& y) const;
-  // x = embed(ticks): host fp32 `ticks` (ws.in32's size) copied into ws.in32, cast
-  // to the compute dtype, then the embedding linear.
-  absl::Status Embed(const float* ticks) const;
+  // x = embed(ticks): host fp32 `ticks` (ws.in32's rows of config.features raw
+  // columns), encoded into *encode_buffer when the model encodes a column
+  // (model/input_encoding.h), copied into ws.in32, cast to the compute dtype, then the
+  // embedding linear. The buffer is the caller's, kept across calls.
+  absl::Status Embed(const float* ticks, std::vector<float>* encode_buffer) const;
   // The block's attention input: h = LN1(x); qkv = h·Wqkvᵀ + b. `block` is "blocks.<l>.".
   absl::Status QkvProjection(const std::string& block) const;
   // The rest of the block once attention has written ws.att:

@@ -31,4 +31,13 @@ void EncodeInputs(const ModelConfig& c, const float* in, int64_t rows, float* ou
   }
 }
 
+const float* InputRows(const ModelConfig& c, const float* ticks, int64_t rows,
+                       std::vector<float>* buffer) {
+  if (c.fourier_feature < 0) return ticks;
+  const size_t n = static_cast<size_t>(rows) * static_cast<size_t>(c.input_width());
+  if (buffer->size() < n) buffer->resize(n);
+  EncodeInputs(c, ticks, rows, buffer->data());
+  return buffer->data();
+}
+
 }  // namespace flashtick

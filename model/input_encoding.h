@@ -18,6 +18,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "model/config.h"
 
@@ -26,5 +27,13 @@ namespace flashtick {
 // rows × config.features raw inputs → rows × config.input_width() encoded ones.
 // With no Fourier feature configured the rows are copied unchanged.
 void EncodeInputs(const ModelConfig& config, const float* in, int64_t rows, float* out);
+
+// The rows the embedding reads for `rows` raw rows: `ticks` itself when no column is
+// encoded, else their encoding written into *buffer (grown as needed). Every path that
+// copies inputs to the device goes through it, and each keeps its buffer (the model for
+// Predict and Step, the training graph for its batches), so no forward, decode step or
+// training step allocates host memory for the encoding.
+const float* InputRows(const ModelConfig& config, const float* ticks, int64_t rows,
+                       std::vector<float>* buffer);
 
 }  // namespace flashtick

@@ -88,7 +88,7 @@ absl::Status Transformer::Impl::ForwardChunk(const ModelConfig& c, Backend* be, 
   const ForwardOps ops(be, *params, c, act, ws, "model forward");
   const int64_t C = c.width, H = c.heads, Hkv = c.kv_heads, D = c.head_dim();
 
-  RETURN_IF_ERROR(ops.Embed(ticks));
+  RETURN_IF_ERROR(ops.Embed(ticks, &encoded_inputs));
   OpDesc rope = ModelOpDesc(Op::kRope, act);
   rope.rope.theta = c.rope_theta;
   rope.rope.rotary_dims = c.rotary_dims;

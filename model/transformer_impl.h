@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <memory>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/types/span.h"
@@ -45,6 +46,9 @@ struct Transformer::Impl {
   std::unique_ptr<DeviceParams> params;
   std::shared_ptr<void> workspace;
   size_t workspace_capacity = 0;
+  // Host rows of encoded inputs (model/input_encoding.h, InputRows), reused by every
+  // forward and step; guarded, like the workspace, by the model's one-call-at-a-time lock.
+  std::vector<float> encoded_inputs;
 
   // Runs the forward on Bc sequences of T steps from host `ticks` ([Bc, T, F]) and
   // writes host probabilities to `probs` ([Bc, T or 1, classes]). `stop` (may be

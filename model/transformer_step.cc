@@ -67,7 +67,7 @@ absl::StatusOr<std::vector<float>> Transformer::Step(DecodeState* state,
   const ForwardOps ops(be, *impl_->params, c, act, ws, "model step");
   const int64_t H = c.heads, Hkv = c.kv_heads, D = c.head_dim();
 
-  RETURN_IF_ERROR(ops.Embed(row.data()));
+  RETURN_IF_ERROR(ops.Embed(row.data(), &impl_->encoded_inputs));
   OpDesc rope = ModelOpDesc(Op::kRope, act);
   rope.rope.theta = c.rope_theta;
   rope.rope.rotary_dims = c.rotary_dims;

@@ -227,21 +227,16 @@ absl::Status TransformerGraph::SetBatch(absl::Span<const float> ticks,
   }
   Backend* be = store_->backend();
   const DType dt = store_->compute_dtype();
-  std::vector<float> encoded;
-  if (c.fourier_feature >= 0) {
-    encoded.resize(static_cast<size_t>(M * c.input_width()));
-    EncodeInputs(c, ticks.data(), M, encoded.data());
-    ticks = encoded;
-  }
+  const float* rows = InputRows(c, ticks.data(), M, &encoded_inputs_);  // input_encoding.h
   if (dt == DType::kF32) {
-    RETURN_IF_ERROR(be->Copy(input_->value.data, input_->value.device, ticks.data(),
-                             DeviceKind::kCpu, input_->value.bytes()));
+    RETURN_IF_ERROR(be->Copy(input_->value.data, input_->value.device, rows, DeviceKind::kCpu,
+                             input_->value.bytes()));
   } else if (dt != DType::kF64) {
     RETURN_IF_ERROR(
-        be->Copy(input32_.data, input32_.device, ticks.data(), DeviceKind::kCpu, input32_.bytes()));
+        be->Copy(input32_.data, input32_.device, rows, DeviceKind::kCpu, input32_.bytes()));
     RETURN_IF_ERROR(ws_.Cast(input32_, input_->value));
   } else {
-    std::vector<double> x(ticks.begin(), ticks.end());
+    std::vector<double> x(rows, rows + M * c.input_width());
     RETURN_IF_ERROR(be->Copy(input_->value.data, input_->value.device, x.data(), DeviceKind::kCpu,
                              input_->value.bytes()));
   }

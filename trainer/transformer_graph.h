@@ -107,6 +107,7 @@ class TransformerGraph {
   LossNode* loss_ = nullptr;
   TensorView labels_, weights_, rows_, input32_;
   std::vector<double> host_weights_;
+  std::vector<float> encoded_inputs_;  // host rows of encoded inputs, reused by every batch
   std::string missing_;
 };
 

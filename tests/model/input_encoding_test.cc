@@ -53,6 +53,28 @@ TEST(InputEncoding, FourierColumnsFollowTheOthers) {
 // Why the encoding exists: the dot product of two encoded rows' Fourier columns is
 // Σ_p cos(2π(x − x')/p), largest when the two values are equal, and the same for any
 // shift of both (a level is matched wherever it lies).
+// InputRows: the raw rows themselves without encoding (no copy), else the encoding in
+// the caller's buffer, which a later call of the same or fewer rows reuses.
+TEST(InputEncoding, InputRowsEncodeIntoTheCallersBuffer) {
+  ModelConfig plain;
+  std::vector<float> ticks(3 * plain.features);
+  for (size_t i = 0; i < ticks.size(); ++i) ticks[i] = 0.25f * static_cast<float>(i);
+  std::vector<float> buffer;
+  EXPECT_EQ(InputRows(plain, ticks.data(), 3, &buffer), ticks.data());
+  EXPECT_TRUE(buffer.empty());
+
+  const ModelConfig c = FourierConfig();
+  const float* rows = InputRows(c, ticks.data(), 3, &buffer);
+  ASSERT_EQ(rows, buffer.data());
+  ASSERT_GE(buffer.size(), static_cast<size_t>(3 * c.input_width()));
+  std::vector<float> want(3 * c.input_width());
+  EncodeInputs(c, ticks.data(), 3, want.data());
+  for (size_t i = 0; i < want.size(); ++i) EXPECT_EQ(rows[i], want[i]) << i;
+  const float* again = InputRows(c, ticks.data() + c.features, 2, &buffer);
+  EXPECT_EQ(again, rows) << "two rows fit the three-row buffer: no reallocation";
+  for (int64_t i = 0; i < 2 * c.input_width(); ++i) EXPECT_EQ(again[i], want[c.input_width() + i]);
+}
+
 TEST(InputEncoding, FourierDotProductPeaksAtEqualValues) {
   ModelConfig c = FourierConfig();
   c.fourier_periods = {1.5f, 3.0f, 6.0f, 12.0f, 24.0f, 48.0f};
