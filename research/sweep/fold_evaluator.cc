@@ -61,12 +61,17 @@ absl::Status TallyAttention(Transformer* model, const std::vector<float>& featur
   const AttentionRowsFn head_mean_rows =
       [&](int layer, const std::vector<int64_t>& steps)
       -> absl::StatusOr<std::vector<std::vector<double>>> {
-    ASSIGN_OR_RETURN(std::vector<std::vector<float>> a,
-                     CheckedAttention(model, window, T, steps));
+    // The top layer starts from the call step alone, whose rows `w` already holds.
+    std::vector<std::vector<float>> fresh;
+    const std::vector<std::vector<float>>* a = &w;
+    if (steps.size() != 1 || steps[0] != T - 1) {
+      ASSIGN_OR_RETURN(fresh, CheckedAttention(model, window, T, steps));
+      a = &fresh;
+    }
     std::vector<std::vector<double>> rows(steps.size(), std::vector<double>(T, 0.0));
     for (size_t r = 0; r < steps.size(); ++r) {
       for (int64_t h = 0; h < H; ++h) {
-        const float* row = a[layer].data() + (r * H + h) * T;
+        const float* row = (*a)[layer].data() + (r * H + h) * T;
         for (int64_t j = 0; j <= steps[r]; ++j) rows[r][j] += row[j] / static_cast<double>(H);
       }
     }
