@@ -1,71 +1,26 @@
-// SweepEngine (see sweep_engine.h).
+// SweepEngine (see sweep_engine.h): plans the arms, hands them to the arm pool
+// (arm_pool.h: worker threads, GPU placement) and concludes the sweep.
 #include "research/sweep/sweep_engine.h"
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <functional>
-#include <exception>
-#include <mutex>
-#include <new>
-#include <thread>
+#include <memory>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "common/status_macros.h"
 #include "common/file_io.h"
+#include "common/status_macros.h"
+#include "kernels/backend.h"
 #include "research/report/sweep_report.h"
 #include "research/split/research_dataset.h"
 #include "research/sweep/arm_plan.h"
+#include "research/sweep/arm_pool.h"
 #include "research/sweep/day_predictor.h"
 #include "research/sweep/sweep_data.h"
-#include "research/parallel/gpu_scheduler.h"
-#include "kernels/backend.h"
 
 namespace flashtick {
 namespace {
-
-struct ArmSlot {
-  int64_t context = 0;
-  uint64_t seed = 0;
-  std::string id;
-  ArmPlan plan;
-};
-
-// Remaining time from the measured seconds per step of the arms that ran; arms
-// not started yet are assumed to step as fast as the last measured one (they
-// take the same tokens per step, so this underestimates longer N when attention
-// dominates).
-class EtaClock {
- public:
-  explicit EtaClock(const std::vector<ArmSlot>& arms) {
-    for (const ArmSlot& a : arms) {
-      total_.push_back(a.plan.total_steps);
-      done_.push_back(0);
-      rate_.push_back(0);
-    }
-  }
-  double Update(int arm, int64_t step, double step_seconds) {
-    std::lock_guard<std::mutex> lock(mu_);
-    done_[arm] = step;
-    if (step_seconds > 0) {
-      rate_[arm] = rate_[arm] > 0 ? 0.9 * rate_[arm] + 0.1 * step_seconds : step_seconds;
-      last_rate_ = rate_[arm];
-    }
-    if (last_rate_ <= 0) return -1;
-    double eta = 0;
-    for (size_t i = 0; i < total_.size(); ++i) {
-      eta += (total_[i] - std::min(done_[i], total_[i])) * (rate_[i] > 0 ? rate_[i] : last_rate_);
-    }
-    return eta;
-  }
-
- private:
-  std::mutex mu_;
-  std::vector<int64_t> total_, done_;
-  std::vector<double> rate_;
-  double last_rate_ = 0;
-};
 
 // Per-N outcomes for the gate: one seed → the arm itself; several → the
 // equal-weight average of the seeds' daily returns and their pooled metrics, with
@@ -96,34 +51,24 @@ absl::StatusOr<std::vector<ArmOutcome>> Outcomes(const SweepConfig& c,
   return out;
 }
 
-}  // namespace
-
-std::string ArmId(int64_t context, uint64_t seed, bool several_seeds) {
-  return several_seeds ? absl::StrCat("n", context, "-s", seed) : absl::StrCat("n", context);
-}
-
-absl::StatusOr<SweepOutcome> SweepEngine::Run(const SweepConfig& config,
-                                              const SweepEngineOptions& options,
-                                              const SweepHooks& hooks) {
-  const auto start = std::chrono::steady_clock::now();
-  RETURN_IF_ERROR(MakeDirs(options.dir + "/arms"));
+// Creates the experiment's directory, clears what an interrupted run left in it, and
+// records the configuration beside the results.
+absl::Status PrepareDir(const SweepConfig& config, const std::string& dir) {
+  RETURN_IF_ERROR(MakeDirs(dir + "/arms"));
   // A process killed mid-write (kill -9 during a sweep) leaves a temporary file beside
   // the state, report or checkpoint it was replacing; a resumed sweep clears them.
-  for (const std::string& path : RemoveInterruptedAtomicWrites(options.dir)) {
+  for (const std::string& path : RemoveInterruptedAtomicWrites(dir)) {
     std::fprintf(stderr, "sweep %s: removed %s, left by a write that was interrupted\n",
-                 options.dir.c_str(), path.c_str());
+                 dir.c_str(), path.c_str());
   }
-  RETURN_IF_ERROR(WriteFileAtomic(options.dir + "/config.json", SweepConfigToJson(config)));
-  ASSIGN_OR_RETURN(SweepData data, LoadSweepData(config));
-  ASSIGN_OR_RETURN(ResearchDataset dataset, ResearchDataset::Build(data.days, config.horizon,
-                                                                    config.label_alpha_bps * 1e-4));
+  return WriteFileAtomic(dir + "/config.json", SweepConfigToJson(config));
+}
 
-  SweepOutcome out;
-  out.config = config;
-  out.data_description = data.description;
-  out.days = dataset.num_days();
-  out.steps_per_day = dataset.context().day_steps(0);
-  if (config.data.csv) out.cleaning = data.cleaning.ToString();
+// One slot per N and seed, by N then seed: the order of SweepOutcome::arms, which
+// Outcomes and the chosen arm's index rely on. Every arm must test the same days,
+// since the gate compares the arms' daily returns day by day.
+absl::StatusOr<std::vector<ArmSlot>> PlanArms(const SweepConfig& config,
+                                              const ResearchDataset& dataset) {
   std::vector<ArmSlot> slots;
   for (int64_t n : config.contexts) {
     for (uint64_t seed : config.seeds) {
@@ -136,183 +81,161 @@ absl::StatusOr<SweepOutcome> SweepEngine::Run(const SweepConfig& config,
       slots.push_back(std::move(s));
     }
   }
+  return slots;
+}
+
+// The outcome's description of the data and the test days, known before any arm runs.
+SweepOutcome DescribeData(const SweepConfig& config, const SweepData& data,
+                          const ResearchDataset& dataset, const std::vector<ArmSlot>& slots) {
+  SweepOutcome out;
+  out.config = config;
+  out.data_description = data.description;
+  out.days = dataset.num_days();
+  out.steps_per_day = dataset.context().day_steps(0);
+  if (config.data.csv) out.cleaning = data.cleaning.ToString();
   for (int d : slots.front().plan.test_days) out.test_dates.push_back(dataset.context().date(d));
+  return out;
+}
 
-  const std::string device = config.device == "auto" ? options.device : config.device;
-  const int threads = config.cpu_threads > 0 ? config.cpu_threads : options.cpu_threads;
-  const int parallel = std::min<int>(config.max_parallel_arms, static_cast<int>(slots.size()));
-  out.arms.resize(slots.size());
-  std::vector<absl::Status> errors(slots.size());
-  std::atomic<bool> stop{false};
-  std::atomic<int> next{0};
-  EtaClock eta(slots);
-  std::mutex hook_mu;  // hooks see one event at a time
-  std::string backend_name;
-  const int visible_gpus = device == "cuda" || device == "auto" ? DeviceCount(DeviceKind::kCuda) : 0;
-  const int gpus = options.gpus >= 0 ? std::min(options.gpus, visible_gpus) : visible_gpus;
-  if (device == "cuda" && options.gpus == 0)
+// Where the arms run and how many side by side: the config's device and CPU threads
+// unless it leaves them to the caller ("auto", 0), and the GPUs visible to a CUDA
+// (or auto) sweep, capped by options.gpus.
+absl::StatusOr<ArmPoolSetup> PoolSetup(const SweepConfig& config,
+                                       const SweepEngineOptions& options,
+                                       const ResearchDataset& dataset, const SweepData& data,
+                                       const std::vector<ArmSlot>& slots) {
+  ArmPoolSetup setup;
+  setup.config = &config;
+  setup.dataset = &dataset;
+  setup.data = &data;
+  setup.slots = &slots;
+  setup.dir = options.dir;
+  setup.device = config.device == "auto" ? options.device : config.device;
+  setup.threads = config.cpu_threads > 0 ? config.cpu_threads : options.cpu_threads;
+  setup.parallel = std::min<int>(config.max_parallel_arms, static_cast<int>(slots.size()));
+  const int visible_gpus = setup.device == "cuda" || setup.device == "auto"
+                               ? DeviceCount(DeviceKind::kCuda)
+                               : 0;
+  setup.gpus = options.gpus >= 0 ? std::min(options.gpus, visible_gpus) : visible_gpus;
+  if (setup.device == "cuda" && options.gpus == 0)
     return absl::InvalidArgumentError("device cuda with gpus = 0: no GPU to place arms on");
-  GpuScheduler scheduler(gpus, config.arms_per_gpu);
+  return setup;
+}
 
-  const int replicas = config.replicas_per_arm;
-  auto worker = [&]() {
-    BackendOptions bo;
-    bo.threads = threads > 0 ? std::max(1, threads / (parallel * replicas)) : 0;
-    // This worker's backends, one per replica of the arm, reused while the arm's
-    // GPUs stay the same (−1: a CPU backend).
-    std::vector<std::unique_ptr<Backend>> backends;
-    absl::Status backend_error = absl::FailedPreconditionError("no backend yet");
-    std::vector<int> backend_gpus;
-    for (int i = next++; i < static_cast<int>(slots.size()); i = next++) {
-      auto placed = scheduler.Acquire(replicas, &stop);
-      if (!placed.ok()) {
-        if (!stop) errors[i] = placed.status();
-        stop = true;
-        continue;
-      }
-      const std::vector<int> want = placed->empty() ? std::vector<int>(replicas, -1) : *placed;
-      if (want != backend_gpus) {
-        backends.clear();
-        backend_error = absl::OkStatus();
-        for (int gpu : want) {
-          bo.device_index = gpu < 0 ? 0 : gpu;
-          auto be = CreateBackend(gpu >= 0 ? "cuda" : (device == "auto" ? "cpu" : device), bo);
-          if (!be.ok()) {
-            backend_error = be.status();
-            break;
-          }
-          backends.push_back(*std::move(be));
-        }
-        backend_gpus = want;
-      }
-      absl::StatusOr<Backend*> backend =
-          backend_error.ok() ? absl::StatusOr<Backend*>(backends.front().get()) : backend_error;
-      auto place = [&](bool on) {
-        ArmPlacement pl{i, slots[i].id, *placed, on, scheduler.busy(), scheduler.total()};
-        std::lock_guard<std::mutex> lock(hook_mu);
-        if (hooks.on_placement) hooks.on_placement(pl);
-      };
-      place(true);
-      struct Releaser {  // the GPU goes back however the arm ends
-        std::function<void()> fn;
-        ~Releaser() { fn(); }
-      } release{[&] {
-        scheduler.Release(*placed);
-        place(false);
-      }};
-      if (!backend.ok()) {
-        errors[i] = backend.status();
-        stop = true;
-        continue;
-      }
-      {
-        std::lock_guard<std::mutex> lock(hook_mu);
-        backend_name = (*backend)->name();
-      }
-      ArmInputs in{&config, &dataset, &data, &slots[i].plan, i,
-                   slots[i].id, slots[i].seed, options.dir + "/arms/" + slots[i].id,
-                   *backend, {}, {}};
-      if (replicas > 1) {  // a data-parallel arm (research/parallel/data_parallel_trainer.h)
-        for (auto& be : backends) in.replicas.push_back(be.get());
-        in.gpus = *placed;
-      }
-      ArmHooks ah;
-      // The caller's cancel is read directly, not only when the arm reports progress: a cancel
-      // that lands while an arm scores its fold must stop the next fold's first step.
-      ah.stop_requested = [&] {
-        if (hooks.cancel != nullptr && hooks.cancel->load()) stop = true;
-        return stop.load();
-      };
-      ah.on_progress = [&](const ArmProgress& p) {
-        if (hooks.cancel != nullptr && hooks.cancel->load()) stop = true;
-        SweepEvent e{p, eta.Update(p.arm_index, p.step, p.step_seconds)};
-        std::lock_guard<std::mutex> lock(hook_mu);
-        if (hooks.on_progress) hooks.on_progress(e);
-      };
-      if (stop) break;
-      // An exception must not leave this thread (std::terminate would end the
-      // whole process, the server's included): it fails the arm like any error.
-      absl::StatusOr<ArmResult> r = absl::InternalError("arm did not run");
-      try {
-        r = ArmRunner::Run(in, ah);
-      } catch (const std::bad_alloc&) {
-        r = absl::ResourceExhaustedError("out of memory (std::bad_alloc) while the arm ran");
-      } catch (const std::exception& e) {
-        r = absl::InternalError(absl::StrCat("the arm threw: ", e.what()));
-      }
-      if (!r.ok()) {
-        errors[i] = r.status();
-        stop = true;
-        break;
-      }
-      out.arms[i] = *std::move(r);
-      std::lock_guard<std::mutex> lock(hook_mu);
-      if (hooks.on_arm) hooks.on_arm(out.arms[i]);
-    }
-  };
-  std::vector<std::thread> pool;
-  for (int w = 0; w < parallel; ++w) pool.emplace_back(worker);
-  for (std::thread& t : pool) t.join();
+// The first failed arm in plan order fails the sweep, named by its arm.
+absl::Status FirstArmError(const std::vector<ArmSlot>& slots,
+                           const std::vector<absl::Status>& errors) {
   for (size_t i = 0; i < slots.size(); ++i) {
     if (!errors[i].ok()) {
       return absl::Status(errors[i].code(),
                           absl::StrCat("arm ", slots[i].id, ": ", errors[i].message()));
     }
   }
-  out.backend = backend_name;
-  out.device = device;
-  // Arms that never started (cancelled before their turn) keep what is on disk.
+  return absl::OkStatus();
+}
+
+// Arms that never started (cancelled before their turn) keep what is on disk from an
+// earlier run, or else their plan's shape, so the report lists every arm.
+void FillUnstartedArms(const std::vector<ArmSlot>& slots, const std::string& dir,
+                       std::vector<ArmResult>* arms) {
   for (size_t i = 0; i < slots.size(); ++i) {
-    if (out.arms[i].arm_id.empty()) {
-      auto saved = ArmRunner::LoadState(options.dir + "/arms/" + slots[i].id);
-      if (saved.ok()) {
-        out.arms[i] = *std::move(saved);
-      } else {
-        out.arms[i].arm_id = slots[i].id;
-        out.arms[i].context = slots[i].context;
-        out.arms[i].seed = slots[i].seed;
-        out.arms[i].total_steps = slots[i].plan.total_steps;
-        out.arms[i].folds = static_cast<int>(slots[i].plan.folds.size());
-      }
+    ArmResult& a = (*arms)[i];
+    if (!a.arm_id.empty()) continue;
+    auto saved = ArmRunner::LoadState(dir + "/arms/" + slots[i].id);
+    if (saved.ok()) {
+      a = *std::move(saved);
+    } else {
+      a.arm_id = slots[i].id;
+      a.context = slots[i].context;
+      a.seed = slots[i].seed;
+      a.total_steps = slots[i].plan.total_steps;
+      a.folds = static_cast<int>(slots[i].plan.folds.size());
     }
   }
-  bool all_done = true;
-  for (const ArmResult& a : out.arms) all_done &= a.state == ArmState::kDone;
-  out.cancelled = !all_done;
+}
 
-  if (all_done && slots.size() >= 2 && config.contexts.size() >= 2) {
-    ASSIGN_OR_RETURN(std::vector<ArmOutcome> outcomes, Outcomes(config, out.arms));
+bool AllDone(const std::vector<ArmResult>& arms) {
+  bool all_done = true;
+  for (const ArmResult& a : arms) all_done &= a.state == ArmState::kDone;
+  return all_done;
+}
+
+// The gate's verdict (research/stats/gate.h) and the arm the precision check runs on:
+// the first seed of the best N, or of the longest when none is best. No verdict for
+// a cancelled sweep or a single N; verdict_error says why.
+absl::Status Judge(const SweepConfig& config, size_t arm_count, SweepOutcome* out) {
+  if (!out->cancelled && arm_count >= 2 && config.contexts.size() >= 2) {
+    ASSIGN_OR_RETURN(std::vector<ArmOutcome> outcomes, Outcomes(config, out->arms));
     auto verdict = EvaluateGate(outcomes, config.gates);
     if (verdict.ok()) {
-      out.verdict = *verdict;
+      out->verdict = *verdict;
       const int n_index = verdict->best_arm >= 0 ? verdict->best_arm : verdict->longest_arm;
-      out.chosen_arm = n_index * static_cast<int>(config.seeds.size());
+      out->chosen_arm = n_index * static_cast<int>(config.seeds.size());
     } else {
-      out.verdict_error = std::string(verdict.status().message());
+      out->verdict_error = std::string(verdict.status().message());
     }
-  } else if (!all_done) {
-    out.verdict_error = "the sweep was cancelled before every arm finished; no verdict";
+  } else if (out->cancelled) {
+    out->verdict_error = "the sweep was cancelled before every arm finished; no verdict";
   } else {
-    out.verdict_error = "a verdict needs at least two context lengths";
+    out->verdict_error = "a verdict needs at least two context lengths";
   }
+  return absl::OkStatus();
+}
 
+// The precision check (precision_check.h) of the chosen arm's saved model on its last
+// test day, on a fresh backend with the sweep's whole CPU thread budget (every arm
+// has finished by now).
+absl::StatusOr<PrecisionReport> CheckChosenArm(const SweepConfig& config,
+                                               const ResearchDataset& dataset,
+                                               const ArmSlot& s, const ArmPoolSetup& setup) {
+  const int day = s.plan.test_days.back();
+  ASSIGN_OR_RETURN(FoldLabels labels, dataset.LabelFold(s.plan.folds.back().fold));
+  ASSIGN_OR_RETURN(std::vector<float> features, ArmFeatures(dataset, s.plan));
+  BackendOptions bo;
+  bo.threads = setup.threads;
+  ASSIGN_OR_RETURN(std::unique_ptr<Backend> backend, CreateBackend(setup.device, bo));
+  std::vector<EvalWindow> windows = PlanDayWindows(dataset.context().day_offset(day),
+                                                   labels.classes[day], s.context,
+                                                   s.plan.eval_stride);
+  ASSIGN_OR_RETURN(PrecisionReport report,
+                   RunPrecisionCheck(setup.dir + "/arms/" + s.id + "/model", backend.get(),
+                                     features, std::move(windows), s.context, s.plan.batch,
+                                     config.precision_check.max_windows));
+  report.arm_id = s.id;
+  report.date = dataset.context().date(day);
+  return report;
+}
+
+}  // namespace
+
+std::string ArmId(int64_t context, uint64_t seed, bool several_seeds) {
+  return several_seeds ? absl::StrCat("n", context, "-s", seed) : absl::StrCat("n", context);
+}
+
+// Plan the arms, run the arm pool, conclude (gate, precision check, report).
+absl::StatusOr<SweepOutcome> SweepEngine::Run(const SweepConfig& config,
+                                              const SweepEngineOptions& options,
+                                              const SweepHooks& hooks) {
+  const auto start = std::chrono::steady_clock::now();
+  RETURN_IF_ERROR(PrepareDir(config, options.dir));
+  ASSIGN_OR_RETURN(SweepData data, LoadSweepData(config));
+  ASSIGN_OR_RETURN(ResearchDataset dataset, ResearchDataset::Build(data.days, config.horizon,
+                                                                    config.label_alpha_bps * 1e-4));
+  ASSIGN_OR_RETURN(std::vector<ArmSlot> slots, PlanArms(config, dataset));
+  SweepOutcome out = DescribeData(config, data, dataset, slots);
+  ASSIGN_OR_RETURN(ArmPoolSetup setup, PoolSetup(config, options, dataset, data, slots));
+
+  ArmPoolResult pool = RunArmPool(setup, hooks);
+  RETURN_IF_ERROR(FirstArmError(slots, pool.errors));
+  out.backend = pool.backend_name;
+  out.device = setup.device;
+  out.arms = std::move(pool.arms);
+  FillUnstartedArms(slots, options.dir, &out.arms);
+  out.cancelled = !AllDone(out.arms);
+
+  RETURN_IF_ERROR(Judge(config, slots.size(), &out));
   if (out.chosen_arm >= 0 && config.precision_check.enabled) {
-    const ArmSlot& s = slots[out.chosen_arm];
-    const int day = s.plan.test_days.back();
-    ASSIGN_OR_RETURN(FoldLabels labels, dataset.LabelFold(s.plan.folds.back().fold));
-    ASSIGN_OR_RETURN(std::vector<float> features, ArmFeatures(dataset, s.plan));
-    BackendOptions bo;
-    bo.threads = threads;
-    ASSIGN_OR_RETURN(std::unique_ptr<Backend> backend, CreateBackend(device, bo));
-    std::vector<EvalWindow> windows = PlanDayWindows(dataset.context().day_offset(day),
-                                                     labels.classes[day], s.context,
-                                                     s.plan.eval_stride);
-    ASSIGN_OR_RETURN(out.precision,
-                     RunPrecisionCheck(options.dir + "/arms/" + s.id + "/model", backend.get(),
-                                       features, std::move(windows), s.context, s.plan.batch,
-                                       config.precision_check.max_windows));
-    out.precision.arm_id = s.id;
-    out.precision.date = dataset.context().date(day);
+    ASSIGN_OR_RETURN(out.precision, CheckChosenArm(config, dataset, slots[out.chosen_arm], setup));
   }
   out.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   RETURN_IF_ERROR(WriteSweepReport(options.dir, options.python, options.plot_script, &out));

@@ -2,7 +2,6 @@
 #include "server/experiments/experiment_runner.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <exception>
 #include <filesystem>
@@ -15,13 +14,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "server/experiments/experiment_proto.h"
+#include "server/experiments/experiment_sweep_hooks.h"
 #include "server/logging.h"
 #include "research/sweep/arm_result.h"
 
 namespace flashtick {
 namespace {
-
-using Clock = std::chrono::steady_clock;
 
 std::string VerdictJson(const SweepOutcome& o) {
   nlohmann::json v = {{"passed", false}, {"summary", o.verdict_error}};
@@ -36,27 +34,6 @@ std::string VerdictJson(const SweepOutcome& o) {
          {"pbo", g.pbo.pbo}};
   }
   return v.dump();
-}
-
-ArmRecord ArmFromResult(const std::string& id, int index, const ArmResult& a) {
-  ArmRecord r;
-  r.experiment_id = id;
-  r.arm_index = index;
-  r.arm_id = a.arm_id;
-  r.context = a.context;
-  r.seed = a.seed;
-  r.state = ArmStateName(a.state);
-  r.fold = std::max(0, a.evaluated_folds - 1);
-  r.folds = a.folds;
-  r.epoch = a.epochs();
-  r.step = a.step;
-  r.total_steps = a.total_steps;
-  r.loss = a.loss;
-  r.tokens_per_second = a.tokens_per_second();
-  r.peak_memory_bytes = a.peak_memory_bytes;
-  r.kernel_path = a.kernel_path;
-  r.result_json = ArmResultToJson(a).dump();
-  return r;
 }
 
 constexpr const char* kAttemptsFile = "start_attempts";
@@ -203,6 +180,16 @@ void ExperimentRunner::WorkerLoop() {
   }
 }
 
+SweepEngineOptions ExperimentRunner::EngineOptions(const std::string& dir) const {
+  SweepEngineOptions eo;
+  eo.dir = dir;
+  eo.device = options_.device;
+  eo.cpu_threads = options_.cpu_threads;
+  eo.python = options_.python;
+  eo.plot_script = options_.plot_script;
+  return eo;
+}
+
 absl::StatusOr<SweepOutcome> ExperimentRunner::RunSweep(const ExperimentRecord& record,
                                                       Running* run) {
   const std::string& id = record.id;
@@ -210,94 +197,41 @@ absl::StatusOr<SweepOutcome> ExperimentRunner::RunSweep(const ExperimentRecord& 
   if (!config.ok()) return config.status();
   const std::string clamped = ClampToServerThreads(&*config, options_.cpu_threads);
   if (!clamped.empty()) LogInfo(absl::StrCat("experiment ", id, ": ", clamped));
-  const int arms = static_cast<int>(config->contexts.size() * config->seeds.size());
-  SweepEngineOptions eo;
-  eo.dir = record.dir;
-  eo.device = options_.device;
-  eo.cpu_threads = options_.cpu_threads;
-  eo.python = options_.python;
-  eo.plot_script = options_.plot_script;
-  std::map<std::string, Clock::time_point> stored, published;
-  std::map<std::string, std::string> running_arm;  // arm_id → last phase
-  SweepHooks hooks;
-  hooks.cancel = &run->cancel;
-  hooks.on_progress = [&](const SweepEvent& e) {
-    const ArmProgress& a = e.arm;
-    if (a.phase == "train") {
-      metrics_->RecordTrainStep(id, a.arm_id, a.loss, a.step_seconds, a.peak_memory_bytes,
-                                a.hessian_refreshed);
-    }
-    const bool edge = running_arm[a.arm_id] != a.phase || a.step == a.total_steps;
-    if (running_arm[a.arm_id].empty()) metrics_->SetArmRunning(id, a.arm_id, true);
-    running_arm[a.arm_id] = a.phase;
-    const auto now = Clock::now();
-    auto due = [&](std::map<std::string, Clock::time_point>& last, double every) {
-      auto it = last.find(a.arm_id);
-      if (!edge && it != last.end() &&
-          std::chrono::duration<double>(now - it->second).count() < every) {
-        return false;
-      }
-      last[a.arm_id] = now;
-      return true;
-    };
-    if (due(published, options_.publish_every_seconds)) {
-      hub_->Publish(ProgressFromEvent(id, e, arms));
-    }
-    if (due(stored, options_.store_every_seconds)) {
-      ArmRecord r;
-      r.experiment_id = id;
-      r.arm_index = a.arm_index;
-      r.arm_id = a.arm_id;
-      r.context = a.context;
-      r.seed = a.seed;
-      r.state = a.phase == "done" ? "done" : "running";
-      r.fold = a.fold;
-      r.folds = a.folds;
-      r.epoch = a.epoch;
-      r.step = a.step;
-      r.total_steps = a.total_steps;
-      r.loss = a.loss;
-      r.tokens_per_second = a.tokens_per_second;
-      r.peak_memory_bytes = a.peak_memory_bytes;
-      (void)store_->UpsertArm(r);
-    }
-  };
-  int index = 0;
-  std::map<std::string, int> indexes;
-  for (int64_t n : config->contexts) {
-    for (uint64_t seed : config->seeds) {
-      indexes[ArmId(n, seed, config->seeds.size() > 1)] = index++;
-    }
-  }
-  hooks.on_placement = [&](const ArmPlacement& p) {
-    if (p.placed) metrics_->SetArmGpu(id, p.arm_id, p.gpus.empty() ? -1 : p.gpus.front());
-    metrics_->SetSweepGpus(p.gpus_busy, p.gpus_total);
-    if (p.placed)
-      LogInfo(absl::StrCat("experiment ", id, " arm ", p.arm_id, " placed on ",
-                           p.gpus.empty() ? std::string("the CPU")
-                                          : absl::StrCat("GPU ", p.gpus.front()),
-                           " (", p.gpus_busy, "/", p.gpus_total, " GPUs busy)"));
-  };
-  hooks.on_arm = [&](const ArmResult& a) {
-    metrics_->SetArmRunning(id, a.arm_id, false);
-    (void)store_->UpsertArm(ArmFromResult(id, indexes[a.arm_id], a));
-  };
+  ExperimentSweepHooks reporter(id, *config, store_, hub_, metrics_,
+                                options_.publish_every_seconds, options_.store_every_seconds);
+  const SweepHooks hooks = reporter.Hooks(&run->cancel);
+  const SweepEngineOptions eo = EngineOptions(record.dir);
   absl::StatusOr<SweepOutcome> outcome =
       options_.run_sweep ? options_.run_sweep(*config, eo, hooks) : SweepEngine::Run(*config, eo, hooks);
-  for (const auto& [arm, phase] : running_arm) metrics_->SetArmRunning(id, arm, false);
+  reporter.ClearRunning();
   return outcome;
 }
 
-void ExperimentRunner::RunOne(const std::string& id) {
-  auto record = store_->Get(id);
-  if (!record.ok() || IsTerminal(record->state)) return;
+absl::StatusOr<SweepOutcome> ExperimentRunner::RunSweepCatching(const ExperimentRecord& record,
+                                                              Running* run) {
+  try {
+    return RunSweep(record, run);
+  } catch (const std::bad_alloc&) {
+    return absl::ResourceExhaustedError(
+        "out of memory: an allocation failed while the sweep ran (std::bad_alloc); use a "
+        "smaller configuration");
+  } catch (const std::exception& e) {
+    return absl::InternalError(absl::StrCat("the sweep threw an exception: ", e.what()));
+  } catch (...) {
+    return absl::InternalError("the sweep threw an unknown exception");
+  }
+}
+
+std::shared_ptr<ExperimentRunner::Running> ExperimentRunner::Register(
+    const ExperimentRecord& record) {
+  const std::string& id = record.id;
   auto run = std::make_shared<Running>();
   if (options_.before_register) options_.before_register(id);
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (stopping_) return;
+    if (stopping_) return nullptr;
     running_[id] = run;
-    if (record->cancel_requested) run->user_cancel = run->cancel = true;
+    if (record.cancel_requested) run->user_cancel = run->cancel = true;
   }
   // A cancel that came between the pop and the line above found the id neither
   // queued nor running; it did mark the store first, so read the mark again.
@@ -305,55 +239,44 @@ void ExperimentRunner::RunOne(const std::string& id) {
     std::lock_guard<std::mutex> lock(mu_);
     run->user_cancel = run->cancel = true;
   }
-  // A start that never reached a clean end (below) means the process died in it.
-  const int attempts = ReadAttempts(record->dir);
-  if (attempts >= options_.max_resume_attempts) {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      running_.erase(id);
-    }
-    const std::string message = absl::StrCat(
-        "failed: started ", attempts, " times without ending (the server stopped during each "
-        "run, e.g. out of memory); not started again (--max-resume-attempts ",
-        options_.max_resume_attempts, ")");
-    (void)store_->SetState(id, ExpState::kFailed, message, message);
-    ClearAttempts(record->dir);
-    LogInfo(absl::StrCat("experiment ", id, ": ", message));
-    auto final_record = store_->Get(id);
-    if (final_record.ok()) PublishState(*final_record, message);
-    UpdateStateGauge();
-    return;
-  }
-  WriteAttempts(record->dir, attempts + 1);
+  return run;
+}
+
+void ExperimentRunner::Unregister(const std::string& id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  running_.erase(id);
+}
+
+void ExperimentRunner::FailRepeatedCrash(const ExperimentRecord& record, int attempts) {
+  Unregister(record.id);
+  const std::string message = absl::StrCat(
+      "failed: started ", attempts, " times without ending (the server stopped during each "
+      "run, e.g. out of memory); not started again (--max-resume-attempts ",
+      options_.max_resume_attempts, ")");
+  (void)store_->SetState(record.id, ExpState::kFailed, message, message);
+  ClearAttempts(record.dir);
+  AnnounceEnd(record.id, message);
+}
+
+void ExperimentRunner::MarkStarted(ExperimentRecord* record) {
   const bool resumed = record->state == ExpState::kRunning;
   const std::string started = resumed ? "resumed after a restart" : "started";
-  (void)store_->SetState(id, ExpState::kRunning, started);
+  (void)store_->SetState(record->id, ExpState::kRunning, started);
   record->state = ExpState::kRunning;
   PublishState(*record, started);
   UpdateStateGauge();
-  LogInfo(absl::StrCat("experiment ", id, " ", started));
+  LogInfo(absl::StrCat("experiment ", record->id, " ", started));
+}
 
-  absl::StatusOr<SweepOutcome> outcome = absl::InternalError("not run");
-  try {
-    outcome = RunSweep(*record, run.get());
-  } catch (const std::bad_alloc&) {
-    outcome = absl::ResourceExhaustedError(
-        "out of memory: an allocation failed while the sweep ran (std::bad_alloc); use a "
-        "smaller configuration");
-  } catch (const std::exception& e) {
-    outcome = absl::InternalError(absl::StrCat("the sweep threw an exception: ", e.what()));
-  } catch (...) {
-    outcome = absl::InternalError("the sweep threw an unknown exception");
-  }
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    running_.erase(id);
-  }
+std::string ExperimentRunner::StoreOutcome(const std::string& id,
+                                           const absl::StatusOr<SweepOutcome>& outcome,
+                                           bool user_cancel) {
   std::string message;
   if (!outcome.ok()) {
     message = absl::StrCat("failed: ", outcome.status().ToString());
     (void)store_->SetState(id, ExpState::kFailed, message, outcome.status().ToString());
-  } else if (outcome->cancelled && !run->user_cancel) {
+  } else if (outcome->cancelled && !user_cancel) {
+    // Stopped by Shutdown, not by the user: left RUNNING so Start() resumes it.
     message = "interrupted by shutdown; resumes from its checkpoints on restart";
     (void)store_->SetState(id, ExpState::kRunning, message);
   } else if (outcome->cancelled) {
@@ -366,19 +289,48 @@ void ExperimentRunner::RunOne(const std::string& id) {
     message = outcome->verdict.has_value() ? outcome->verdict->Summary() : outcome->verdict_error;
     (void)store_->SetState(id, ExpState::kSucceeded, message, "", VerdictJson(*outcome));
   }
+  // The outcome's arms supersede the throttled progress rows the hooks stored.
   if (outcome.ok()) {
     for (size_t i = 0; i < outcome->arms.size(); ++i) {
       (void)store_->UpsertArm(ArmFromResult(id, static_cast<int>(i), outcome->arms[i]));
     }
   }
-  ClearAttempts(record->dir);
+  return message;
+}
+
+void ExperimentRunner::RetireArmMetrics(const std::string& id) {
   if (auto arms = store_->Arms(id); arms.ok()) {
     for (const ArmRecord& a : *arms) metrics_->RetireArm(id, a.arm_id);
   }
+}
+
+void ExperimentRunner::AnnounceEnd(const std::string& id, const std::string& message) {
   LogInfo(absl::StrCat("experiment ", id, ": ", message));
   auto final_record = store_->Get(id);
   if (final_record.ok()) PublishState(*final_record, message);
   UpdateStateGauge();
+}
+
+void ExperimentRunner::RunOne(const std::string& id) {
+  auto record = store_->Get(id);
+  if (!record.ok() || IsTerminal(record->state)) return;
+  const std::shared_ptr<Running> run = Register(*record);
+  if (run == nullptr) return;  // shutting down: stays in the store to resume on restart
+  // A start that never reached a clean end (below) means the process died in it.
+  const int attempts = ReadAttempts(record->dir);
+  if (attempts >= options_.max_resume_attempts) {
+    FailRepeatedCrash(*record, attempts);
+    return;
+  }
+  WriteAttempts(record->dir, attempts + 1);
+  MarkStarted(&*record);
+
+  const absl::StatusOr<SweepOutcome> outcome = RunSweepCatching(*record, run.get());
+  Unregister(id);
+  const std::string message = StoreOutcome(id, outcome, run->user_cancel);
+  ClearAttempts(record->dir);  // a clean end, however the sweep ended
+  RetireArmMetrics(id);
+  AnnounceEnd(id, message);
 }
 
 }  // namespace flashtick

@@ -88,9 +88,28 @@ class ExperimentRunner {
     bool user_cancel = false;
   };
   void WorkerLoop();
+  // Runs one experiment from start to end state: register, start (or fail one that
+  // keeps crashing the server), sweep, store the outcome, announce it.
   void RunOne(const std::string& id);
-  // The sweep of `record` inside the exception boundary.
+  // Lists the experiment as running, with a cancel already requested carried over;
+  // null when the runner is shutting down.
+  std::shared_ptr<Running> Register(const ExperimentRecord& record);
+  void Unregister(const std::string& id);
+  // Marks FAILED an experiment started `attempts` times without a clean end.
+  void FailRepeatedCrash(const ExperimentRecord& record, int attempts);
+  // RUNNING in the store, to watchers and in the log ("started" or "resumed ...").
+  void MarkStarted(ExperimentRecord* record);
+  SweepEngineOptions EngineOptions(const std::string& dir) const;
   absl::StatusOr<SweepOutcome> RunSweep(const ExperimentRecord& record, Running* run);
+  // RunSweep inside the exception boundary: any exception becomes an error status.
+  absl::StatusOr<SweepOutcome> RunSweepCatching(const ExperimentRecord& record, Running* run);
+  // Stores the end state and the final arm rows; returns the end message.
+  std::string StoreOutcome(const std::string& id, const absl::StatusOr<SweepOutcome>& outcome,
+                           bool user_cancel);
+  // Drops the experiment's per-arm metric series.
+  void RetireArmMetrics(const std::string& id);
+  // Logs the end message and sends the final record to watchers.
+  void AnnounceEnd(const std::string& id, const std::string& message);
   void PublishState(const ExperimentRecord& r, const std::string& message);
 
   ExperimentStore* store_;
