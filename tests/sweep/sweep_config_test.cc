@@ -4,6 +4,14 @@
 // (a table of one bad field per case, plus several at once: all are listed).
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "nlohmann/json.hpp"
+
 #include "absl/strings/str_cat.h"
 #include "research/sweep/sweep_config.h"
 #include "research/sweep/sweep_presets.h"
@@ -232,6 +240,51 @@ TEST(SweepConfig, SurvivesGarbage) {
     EXPECT_FALSE(c.ok()) << text;
     EXPECT_EQ(c.status().code(), absl::StatusCode::kInvalidArgument) << text;
   }
+}
+
+
+// The sweep files committed for the GPU (bench/sweep/configs, bench/sweep/screen) are
+// what the device calls run, and no CI job runs them: each must parse here, so a field
+// renamed in the code fails now rather than on a lent GPU. A null twin (name ending in
+// _null) must differ from its planted sweep only in its name and the generator's _null
+// suffix, or the twin would not test the same design (docs/research/sweeps.md).
+std::string ReadFile(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+TEST(SweepConfig, CommittedSweepFilesParse) {
+  const std::filesystem::path root = FLASHTICK_SOURCE_DIR;
+  int parsed = 0, twins = 0;
+  for (const char* dir : {"bench/sweep/configs", "bench/sweep/screen"}) {
+    for (const auto& entry : std::filesystem::directory_iterator(root / dir)) {
+      if (entry.path().extension() != ".json") continue;
+      const std::string text = ReadFile(entry.path());
+      auto c = ParseSweepConfig(text);
+      ASSERT_TRUE(c.ok()) << entry.path() << ": " << c.status();
+      ++parsed;
+      const std::string stem = entry.path().stem().string();
+      const std::string suffix = "_null";
+      if (stem.size() <= suffix.size() || stem.compare(stem.size() - suffix.size(), suffix.size(), suffix) != 0)
+        continue;
+      const auto planted = entry.path().parent_path() / (stem.substr(0, stem.size() - suffix.size()) + ".json");
+      if (!std::filesystem::exists(planted)) continue;
+      nlohmann::json null_json = nlohmann::json::parse(text), planted_json = nlohmann::json::parse(ReadFile(planted));
+      EXPECT_EQ(null_json["data"]["synthetic"]["generator"].get<std::string>(),
+                planted_json["data"]["synthetic"]["generator"].get<std::string>() + "_null")
+          << entry.path();
+      for (nlohmann::json* j : {&null_json, &planted_json}) {
+        j->erase("name");
+        (*j)["data"]["synthetic"].erase("generator");
+      }
+      EXPECT_EQ(null_json, planted_json) << entry.path() << " is not " << planted << "'s twin";
+      ++twins;
+    }
+  }
+  EXPECT_GE(parsed, 8);
+  EXPECT_GE(twins, 3);
 }
 
 }  // namespace
