@@ -27,6 +27,7 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "kernels/backend.h"
+#include "model/attention_probe.h"
 #include "model/config.h"
 
 namespace flashtick {
@@ -88,6 +89,10 @@ class Transformer {
   absl::StatusOr<std::vector<std::vector<float>>> AttentionWeights(absl::Span<const float> ticks,
                                                                    int64_t T,
                                                                    absl::Span<const int64_t> rows);
+  // The same forward, kept: each layer's rotated q, k and L on the host, so that the
+  // rows of any steps in any layer are read afterwards without another forward
+  // (model/attention_probe.h). AttentionWeights is this plus Weights per layer.
+  absl::StatusOr<AttentionProbe> ProbeAttention(absl::Span<const float> ticks, int64_t T);
   // True when the backend runs Op::kAttentionDecode in this model's compute dtype,
   // i.e. when Step can run; otherwise callers recompute the prefix with Predict.
   bool SupportsDecode() const;

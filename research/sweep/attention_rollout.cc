@@ -2,7 +2,6 @@
 #include "research/sweep/attention_rollout.h"
 
 #include <algorithm>
-#include <map>
 
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
@@ -25,7 +24,10 @@ absl::StatusOr<std::vector<std::pair<int64_t, double>>> AttentionRollout(
       return absl::InvalidArgumentError(absl::StrCat("attention rollout: ", a.size(),
                                                      " rows for ", steps.size(), " steps"));
     }
-    std::map<int64_t, double> next;  // Â_l = ½·A_l + ½·I, applied to the flow row vector
+    // Â_l = ½·A_l + ½·I applied to the flow row vector. Dense over the T steps: every
+    // softmax weight is positive, so each row touches all of its prefix anyway.
+    std::vector<double> next(T, 0.0);
+    int64_t last = 0;  // no step past the latest row's carries flow
     for (size_t r = 0; r < steps.size(); ++r) {
       if (static_cast<int64_t>(a[r].size()) != T) {
         return absl::InvalidArgumentError(absl::StrCat("attention rollout: a row of ",
@@ -36,10 +38,11 @@ absl::StatusOr<std::vector<std::pair<int64_t, double>>> AttentionRollout(
       for (int64_t j = 0; j <= steps[r]; ++j) {
         if (a[r][j] > 0) next[j] += 0.5 * f * a[r][j];
       }
+      last = std::max(last, steps[r]);
     }
     flow.clear();
-    for (const auto& [step, f] : next) {
-      if (f >= options.floor) flow.emplace_back(step, f);
+    for (int64_t j = 0; j <= last; ++j) {
+      if (next[j] > 0 && next[j] >= options.floor) flow.emplace_back(j, next[j]);
     }
     if (flow.size() > static_cast<size_t>(options.keep)) {  // the most flow, then by step
       std::partial_sort(flow.begin(), flow.begin() + options.keep, flow.end(),

@@ -16,26 +16,22 @@
 namespace flashtick {
 namespace {
 
-// The rows of a few query steps in every layer, head by head, for one window
-// (Transformer::AttentionWeights: exact from the forward's q, k and log-sum-exp). Each
+// The rows of some query steps in one layer, head by head, read off the event's probe
+// (Transformer::ProbeAttention: exact from the forward's q, k and log-sum-exp). Each
 // row is a softmax: a sum far from 1 means the probe read the forward's statistics
 // wrongly (say a kernel's log-sum-exp in another base), not a finding.
-absl::StatusOr<std::vector<std::vector<float>>> CheckedAttention(
-    Transformer* model, absl::Span<const float> window, int64_t T,
-    absl::Span<const int64_t> steps) {
-  ASSIGN_OR_RETURN(std::vector<std::vector<float>> w, model->AttentionWeights(window, T, steps));
-  const int64_t H = model->config().heads;
-  for (size_t l = 0; l < w.size(); ++l) {
-    for (size_t r = 0; r < steps.size(); ++r) {
-      for (int64_t h = 0; h < H; ++h) {
-        const float* row = w[l].data() + (r * H + h) * T;
-        double sum = 0;
-        for (int64_t j = 0; j < T; ++j) sum += row[j];
-        if (std::abs(sum - 1.0) > 1e-2) {
-          return absl::InternalError(absl::StrCat("attention weights of layer ", l, " head ",
-                                                  h, " at step ", steps[r], " sum to ", sum,
-                                                  ", not 1"));
-        }
+absl::StatusOr<std::vector<float>> CheckedWeights(const AttentionProbe& probe, int layer,
+                                                  absl::Span<const int64_t> steps) {
+  ASSIGN_OR_RETURN(std::vector<float> w, probe.Weights(layer, steps));
+  const int64_t H = probe.heads(), T = probe.steps();
+  for (size_t r = 0; r < steps.size(); ++r) {
+    for (int64_t h = 0; h < H; ++h) {
+      const float* row = w.data() + (r * H + h) * T;
+      double sum = 0;
+      for (int64_t j = 0; j < T; ++j) sum += row[j];
+      if (std::abs(sum - 1.0) > 1e-2) {
+        return absl::InternalError(absl::StrCat("attention weights of layer ", layer, " head ", h,
+                                                " at step ", steps[r], " sum to ", sum, ", not 1"));
       }
     }
   }
@@ -56,29 +52,34 @@ absl::Status TallyAttention(Transformer* model, const std::vector<float>& featur
     return absl::OkStatus();  // the cue is outside the window: nothing to look at
   const absl::Span<const float> window(features.data() + start * F, T * F);
   const int64_t H = model->config().heads;
+  // One forward per event: the call step's rows in every layer and the rollout's rows
+  // of the steps below it are all read off the same probe.
+  ASSIGN_OR_RETURN(AttentionProbe probe, model->ProbeAttention(window, T));
   const int64_t call[] = {T - 1};
-  ASSIGN_OR_RETURN(std::vector<std::vector<float>> w, CheckedAttention(model, window, T, call));
+  std::vector<std::vector<float>> w(static_cast<size_t>(probe.layers()));
+  for (int l = 0; l < probe.layers(); ++l) {
+    ASSIGN_OR_RETURN(w[static_cast<size_t>(l)], CheckedWeights(probe, l, call));
+  }
   const AttentionRowsFn head_mean_rows =
       [&](int layer, const std::vector<int64_t>& steps)
       -> absl::StatusOr<std::vector<std::vector<double>>> {
     // The top layer starts from the call step alone, whose rows `w` already holds.
-    std::vector<std::vector<float>> fresh;
-    const std::vector<std::vector<float>>* a = &w;
+    std::vector<float> fresh;
+    const std::vector<float>* a = &w[static_cast<size_t>(layer)];
     if (steps.size() != 1 || steps[0] != T - 1) {
-      ASSIGN_OR_RETURN(fresh, CheckedAttention(model, window, T, steps));
+      ASSIGN_OR_RETURN(fresh, CheckedWeights(probe, layer, steps));
       a = &fresh;
     }
     std::vector<std::vector<double>> rows(steps.size(), std::vector<double>(T, 0.0));
     for (size_t r = 0; r < steps.size(); ++r) {
       for (int64_t h = 0; h < H; ++h) {
-        const float* row = (*a)[layer].data() + (r * H + h) * T;
+        const float* row = a->data() + (r * H + h) * T;
         for (int64_t j = 0; j <= steps[r]; ++j) rows[r][j] += row[j] / static_cast<double>(H);
       }
     }
     return rows;
   };
-  ASSIGN_OR_RETURN(auto rollout, AttentionRollout(static_cast<int>(w.size()), T, T - 1,
-                                                  head_mean_rows));
+  ASSIGN_OR_RETURN(auto rollout, AttentionRollout(probe.layers(), T, T - 1, head_mean_rows));
   double on_cue = 0;
   for (const auto& [step, flow] : rollout) on_cue += step == cue ? flow : 0.0;
 

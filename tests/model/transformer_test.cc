@@ -203,6 +203,39 @@ TEST(Transformer, AttentionWeightsAreCausalDistributions) {
             absl::StatusCode::kInvalidArgument);
 }
 
+// One probe serves any rows afterwards: its weights for a step, asked alone or among
+// others and in any layer, are exactly AttentionWeights' for that step; a layer or step
+// out of range is refused.
+TEST(Transformer, AttentionProbeReadsTheSameRowsOnDemand) {
+  auto be = Cpu(2);
+  const int64_t T = 37, F = 6;
+  const ModelConfig c = SmallConfig();
+  auto m = Make(be.get(), 11);
+  const std::vector<float> ticks = Ticks(1, T, F, 5);
+  const std::vector<int64_t> rows = {3, 20, 36};
+  auto w = m->AttentionWeights(ticks, T, rows);
+  ASSERT_TRUE(w.ok()) << w.status();
+  auto probe = m->ProbeAttention(ticks, T);
+  ASSERT_TRUE(probe.ok()) << probe.status();
+  ASSERT_EQ(probe->layers(), c.layers);
+  EXPECT_EQ(probe->steps(), T);
+  for (int l = 0; l < c.layers; ++l) {
+    for (size_t r = 0; r < rows.size(); ++r) {
+      auto one = probe->Weights(l, std::vector<int64_t>{rows[r]});
+      ASSERT_TRUE(one.ok()) << one.status();
+      for (int h = 0; h < c.heads; ++h)
+        for (int64_t j = 0; j < T; ++j)
+          ASSERT_EQ((*one)[h * T + j], (*w)[l][(r * c.heads + h) * T + j]) << l << " " << r;
+    }
+  }
+  EXPECT_EQ(probe->Weights(c.layers, rows).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(probe->Weights(-1, rows).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(probe->Weights(0, std::vector<int64_t>{T}).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(probe->Weights(0, std::vector<int64_t>{-1}).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
 TEST(Transformer, SaveLoadRoundTrip) {
   auto be = Cpu(2);
   const std::string dir = TempDir("rt");
