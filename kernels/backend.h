@@ -66,6 +66,16 @@ class Backend {
   // must order its own work against ours (NCCL all-reduces, research/parallel/) can wait
   // on it with events; nullptr where Run is synchronous (the CPU backend).
   virtual void* NativeStream() { return nullptr; }
+  // Profiling marks, used only when asked (nothing is recorded otherwise): RecordMark
+  // puts a mark on the stream Run enqueues on (CUDA: an event from a reused pool; the
+  // CPU, whose Run is synchronous: the host clock) and returns its index. MarkElapsedMs
+  // is the time between two marks of this round, valid after one Synchronize; ResetMarks
+  // starts a new round, reusing the marks. Unimplemented by default.
+  virtual absl::StatusOr<int> RecordMark() { return absl::UnimplementedError("no marks"); }
+  virtual absl::StatusOr<double> MarkElapsedMs(int from, int to) {
+    return absl::UnimplementedError("no marks");
+  }
+  virtual void ResetMarks() {}
 };
 
 // device: "cpu", "cuda" or "auto" (CUDA when a GPU is present and the build has

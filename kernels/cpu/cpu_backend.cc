@@ -74,4 +74,25 @@ MemoryStats CpuBackend::Memory() const {
 
 void CpuBackend::ResetPeakMemory() { counters_->peak.store(counters_->used.load()); }
 
+absl::StatusOr<int> CpuBackend::RecordMark() {
+  const auto now = std::chrono::steady_clock::now();
+  std::lock_guard<std::mutex> lock(marks_mu_);
+  marks_.push_back(now);
+  return static_cast<int>(marks_.size()) - 1;
+}
+
+absl::StatusOr<double> CpuBackend::MarkElapsedMs(int from, int to) {
+  std::lock_guard<std::mutex> lock(marks_mu_);
+  const int n = static_cast<int>(marks_.size());
+  if (from < 0 || to < 0 || from >= n || to >= n)
+    return absl::OutOfRangeError(
+        absl::StrCat("cpu_reference: marks ", from, " and ", to, " of ", n, " recorded"));
+  return std::chrono::duration<double, std::milli>(marks_[to] - marks_[from]).count();
+}
+
+void CpuBackend::ResetMarks() {
+  std::lock_guard<std::mutex> lock(marks_mu_);
+  marks_.clear();
+}
+
 }  // namespace flashtick::cpu

@@ -4,7 +4,10 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <memory>
+#include <mutex>
+#include <vector>
 
 #include "kernels/backend.h"
 #include "kernels/cpu/cpu_ops.h"
@@ -31,10 +34,17 @@ class CpuBackend final : public Backend {
   void ResetPeakMemory() override;
   const void* memory_domain() const override { return counters_.get(); }
 
+  // Run is synchronous, so a mark is the host clock when it is recorded.
+  absl::StatusOr<int> RecordMark() override;
+  absl::StatusOr<double> MarkElapsedMs(int from, int to) override;
+  void ResetMarks() override;
+
   ThreadPool& pool() { return pool_; }
 
  private:
   ThreadPool pool_;
+  std::mutex marks_mu_;
+  std::vector<std::chrono::steady_clock::time_point> marks_;  // this round's; capacity kept
   // Shared with allocation deleters, which may outlive a moved-from backend.
   struct Counters {
     std::atomic<int64_t> used{0}, peak{0};

@@ -8,6 +8,9 @@
 
 #include <cuda_runtime.h>
 
+#include <mutex>
+#include <vector>
+
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 #include "kernels/common/op_switch.h"
@@ -28,6 +31,10 @@ bool IsAttention(Op op) {
 class CudaBackend final : public Backend {
  public:
   explicit CudaBackend(std::shared_ptr<CudaDevice> device) : device_(std::move(device)) {}
+  ~CudaBackend() override {
+    if (events_.empty() || !device_->Activate().ok()) return;
+    for (cudaEvent_t e : events_) cudaEventDestroy(e);
+  }
 
   std::string name() const override { return "flash_cuda"; }
   DeviceKind device() const override { return DeviceKind::kCuda; }
@@ -142,6 +149,37 @@ class CudaBackend final : public Backend {
   const void* memory_domain() const override { return device_.get(); }
   void* NativeStream() override { return device_->context().stream; }
 
+  // Marks: timing events created on first use and reused by every later round; recording
+  // one enqueues it on the stream and never waits.
+  absl::StatusOr<int> RecordMark() override {
+    RETURN_IF_ERROR(device_->Activate());
+    std::lock_guard<std::mutex> lock(marks_mu_);
+    if (used_ == events_.size()) {
+      cudaEvent_t e = nullptr;
+      RETURN_IF_CUDA_ERROR(cudaEventCreate(&e));
+      events_.push_back(e);
+    }
+    RETURN_IF_CUDA_ERROR(cudaEventRecord(events_[used_], device_->context().stream));
+    return static_cast<int>(used_++);
+  }
+
+  absl::StatusOr<double> MarkElapsedMs(int from, int to) override {
+    RETURN_IF_ERROR(device_->Activate());
+    std::lock_guard<std::mutex> lock(marks_mu_);
+    if (from < 0 || to < 0 || static_cast<size_t>(from) >= used_ ||
+        static_cast<size_t>(to) >= used_)
+      return absl::OutOfRangeError(
+          absl::StrCat("flash_cuda: marks ", from, " and ", to, " of ", used_, " recorded"));
+    float ms = 0;
+    RETURN_IF_CUDA_ERROR(cudaEventElapsedTime(&ms, events_[from], events_[to]));
+    return static_cast<double>(ms);
+  }
+
+  void ResetMarks() override {
+    std::lock_guard<std::mutex> lock(marks_mu_);
+    used_ = 0;
+  }
+
  private:
   static bool IsPageable(const void* p) {
     cudaPointerAttributes attr{};
@@ -153,6 +191,9 @@ class CudaBackend final : public Backend {
   }
 
   std::shared_ptr<CudaDevice> device_;
+  std::mutex marks_mu_;
+  std::vector<cudaEvent_t> events_;  // the pool: events_[0, used_) are this round's marks
+  size_t used_ = 0;
 };
 
 }  // namespace
