@@ -27,6 +27,7 @@ class AttentionNode : public Node {
  public:
   AttentionNode(Activation* qkv, Activation* o, AttentionDims dims, TensorView lse, TensorView dvec)
       : qkv_(qkv), o_(o), d_(dims), lse_(lse), dvec_(dvec) {}
+  const char* kind() const override { return "attention"; }
   NodeIo Io() const override { return {{qkv_}, {o_}, {qkv_, o_}}; }
   absl::Status Forward(Workspace& ws, GraphParams& p) override;
   absl::Status Backward(Workspace& ws, GraphParams& p, Sweep s) override;

@@ -9,6 +9,7 @@ namespace flashtick {
 class GeluNode : public Node {
  public:
   GeluNode(Activation* u, Activation* z) : u_(u), z_(z) {}
+  const char* kind() const override { return "gelu"; }
   NodeIo Io() const override { return {{u_}, {z_}, {u_}}; }
   absl::Status Forward(Workspace& ws, GraphParams& p) override;
   absl::Status Backward(Workspace& ws, GraphParams& p, Sweep s) override;

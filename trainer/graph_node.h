@@ -63,6 +63,8 @@ struct NodeIo {
 class Node {
  public:
   virtual ~Node() = default;
+  // The node's op, as profiles name it ("linear", "attention", ...).
+  virtual const char* kind() const = 0;
   virtual NodeIo Io() const = 0;
   virtual absl::Status Forward(Workspace& ws, GraphParams& p) = 0;
   // Propagates the output adjoint of sweep s to the inputs and parameters.

@@ -17,6 +17,7 @@ absl::Status EstimateHessianDiagonal(TransformerGraph& graph, ParamStore& store,
   const ParamLayout& layout = store.layout();
   std::vector<double> u(layout.total(), 0.0), sum(layout.total(), 0.0);
   for (int s = 0; s < samples; ++s) {
+    RETURN_IF_ERROR(graph.Mark("host", "probe"));
     // 64 signs per draw: the probe of a 30M-parameter model costs ~0.5M draws, not 30M.
     uint64_t bits = 0;
     int left = 0;
@@ -36,7 +37,11 @@ absl::Status EstimateHessianDiagonal(TransformerGraph& graph, ParamStore& store,
     const absl::Status hvp = graph.HessianVectorProduct();
     graph.set_param_ready(nullptr);
     RETURN_IF_ERROR(hvp);
-    if (reducer != nullptr) RETURN_IF_ERROR(reducer->Finish());
+    if (reducer != nullptr) {
+      RETURN_IF_ERROR(graph.Mark("host", "all_reduce"));
+      RETURN_IF_ERROR(reducer->Finish());
+    }
+    RETURN_IF_ERROR(graph.Mark("host", "hv_product"));
     ASSIGN_OR_RETURN(std::vector<double> hu, store.ToHost(store.hv()));
     for (size_t i = 0; i < u.size(); ++i) sum[i] += u[i] * hu[i];
   }

@@ -11,6 +11,7 @@ class LayerNormNode : public Node {
  public:
   LayerNormNode(Activation* x, Activation* y, int gamma, int beta, float eps)
       : x_(x), y_(y), g_(gamma), b_(beta), eps_(eps) {}
+  const char* kind() const override { return "layernorm"; }
   NodeIo Io() const override { return {{x_}, {y_}, {x_}}; }
   absl::Status Forward(Workspace& ws, GraphParams& p) override;
   absl::Status Backward(Workspace& ws, GraphParams& p, Sweep s) override;

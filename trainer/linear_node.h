@@ -19,6 +19,7 @@ class LinearNode : public Node {
 
   LinearNode(Activation* x, Activation* y, int weight, int bias, Node* x_source = nullptr)
       : x_(x), y_(y), w_(weight), b_(bias), x_source_(x_source) {}
+  const char* kind() const override { return "linear"; }
   NodeIo Io() const override {
     return {{x_}, {y_}, {x_source_ != nullptr ? x_source_->recompute_input() : x_}};
   }

@@ -18,6 +18,7 @@ class LossNode : public Node {
   LossNode(Activation* logits, TensorView labels, TensorView weights, TensorView rows,
            int32_t ignore_label)
       : logits_(logits), labels_(labels), weights_(weights), rows_(rows), ignore_(ignore_label) {}
+  const char* kind() const override { return "cross_entropy"; }
   NodeIo Io() const override { return {{logits_}, {}, {logits_}}; }
   absl::Status Forward(Workspace& ws, GraphParams& p) override;
   // kGrad: writes the seed dlogits. kHvp: nothing (the seed does not depend on v).

@@ -11,6 +11,7 @@ class ResidualNode : public Node {
  public:
   ResidualNode(Activation* x1, Activation* x2, Activation* y) : x1_(x1), x2_(x2), y_(y) {}
   // Reads no values; its backward-over-backward only sums ĝ.
+  const char* kind() const override { return "residual"; }
   NodeIo Io() const override { return {{x1_, x2_}, {y_}, {}, false, false}; }
   absl::Status Forward(Workspace& ws, GraphParams& p) override;
   absl::Status Backward(Workspace& ws, GraphParams& p, Sweep s) override;

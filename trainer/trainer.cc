@@ -114,7 +114,13 @@ absl::StatusOr<StepStats> Trainer::TrainStep(absl::Span<const float> ticks,
   if (labelled == 0)
     return absl::InvalidArgumentError("the batch has no labelled steps (every label is -1)");
   const auto t0 = std::chrono::steady_clock::now();
+  if (profiler_ != nullptr) profiler_->Begin();
+  auto mark = [this](const char* phase, const char* kind) {
+    return profiler_ == nullptr ? absl::OkStatus() : profiler_->Mark(phase, kind);
+  };
+  RETURN_IF_ERROR(mark("host", "step_setup"));
   ASSIGN_OR_RETURN(TransformerGraph * graph, Graph(micro, T));
+  graph->set_profiler(profiler_);
   const int64_t step = step_ + 1;
   const bool refresh = options_.optimizer == OptimizerKind::kSophiaH &&
                        (step - 1) % options_.hessian_interval == 0 && last_labelled > 0;
@@ -136,6 +142,7 @@ absl::StatusOr<StepStats> Trainer::TrainStep(absl::Span<const float> ticks,
     loss += l;
     const bool last = b0 + micro >= B;
     if (reducer_ != nullptr && last) {  // the gradient is final tensor by tensor from here
+      RETURN_IF_ERROR(mark("host", "all_reduce"));
       RETURN_IF_ERROR(reducer_->Begin(store_->grads()));
       graph->set_param_ready([this](int i) { return reducer_->ParamReady(i); });
     }
@@ -143,11 +150,14 @@ absl::StatusOr<StepStats> Trainer::TrainStep(absl::Span<const float> ticks,
     graph->set_param_ready(nullptr);
     RETURN_IF_ERROR(backward);
   }
+  RETURN_IF_ERROR(mark("backward", "complete_grads"));
   RETURN_IF_ERROR(store_->CompleteGrads());
   if (reducer_ != nullptr) {
+    RETURN_IF_ERROR(mark("host", "all_reduce"));
     RETURN_IF_ERROR(reducer_->Finish());
     RETURN_IF_ERROR(reducer_->SumHost(absl::MakeSpan(&loss, 1)));
   }
+  RETURN_IF_ERROR(mark("optimizer", "grad_norm"));
   ASSIGN_OR_RETURN(double norm2, GradNormSquared());
   const double norm = std::sqrt(norm2);
   if (!std::isfinite(loss) || !std::isfinite(norm))
@@ -171,6 +181,7 @@ absl::StatusOr<StepStats> Trainer::TrainStep(absl::Span<const float> ticks,
     // The HVP is of the last micro-batch's share of the batch loss (weights 1/labelled);
     // rescale to that micro-batch's own mean loss.
     const double rescale = static_cast<double>(labelled) / static_cast<double>(last_labelled);
+    RETURN_IF_ERROR(mark("host", "enable_hvp"));
     RETURN_IF_ERROR(store_->EnableHvp());
     hhat_view = store_->hv();
     RETURN_IF_ERROR(EstimateHessianDiagonal(*graph, *store_, rng_, options_.hutchinson_samples,
@@ -178,9 +189,13 @@ absl::StatusOr<StepStats> Trainer::TrainStep(absl::Span<const float> ticks,
     hhat = &hhat_view;
     st.hessian_refreshed = true;
   }
+  RETURN_IF_ERROR(mark("optimizer", "update"));
   RETURN_IF_ERROR(optimizer_->Step(step, st.lr, scale, hhat));
+  RETURN_IF_ERROR(mark("host", "release_hvp"));
   store_->ReleaseHvp();  // until the next refresh (a no-op for AdamW)
+  RETURN_IF_ERROR(mark("optimizer", "sync_compute"));
   RETURN_IF_ERROR(store_->SyncCompute());
+  if (profiler_ != nullptr) RETURN_IF_ERROR(profiler_->End().status());  // one sync
   RETURN_IF_ERROR(backend_->Synchronize());
   step_ = step;
   st.step_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -89,6 +89,10 @@ class Trainer {
   // (the default): one device.
   void set_all_reducer(GradientAllReducer* reducer) { reducer_ = reducer; }
 
+  // Per-node timing of every TrainStep (trainer/step_profiler.h); the step's profile is
+  // profiler->last() after it returns. nullptr (the default): off, at no cost.
+  void set_profiler(StepProfiler* profiler) { profiler_ = profiler; }
+
  private:
   friend class TrainCheckpoint;  // restores step_ and rng_
   Trainer(const TrainerOptions& options, Backend* backend)
@@ -108,6 +112,7 @@ class Trainer {
   TrainRng rng_;
   int64_t step_ = 0;
   GradientAllReducer* reducer_ = nullptr;
+  StepProfiler* profiler_ = nullptr;
 };
 
 }  // namespace flashtick

@@ -208,6 +208,7 @@ absl::Status TransformerGraph::UsePlan(GraphPlan plan) {
 
 absl::Status TransformerGraph::SetBatch(absl::Span<const float> ticks,
                                         absl::Span<const int32_t> labels, double row_weight) {
+  RETURN_IF_ERROR(Mark("host", "set_batch"));
   const ModelConfig& c = store_->config();
   const int64_t M = B_ * T_;
   if (static_cast<int64_t>(ticks.size()) != M * c.features ||
@@ -252,7 +253,11 @@ absl::Status TransformerGraph::SetBatch(absl::Span<const float> ticks,
 absl::StatusOr<double> TransformerGraph::Forward() {
   GraphParams& p = store_->graph();
   hvp_ready_ = false;
-  for (auto& n : nodes_) RETURN_IF_ERROR(n->Forward(ws_, p));
+  for (auto& n : nodes_) {
+    RETURN_IF_ERROR(Mark("forward", n->kind()));
+    RETURN_IF_ERROR(n->Forward(ws_, p));
+  }
+  RETURN_IF_ERROR(Mark("host", "loss_readback"));
   const int64_t M = B_ * T_;
   std::vector<double> rows(M);
   Backend* be = store_->backend();
@@ -273,6 +278,7 @@ absl::Status TransformerGraph::Backward() {
   GraphParams& p = store_->graph();
   for (auto& a : acts_) a->cot.written = false;
   for (size_t k = nodes_.size(); k-- > 0;) {
+    RETURN_IF_ERROR(Mark("backward", nodes_[k]->kind()));
     RETURN_IF_ERROR(nodes_[k]->Backward(ws_, p, Sweep::kGrad));
     RETURN_IF_ERROR(ReportReady(k, Sweep::kGrad));
   }
@@ -292,12 +298,18 @@ absl::Status TransformerGraph::HessianVectorProduct() {
   if (plan_ == GraphPlan::kOneHvp) hvp_ready_ = false;
   GraphParams& p = store_->graph();
   for (auto& a : acts_) a->gcot.written = a->acot.written = false;
+  RETURN_IF_ERROR(Mark("hvp_bwd_bwd", "reset_hv"));
   store_->ResetHv();
-  for (auto& n : nodes_) RETURN_IF_ERROR(n->BackwardBackward(ws_, p));
+  for (auto& n : nodes_) {
+    RETURN_IF_ERROR(Mark("hvp_bwd_bwd", n->kind()));
+    RETURN_IF_ERROR(n->BackwardBackward(ws_, p));
+  }
   for (size_t k = nodes_.size(); k-- > 0;) {
+    RETURN_IF_ERROR(Mark("hvp_backward", nodes_[k]->kind()));
     RETURN_IF_ERROR(nodes_[k]->Backward(ws_, p, Sweep::kHvp));
     RETURN_IF_ERROR(ReportReady(k, Sweep::kHvp));
   }
+  RETURN_IF_ERROR(Mark("hvp_backward", "complete_hv"));
   return store_->CompleteHv();
 }
 

@@ -25,6 +25,7 @@
 #include "trainer/loss_node.h"
 #include "trainer/memory_plan.h"
 #include "trainer/param_store.h"
+#include "trainer/step_profiler.h"
 #include "trainer/workspace.h"
 
 namespace flashtick {
@@ -73,6 +74,16 @@ class TransformerGraph {
   using ParamReadyFn = std::function<absl::Status(int param)>;
   void set_param_ready(ParamReadyFn fn) { param_ready_ = std::move(fn); }
 
+  // Per-node timing (trainer/step_profiler.h): every node's forward, backward and HVP
+  // sweeps, and the graph's host work, open a segment of `profiler`. nullptr (the
+  // default): one pointer test per node, nothing recorded.
+  void set_profiler(StepProfiler* profiler) { profiler_ = profiler; }
+  StepProfiler* profiler() const { return profiler_; }
+  // Starts a profile segment when profiling; free otherwise.
+  absl::Status Mark(const char* phase, const char* kind) {
+    return profiler_ == nullptr ? absl::OkStatus() : profiler_->Mark(phase, kind);
+  }
+
   int64_t B() const { return B_; }
   int64_t T() const { return T_; }
   const TensorView& logits() const { return logits_->value; }
@@ -103,6 +114,7 @@ class TransformerGraph {
   std::vector<std::vector<int>> node_params_;  // per node, the parameters it owns
   std::vector<int> pending_params_;
   ParamReadyFn param_ready_;
+  StepProfiler* profiler_ = nullptr;
   Activation *input_ = nullptr, *logits_ = nullptr;
   LossNode* loss_ = nullptr;
   TensorView labels_, weights_, rows_, input32_;
