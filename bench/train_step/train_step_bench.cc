@@ -13,8 +13,12 @@
 // --dump-dir writes those batches and the initial weights for torch_train_step.py.
 // Runs on --device cpu too (small shapes: the ctest smoke run).
 // --attention-impl auto|flash|cudnn picks the CUDA attention (kernels/attention_dispatch.h).
+// --profile-nodes: per-node timing of the timed steps (trainer/step_profiler.h): a table
+// per optimizer and N on stderr, for the plain and the refresh steps, and the same rows
+// in the JSON line as profile_plain / profile_refresh.
 #include <fstream>
 #include <iostream>
+#include <utility>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -33,6 +37,7 @@ struct Args {
   std::vector<OptimizerKind> optimizers = {OptimizerKind::kAdamW, OptimizerKind::kSophiaH};
   ModelConfig model;
   int64_t B = 1, warmup = 2, steps = 6, k = 10, curve_n = 0, curve_steps = 0, curve_batches = 8;
+  bool profile_nodes = false;
 };
 
 absl::Status ParseList(const std::string& flag, const std::string& v, std::vector<int64_t>* out) {
@@ -53,6 +58,10 @@ absl::StatusOr<Args> Parse(int argc, char** argv) {
   a.model.max_context = 1 << 20;
   for (int i = 1; i < argc; ++i) {
     const std::string flag = argv[i];
+    if (flag == "--profile-nodes") {  // the one flag without a value
+      a.profile_nodes = true;
+      continue;
+    }
     if (i + 1 >= argc) return absl::InvalidArgumentError(absl::StrCat(flag, " needs a value"));
     const std::string v = argv[++i];
     int64_t n = 0;
@@ -115,10 +124,24 @@ absl::StatusOr<Args> Parse(int argc, char** argv) {
           "unknown flag ", flag,
           "; flags: --device cuda|cpu --n 512,4096 --optimizers adamw,sophia_h "
           "--b --width --heads --kv-heads --layers --warmup --steps --hessian-interval --curve-n "
-          "--curve-steps --curve-batches --json PATH --dump-dir DIR --commit SHA --gpu NAME"));
+          "--curve-steps --curve-batches --json PATH --dump-dir DIR --commit SHA --gpu NAME "
+          "--profile-nodes"));
   }
   RETURN_IF_ERROR(a.model.Validate());
   return a;
+}
+
+// A profile as JSON: per-step figures (the profile sums its steps).
+nlohmann::json ProfileJson(const StepProfile& p) {
+  const double n = p.steps > 0 ? static_cast<double>(p.steps) : 1.0;
+  nlohmann::json rows = nlohmann::json::array();
+  for (const ProfileRow& r : p.rows)
+    rows.push_back({{"phase", r.phase},
+                    {"kind", r.kind},
+                    {"ms_per_step", r.ms / n},
+                    {"count_per_step", static_cast<double>(r.count) / n},
+                    {"share", r.share}});
+  return {{"steps", p.steps}, {"total_ms_per_step", p.total_ms / n}, {"rows", rows}};
 }
 
 // The options both benchmark modes use: the published defaults of each optimizer.
@@ -145,8 +168,14 @@ absl::Status Main(int argc, char** argv) {
   const std::string impl = "flashtick_" + be->name();
   for (OptimizerKind kind : a.optimizers) {
     for (int64_t n : a.ns) {
-      RunSpec spec{
-          m, OptionsFor(kind, a), a.B, n, static_cast<int>(a.warmup), static_cast<int>(a.steps), 1};
+      RunSpec spec{m,
+                   OptionsFor(kind, a),
+                   a.B,
+                   n,
+                   static_cast<int>(a.warmup),
+                   static_cast<int>(a.steps),
+                   1,
+                   a.profile_nodes};
       nlohmann::json j = {{"bench", "train_step"},
                           {"op", OptimizerKindName(kind)},
                           {"impl", impl},
@@ -180,6 +209,18 @@ absl::Status Main(int argc, char** argv) {
         j["peak_bytes_refresh"] = r->peak_bytes_refresh;
         j["model_bytes"] = r->model_bytes;
         j["final_loss"] = r->losses.back();
+        if (a.profile_nodes) {
+          for (const auto& [key, prof] : {std::pair{"profile_plain", &r->profile_plain},
+                                          std::pair{"profile_refresh", &r->profile_refresh}}) {
+            if (prof->steps == 0) continue;
+            j[key] = ProfileJson(*prof);
+            std::cerr << "== " << OptimizerKindName(kind) << " N=" << n << " "
+                      << (prof == &r->profile_plain ? "plain" : "refresh") << " steps ("
+                      << impl << ")\n"
+                      << prof->Table() << "-- by phase\n"
+                      << prof->ByPhase().Table() << std::flush;
+          }
+        }
       }
       // Which attention kernels the step ran: on CUDA the measuring dispatcher may have
       // picked cuDNN's (docs/kernels/cudnn.md), which `impl` (the backend) does not say.

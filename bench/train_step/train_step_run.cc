@@ -41,10 +41,14 @@ absl::StatusOr<StepTiming> RunTrainSteps(const RunSpec& spec, Backend* backend) 
   const TrainBatch batch = SyntheticBatch(spec.B, spec.N, spec.model.features, spec.data_seed);
   std::vector<double> plain, refresh;
   int64_t peak = 0;
+  StepProfiler profiler(backend);
+  if (spec.profile_nodes) t->set_profiler(&profiler);
   for (int s = 0; s < spec.warmup + spec.steps; ++s) {
     ASSIGN_OR_RETURN(StepStats st, t->TrainStep(batch.ticks, batch.labels, spec.B, spec.N));
     r.losses.push_back(st.loss);
     if (s < spec.warmup) continue;
+    if (spec.profile_nodes)
+      (st.hessian_refreshed ? r.profile_refresh : r.profile_plain).Add(profiler.last());
     (st.hessian_refreshed ? refresh : plain).push_back(st.step_seconds * 1e3);
     peak = std::max(peak, st.peak_memory_bytes);
     int64_t& kind_peak = st.hessian_refreshed ? r.peak_bytes_refresh : r.peak_bytes_plain;

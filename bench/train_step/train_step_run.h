@@ -12,6 +12,7 @@
 #include "absl/status/statusor.h"
 #include "kernels/backend.h"
 #include "model/config.h"
+#include "trainer/step_profiler.h"
 #include "trainer/trainer.h"
 
 namespace flashtick::bench {
@@ -35,6 +36,9 @@ struct StepTiming {
   int64_t model_bytes = 0;     // allocated before the first step (weights, state)
   std::vector<double> losses;  // one per step, warm-up included
   int timed_steps = 0;
+  // RunSpec::profile_nodes: where the timed steps' time went (trainer/step_profiler.h),
+  // summed over the plain steps and over the refresh steps.
+  StepProfile profile_plain, profile_refresh;
 };
 
 struct RunSpec {
@@ -43,6 +47,7 @@ struct RunSpec {
   int64_t B = 1, N = 512;
   int warmup = 2, steps = 5;
   uint64_t data_seed = 1;
+  bool profile_nodes = false;  // per-node timing of the timed steps (adds a mark per node)
 };
 
 absl::StatusOr<StepTiming> RunTrainSteps(const RunSpec& spec, Backend* backend);
