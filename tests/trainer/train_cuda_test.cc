@@ -1,14 +1,16 @@
 // The training engine on CUDA (bf16 compute, fp32 masters) against the CPU in f64 on the
 // same weights and batch: loss, gradient and Hessian-vector product of a two-layer GQA
 // model with head dim 64 and T = 200 (not a multiple of any tile), and a 20-step AdamW
-// and Sophia-H run whose loss curve follows the CPU's (fp32). Skips with a message when
-// no GPU is present. Bounds are bf16-level (about 2^-8 relative per rounding, through
-// two layers): stated here, to be tightened from the printed figures.
+// and Sophia-H run whose loss curve follows the CPU's (fp32); per-node step timing with
+// CUDA event marks. Skips with a message when no GPU is present. Bounds are bf16-level
+// (about 2^-8 relative per rounding, through two layers): stated here, to be tightened
+// from the printed figures.
 #include <cstdio>
 
 #include "gtest/gtest.h"
 #include "kernels/backend.h"
 #include "trainer/param_store.h"
+#include "trainer/step_profiler.h"
 #include "trainer/trainer.h"
 #include "trainer/transformer_graph.h"
 #include "tests/trainer/train_test_util.h"
@@ -107,6 +109,50 @@ TEST(TrainCuda, LossCurveFollowsCpu) {
     std::printf("train_cuda_loss_curve_%s: worst |loss_cuda − loss_cpu| over 20 steps %.3e\n",
                 OptimizerKindName(kind), worst);
     EXPECT_LT(worst, 0.05);
+  }
+}
+
+// Per-node timing on the GPU: CUDA event marks tile the step (shares sum to 1), every
+// sweep has one segment per node, and the marks' pool is reused from step to step.
+TEST(TrainCuda, ProfiledStepsTileTheStep) {
+  if (!CudaAvailable()) GTEST_SKIP() << "no CUDA GPU visible: the CUDA training test needs one";
+  auto cuda = *CreateBackend("cuda");
+  cuda->ResetMarks();
+  auto m0 = cuda->RecordMark(), m1 = cuda->RecordMark();
+  ASSERT_TRUE(m0.ok() && m1.ok()) << m0.status() << m1.status();
+  ASSERT_TRUE(cuda->Synchronize().ok());
+  auto ms = cuda->MarkElapsedMs(*m0, *m1);
+  ASSERT_TRUE(ms.ok()) << ms.status();
+  EXPECT_GE(*ms, 0.0);
+  EXPECT_FALSE(cuda->MarkElapsedMs(0, 5).ok());
+  cuda->ResetMarks();
+  EXPECT_EQ(*cuda->RecordMark(), 0);
+
+  TrainerOptions o;
+  o.optimizer = OptimizerKind::kSophiaH;
+  o.hyper = OptimizerHyper::Defaults(o.optimizer);
+  o.hessian_interval = 2;
+  auto t = *Trainer::Create(CudaConfig(), o, cuda.get());
+  StepProfiler prof(cuda.get());
+  t->set_profiler(&prof);
+  const Batch b = MakeBatch(2, 128, CudaConfig().features, 77);
+  for (int s = 0; s < 4; ++s) {  // refresh, plain, refresh, plain
+    auto st = t->TrainStep(b.ticks, b.labels, 2, 128);
+    ASSERT_TRUE(st.ok()) << st.status();
+    const StepProfile& p = prof.last();
+    double share = 0;
+    int64_t attention_nodes = 0;
+    for (const ProfileRow& r : p.rows) {
+      EXPECT_GE(r.ms, 0.0) << r.phase << "/" << r.kind;
+      share += r.share;
+      if (r.kind == "attention") attention_nodes += r.count;
+    }
+    EXPECT_NEAR(share, 1.0, 1e-9);
+    EXPECT_LE(p.total_ms, st->step_seconds * 1e3 + 1e-3);
+    EXPECT_EQ(attention_nodes, (st->hessian_refreshed ? 4 : 2) * CudaConfig().layers);
+    std::printf("train_cuda_profile step %d (%s): %.3f ms of %.3f ms in marks\n%s", s + 1,
+                st->hessian_refreshed ? "refresh" : "plain", p.total_ms, st->step_seconds * 1e3,
+                p.ByPhase().Table().c_str());
   }
 }
 
