@@ -226,10 +226,11 @@ void RunCase(const Shape& s, int split_blocks = 0) {
   ExpectBound("Dvec", std::vector<double>(dvec.begin(), dvec.end()), d_n, d_ref);
 }
 
-using cuda::flash::BwdTraitsD128;
-using cuda::flash::BwdTraitsD64;
-using cuda::flash::FwdTraitsD128;
-using cuda::flash::FwdTraitsD64;
+// The traits the launchers run (LaunchFlashFwd/Bwd instantiate FlashVariant<D>).
+using FwdTraitsD64 = cuda::flash::FlashVariant<64>::Fwd;
+using BwdTraitsD64 = cuda::flash::FlashVariant<64>::Bwd;
+using FwdTraitsD128 = cuda::flash::FlashVariant<128>::Fwd;
+using BwdTraitsD128 = cuda::flash::FlashVariant<128>::Bwd;
 
 TEST(FlashEmuTest, D64Bf16Causal) {
   for (const Shape s : {Shape{1, 1, 1, 1, 64, true}, Shape{2, 37, 2, 1, 64, true}, Shape{1, 200, 1, 1, 64, true}})
@@ -264,7 +265,10 @@ TEST(FlashEmuTest, SplitKvForward) {
 // instrument's day leaves SMs idle, bounded, and never for short sequences.
 TEST(FlashSplitHeuristic, SplitsOnlyWhereTheGridUnderfillsTheGpu) {
   using cuda::flash::FlashFwdNumSplits;
-  const cuda::flash::FlashFwdTiles d64{128, 128, 2};
+  const cuda::flash::FlashFwdTiles d64 = cuda::flash::FlashFwdTileShape<64>();
+  ASSERT_EQ(d64.block_m, 128);
+  ASSERT_EQ(d64.block_n, 128);
+  ASSERT_EQ(d64.ctas_per_sm, 2);
   constexpr int kH200Sms = 132;
   EXPECT_EQ(FlashFwdNumSplits(12, 23400, true, d64, kH200Sms), 1);  // the benchmark's B·H
   EXPECT_EQ(FlashFwdNumSplits(1, 512, true, d64, kH200Sms), 1);     // 4 blocks: too short
@@ -274,6 +278,23 @@ TEST(FlashSplitHeuristic, SplitsOnlyWhereTheGridUnderfillsTheGpu) {
   EXPECT_GE(FlashFwdNumSplits(1, 23400, false, d64, kH200Sms), 2);
   EXPECT_LE(FlashFwdNumSplits(1, 1 << 20, true, d64, kH200Sms), cuda::flash::kMaxSplits);
   EXPECT_EQ(FlashFwdNumSplits(1, 23400, true, d64, 0), 1);  // no device properties
+}
+
+// Backend::KernelPath's forward and backward names come from the shapes the .cu files
+// instantiate beside their launchers, read off FlashVariant's traits; these are the
+// names reports and stored benchmark results carry, so a change of traits shows here.
+TEST(FlashVariantNames, ReadOffTheLaunchedTraits) {
+  using namespace cuda::flash;
+  EXPECT_EQ(FlashFwdVariantName(FlashFwdTileShape<64>()), "fwd_d64_m128n128w4_splitkv");
+  EXPECT_EQ(FlashFwdVariantName(FlashFwdTileShape<128>()), "fwd_d128_m128n64w4_splitkv");
+  EXPECT_EQ(FlashBwdVariantName(FlashBwdTileShape<64>()), "bwd_d64_m128n128w8");
+  EXPECT_EQ(FlashBwdVariantName(FlashBwdTileShape<128>()), "bwd_d128_m64n128w8");
+  constexpr FlashFwdTiles fwd = FwdTilesOf<FwdTraitsD128>();
+  static_assert(fwd.head_dim == 128 && fwd.block_m == FwdTraitsD128::kBlockM &&
+                fwd.block_n == FwdTraitsD128::kBlockN && fwd.warps == FwdTraitsD128::kNWarps);
+  constexpr FlashBwdTiles bwd = BwdTilesOf<BwdTraitsD64>();
+  static_assert(bwd.head_dim == 64 && bwd.block_m == BwdTraitsD64::kBlockM &&
+                bwd.block_n == BwdTraitsD64::kBlockN && bwd.warps == BwdTraitsD64::kNWarps);
 }
 
 TEST(FlashEmuTest, D128Fp16NonCausal) {

@@ -1,18 +1,11 @@
 // Backward instantiations for head dim 64 (bf16/fp16 × causal/non-causal): the D
 // pre-pass, the dK/dV kernel with dQ atomics, and the dQ conversion, with the traits
-// of flash_variants.cuh.
+// of flash_variants.cuh, and the shape KernelPath reads off the same traits.
 #include "kernels/cuda/attention/flash_variants.cuh"
 
 namespace flashtick::cuda::flash {
 
-template <>
-cudaError_t LaunchFlashBwd<64>(const AttentionBwdParams& p, cudaStream_t stream) {
-  return RunFlashBwd<BwdTraitsD64>(p, stream);
-}
-
-template <>
-const char* FlashBwdVariant<64>() {
-  return "bwd_d64_m128n128w8";
-}
+template cudaError_t LaunchFlashBwd<64>(const AttentionBwdParams& p, cudaStream_t stream);
+template FlashBwdTiles FlashBwdTileShape<64>();
 
 }  // namespace flashtick::cuda::flash

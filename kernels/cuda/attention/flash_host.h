@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <string>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -88,6 +89,16 @@ inline int FlashFwdNumSplits(int64_t batch_heads, int64_t T, bool causal, const 
   const int64_t per_split = std::max<int64_t>(balanced, kMinSplitBlocks);
   const int64_t splits = (longest + per_split - 1) / per_split;
   return static_cast<int>(std::clamp<int64_t>(splits, 1, kMaxSplits));
+}
+
+// Names of a forward and a backward variant, read off its shape (FlashFwdTileShape,
+// FlashBwdTileShape): "fwd_d64_m128n128w4_splitkv", "bwd_d64_m128n128w8".
+inline std::string FlashFwdVariantName(const FlashFwdTiles& t) {
+  return absl::StrCat("fwd_d", t.head_dim, "_m", t.block_m, "n", t.block_n, "w", t.warps,
+                      t.split_kv ? "_splitkv" : "");
+}
+inline std::string FlashBwdVariantName(const FlashBwdTiles& t) {
+  return absl::StrCat("bwd_d", t.head_dim, "_m", t.block_m, "n", t.block_n, "w", t.warps);
 }
 
 inline BthdArg ToArg(const TensorView& t) {

@@ -45,9 +45,15 @@ struct AttentionFwdParams {
   float* lse_part = nullptr;
 };
 
-// The forward's tile shape for a head dim, for the host's split choice.
+// A compiled forward variant as the host sees it, read off the traits its launcher
+// runs (FlashFwdTileShape, flash_variants.cuh): the tiles drive the host's split
+// choice, and the whole of it names the variant in Backend::KernelPath.
 struct FlashFwdTiles {
-  int block_m = 0, block_n = 0, ctas_per_sm = 0;
+  int head_dim = 0;
+  int block_m = 0, block_n = 0;  // query rows per CTA, keys per inner step
+  int warps = 0;
+  int ctas_per_sm = 0;
+  bool split_kv = false;  // the launcher may split the keys (num_splits > 1)
 };
 
 struct AttentionBwdParams {
@@ -87,13 +93,18 @@ cudaError_t LaunchFlashDecode(const AttentionDecodeParams& p, cudaStream_t strea
 // Keys per decode split (the launcher sizes the partials with it).
 inline constexpr int kFlashDecodeChunk = 256;
 
-// The variant the launchers run for a head dim, named from its traits (tile sizes and
-// warps), for Backend::KernelPath: e.g. "fwd_d64_m128n128w4_splitkv".
-template <int kHeadDim>
-const char* FlashFwdVariant();
+// The backward's counterpart of FlashFwdTiles, for Backend::KernelPath.
+struct FlashBwdTiles {
+  int head_dim = 0;
+  int block_m = 0, block_n = 0;  // query rows per streamed block, keys per CTA
+  int warps = 0;
+};
+
+// The variant LaunchFlashFwd / LaunchFlashBwd run for a head dim, as read off the same
+// traits (flash_variants.cuh defines launcher and shape from one traits alias).
 template <int kHeadDim>
 FlashFwdTiles FlashFwdTileShape();
 template <int kHeadDim>
-const char* FlashBwdVariant();
+FlashBwdTiles FlashBwdTileShape();
 
 }  // namespace flashtick::cuda::flash

@@ -1,6 +1,7 @@
 // The compiled Flash attention variants: one traits choice per (pass, head dim), each
 // with the reason for its tiles. attention_{fwd,bwd}_d{64,128}.cu instantiate them for
-// bf16/fp16 × causal/non-causal; tests/cuda_emu runs the same traits on the CPU.
+// bf16/fp16 × causal/non-causal, with the shapes KernelPath names them by;
+// tests/cuda_emu runs the same traits on the CPU.
 #pragma once
 
 #include "kernels/cuda/attention/flash_bwd_launch.cuh"
@@ -23,21 +24,70 @@ using FwdTraitsD128 = FlashFwdTraits</*kHeadDim=*/128, /*kBlockM=*/128, /*kBlock
 // fragments and the rows' L and D), dK/dV on 4×2 (32×32), dQ on 4×2 (32×32); 162 KB
 // of shared memory, one CTA per SM. FA2's sm_80 choice for d = 64 with 144 KB+ of
 // shared memory (run_mha_bwd_hdim64, AtomLayoutMSdP = 4). The 2×4 S/dP grid measured
-// 0.79× SDPA flash for fwd+bwd on the H200 (bench/results, 2026-11-29).
-// FLASHTICK_BWD_D64_TRAITS (a compile definition: the 8 template arguments) replaces
-// the choice for tile experiments; bench/scripts/gpu_bwd_tiles.sh builds and times such
-// variants beside this one.
-#ifdef FLASHTICK_BWD_D64_TRAITS
-using BwdTraitsD64 = FlashBwdTraits<FLASHTICK_BWD_D64_TRAITS>;
-#else
+// 0.79× SDPA flash for fwd+bwd on the H200 (bench/results, 2026-11-29). Other tilings
+// are tried in bench code (bench/attention/bwd_tiles_bench.cu), never by overriding
+// this one.
 using BwdTraitsD64 = FlashBwdTraits</*kHeadDim=*/64, /*kBlockM=*/128, /*kBlockN=*/128, /*kNWarps=*/8,
                                     /*kWarpsMSdP=*/4, /*kWarpsNdKV=*/4, /*kWarpsMdQ=*/4>;
-#endif
 
 // d = 128 backward: 128 keys per CTA, 64-row query blocks, 8 warps: S/dP 2×4 (32×32 per
 // warp), dK/dV 4×2 (32×64: 128 accumulator registers for the pair), dQ 2×4 (32×32);
 // 161 KB of shared memory, one CTA per SM. FA2's sm_80 choice (run_mha_bwd_hdim128).
 using BwdTraitsD128 = FlashBwdTraits</*kHeadDim=*/128, /*kBlockM=*/64, /*kBlockN=*/128, /*kNWarps=*/8,
                                      /*kWarpsMSdP=*/2, /*kWarpsNdKV=*/4, /*kWarpsMdQ=*/2>;
+
+// The traits each head dim's launchers run: the one place a variant is chosen. The
+// launchers (LaunchFlashFwd/Bwd) and the shapes the host reads (FlashFwdTileShape /
+// FlashBwdTileShape, hence the kernel-path names) are both defined below from these
+// aliases and instantiated together in attention_{fwd,bwd}_d{64,128}.cu, so a name
+// cannot describe other tiles than the ones launched.
+template <int kHeadDim>
+struct FlashVariant;
+template <>
+struct FlashVariant<64> {
+  using Fwd = FwdTraitsD64;
+  using Bwd = BwdTraitsD64;
+};
+template <>
+struct FlashVariant<128> {
+  using Fwd = FwdTraitsD128;
+  using Bwd = BwdTraitsD128;
+};
+
+// The host's view of one traits choice. split_kv: RunFlashFwd has the split kernel and
+// the combine for every forward traits, so each forward variant may split.
+template <typename Traits>
+constexpr FlashFwdTiles FwdTilesOf() {
+  return {Traits::kHeadDim, Traits::kBlockM, Traits::kBlockN, Traits::kNWarps,
+          Traits::kMinBlocksPerSm, /*split_kv=*/true};
+}
+template <typename Traits>
+constexpr FlashBwdTiles BwdTilesOf() {
+  return {Traits::kHeadDim, Traits::kBlockM, Traits::kBlockN, Traits::kNWarps};
+}
+
+template <int kHeadDim>
+FlashFwdTiles FlashFwdTileShape() {
+  using Traits = typename FlashVariant<kHeadDim>::Fwd;
+  static_assert(Traits::kHeadDim == kHeadDim, "forward traits of another head dim");
+  return FwdTilesOf<Traits>();
+}
+template <int kHeadDim>
+FlashBwdTiles FlashBwdTileShape() {
+  using Traits = typename FlashVariant<kHeadDim>::Bwd;
+  static_assert(Traits::kHeadDim == kHeadDim, "backward traits of another head dim");
+  return BwdTilesOf<Traits>();
+}
+
+#ifndef FLASHTICK_CUDA_EMULATION
+template <int kHeadDim>
+cudaError_t LaunchFlashFwd(const AttentionFwdParams& p, cudaStream_t stream) {
+  return RunFlashFwd<typename FlashVariant<kHeadDim>::Fwd>(p, stream);
+}
+template <int kHeadDim>
+cudaError_t LaunchFlashBwd(const AttentionBwdParams& p, cudaStream_t stream) {
+  return RunFlashBwd<typename FlashVariant<kHeadDim>::Bwd>(p, stream);
+}
+#endif  // FLASHTICK_CUDA_EMULATION
 
 }  // namespace flashtick::cuda::flash

@@ -3,7 +3,10 @@
 //   flash_cuda_<op>_d<D>_m<BlockM>n<BlockN>w<warps>_sm<cc>, e.g. flash_cuda_fwd_d64_m128n128w4_splitkv_sm90
 // (`_splitkv`: the forward splits the keys when the grid would underfill the GPU;
 // `_pad<D>`: head dim D runs zero-padded on that kernel, head_dim_padding.h) and
-// flash_cuda_unsupported_<why> where Run would return Unimplemented.
+// flash_cuda_unsupported_<why> where Run would return Unimplemented. The forward and
+// backward parts are read off the traits the launchers instantiate (FlashFwdTileShape,
+// FlashBwdTileShape: flash_variants.cuh), and the padding from FlashKernelHeadDim, the
+// function the launchers pad by; nothing here is written by hand.
 #include "absl/strings/str_cat.h"
 #include "kernels/cuda/attention/flash_host.h"
 #include "kernels/cuda/attention/flash_params.h"
@@ -20,9 +23,15 @@ std::string AttentionKernelPath(const OpDesc& desc, int head_dim, const CudaCont
   const bool d64 = kernel_d == 64;
   switch (desc.op) {
     case Op::kAttentionFwd:
-      return absl::StrCat("flash_cuda_", d64 ? flash::FlashFwdVariant<64>() : flash::FlashFwdVariant<128>(), sm);
+      return absl::StrCat("flash_cuda_",
+                          flash::FlashFwdVariantName(d64 ? flash::FlashFwdTileShape<64>()
+                                                         : flash::FlashFwdTileShape<128>()),
+                          sm);
     case Op::kAttentionBwd:
-      return absl::StrCat("flash_cuda_", d64 ? flash::FlashBwdVariant<64>() : flash::FlashBwdVariant<128>(), sm);
+      return absl::StrCat("flash_cuda_",
+                          flash::FlashBwdVariantName(d64 ? flash::FlashBwdTileShape<64>()
+                                                         : flash::FlashBwdTileShape<128>()),
+                          sm);
     case Op::kAttentionBwdBwd:
       return absl::StrCat("flash_cuda_bwd_bwd_d", kernel_d, sm);
     case Op::kAttentionDecode:
