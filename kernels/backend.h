@@ -31,6 +31,9 @@ struct MemoryStats {
 struct BackendOptions {
   int threads = 0;      // CPU worker threads; 0 = hardware concurrency
   int device_index = 0; // CUDA device ordinal
+  // CUDA attention forward: k ≥ 1 fixes the number of key splits (1: never split), for
+  // benchmarks that compare split-KV with the unsplit kernel; 0 = chosen per shape.
+  int attention_fwd_splits = 0;
 };
 
 class Backend {

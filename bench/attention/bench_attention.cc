@@ -18,9 +18,12 @@
 // implementation rather than on all of its reps; merge_cudnn.py takes each
 // implementation's median over the rounds. Two runs of the same cuDNN kernel differed by
 // 9% in one median of 10 back-to-back reps on the H200 (docs/kernels/cudnn.md).
+// --fwd-splits K fixes the forward's number of key splits (1: never split; default 0:
+// the launcher's choice, FlashFwdNumSplits), for the A/B of split-KV against the unsplit
+// kernel (bench/scripts/gpu_splitkv.sh); it applies to the parity check too.
 // Usage: bench_attention [--n 2048,...] [--d 64,128] [--batch 1] [--heads 12]
 //        [--dtype bf16|fp16] [--noncausal] [--no-check] [--commit SHA] [--max-reps 10]
-//        [--impl flash,cudnn,auto] [--rounds 1]
+//        [--impl flash,cudnn,auto] [--rounds 1] [--fwd-splits 0]
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -54,6 +57,7 @@ struct Options {
   std::vector<std::string> impls = {"flash"};
   int max_reps = 10;
   int rounds = 1;
+  int fwd_splits = 0;  // CudaContext::fwd_splits
   double budget_ms = 3000;  // per measurement, after warm-up: fewer reps at large N
 };
 
@@ -81,6 +85,7 @@ bool ParseArgs(int argc, char** argv, Options* o) {
     else if (a == "--commit") o->commit = next();
     else if (a == "--max-reps") o->max_reps = std::max(1, std::atoi(next().c_str()));
     else if (a == "--rounds") o->rounds = std::max(1, std::atoi(next().c_str()));
+    else if (a == "--fwd-splits") o->fwd_splits = std::max(0, std::atoi(next().c_str()));
     else if (a == "--impl") {
       o->impls.clear();
       for (absl::string_view part : absl::StrSplit(next(), ',')) {
@@ -293,6 +298,7 @@ int Main(int argc, char** argv) {
     std::fprintf(stderr, "bench_attention: %s\n", std::string(dev.status().message()).c_str());
     return 1;
   }
+  (*dev)->context().fwd_splits = o.fwd_splits;
   if (o.check) {
     const absl::Status c = CheckAttentionParity(*dev, o.dtype, o.impls);
     if (!c.ok()) {

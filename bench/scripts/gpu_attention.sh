@@ -15,7 +15,8 @@
 # Env: FLASHTICK_DEPS_PREFIX (carried Abseil/gtest/json, appended to CMAKE_PREFIX_PATH),
 #      ATTN_ARCH (default 90), ATTN_BUILD (build dir), ATTN_N / ATTN_D (bench lists),
 #      ATTN_HEADS (default 12; B = 1), ATTN_TAG (suffix of the jsonl/ratios names),
-#      ATTN_SANITIZE=1.
+#      ATTN_FWD_SPLITS (bench_attention --fwd-splits: 1 never splits the forward;
+#      unset: the launcher's choice), ATTN_SANITIZE=1.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 out=${OUT:?set OUT to the results folder}
@@ -72,7 +73,7 @@ if [[ " $stages " == *" bench "* ]]; then
   jsonl="$out/attention-${gpu}-$(date +%F)${tag}.jsonl"
   echo "{\"bench\":\"meta\",\"gpu\":\"$gpu\",\"driver\":\"$driver\",\"commit\":\"$commit\",\"date\":\"$(date -u +%FT%TZ)\"}" > "$jsonl"
   "$build/bench/attention/bench_attention" --n "$ns" --d "$ds" --heads "$heads" --commit "$commit" \
-    > "$out/attention_ours.jsonl" 2> "$out/attention_bench.log" || note "bench_attention FAILED (see attention_bench.log)"
+    --fwd-splits "${ATTN_FWD_SPLITS:-0}" > "$out/attention_ours.jsonl" 2> "$out/attention_bench.log" || note "bench_attention FAILED (see attention_bench.log)"
   "$python" "$root/bench/attention/torch_attention.py" --n "$ns" --d "$ds" --heads "$heads" --commit "$commit" \
     > "$out/attention_torch.jsonl" 2> "$out/attention_torch.log" || note "torch_attention.py FAILED (see attention_torch.log)"
   cat "$out/attention_ours.jsonl" "$out/attention_torch.jsonl" >> "$jsonl"

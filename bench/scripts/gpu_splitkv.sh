@@ -4,8 +4,9 @@
 #   1. build (gpu-kernels preset) and the attention parity table on the GPU (its T = 2500
 #      one-head and T = 4096 cases run split-KV there) with the JAX oracle;
 #   2. bench_attention at B = 1, H = 1 (d = 64, 128; N = 4096, 8192, 23400) with the
-#      split choice automatic and with FLASHTICK_FWD_SPLITS=1 (never split), each beside
-#      PyTorch SDPA flash and cuDNN on the same shapes (gpu_attention.sh, ATTN_TAG names them);
+#      split choice automatic and with ATTN_FWD_SPLITS=1 (bench_attention --fwd-splits 1:
+#      never split), each beside PyTorch SDPA flash and cuDNN on the same shapes
+#      (gpu_attention.sh, ATTN_TAG names them);
 #   3. the serving latency of the default flashtick-tiny shape (C = 64, one head of D = 64,
 #      2 layers) beside PyTorch eager and torch.compile (gpu_serve_latency.sh).
 # Results in $OUT/splitkv.tgz plus the two summaries. Usage (repository root, with the
@@ -25,9 +26,9 @@ grep -E "OK|FAIL|passed" "$r/attention_summary.txt" | head -12
 
 for mode in auto nosplit; do
   stage "bench heads=1 ($mode)"
-  env=()
-  [ "$mode" = nosplit ] && env=(FLASHTICK_FWD_SPLITS=1)
-  env "${env[@]}" OUT=$r ATTN_BUILD=$build ATTN_HEADS=1 ATTN_N=4096,8192,23400 ATTN_TAG="-h1-$mode" \
+  splits=0
+  [ "$mode" = nosplit ] && splits=1
+  ATTN_FWD_SPLITS=$splits OUT=$r ATTN_BUILD=$build ATTN_HEADS=1 ATTN_N=4096,8192,23400 ATTN_TAG="-h1-$mode" \
     timeout 120 bash bench/scripts/gpu_attention.sh bench > "$r/attention_bench_$mode.log" 2>&1
   grep -E "fwd" "$r/attention_ratios-h1-$mode.txt" | head -12
 done

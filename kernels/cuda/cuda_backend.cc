@@ -8,6 +8,7 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <mutex>
 #include <vector>
 
@@ -209,6 +210,7 @@ int CudaDeviceCount() {
 
 absl::StatusOr<std::unique_ptr<Backend>> CreateCudaBackend(const BackendOptions& options) {
   ASSIGN_OR_RETURN(std::shared_ptr<CudaDevice> device, CudaDevice::Create(options.device_index));
+  device->context().fwd_splits = std::max(0, options.attention_fwd_splits);
   return std::unique_ptr<Backend>(new CudaBackend(std::move(device)));
 }
 

@@ -28,6 +28,10 @@ struct CudaContext {
   size_t workspace_bytes = 0;
   int sm = 0;                 // compute capability ×10 (80, 90)
   int num_sms = 0;
+  // Key splits of the attention forward: 0 lets the launcher choose (FlashFwdNumSplits);
+  // k ≥ 1 fixes k (1: never split), capped at kMaxSplits. From
+  // BackendOptions::attention_fwd_splits, for benchmarks.
+  int fwd_splits = 0;
   // Stream-ordered scratch device memory for launchers that need temporaries (row
   // statistics, partial sums): freed on `stream` when the pointer is released, so it
   // may be dropped right after the kernels using it are enqueued. Counts toward the

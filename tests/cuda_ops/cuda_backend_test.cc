@@ -2,7 +2,9 @@
 // kernel paths, Supports per dtype, used/peak memory accounting (including launcher
 // scratch), out of memory as ResourceExhausted (never a crash, and the backend keeps
 // working after it), copies in every direction with host-visible completion, Zero,
-// and the errors for host tensors and unsupported variants.
+// the errors for host tensors and unsupported variants, and BackendOptions'
+// attention_fwd_splits.
+#include <cmath>
 #include <cstring>
 #include <numeric>
 
@@ -11,6 +13,7 @@
 #endif
 
 #include "absl/strings/match.h"
+#include "kernels/attention_dispatch.h"
 #include "tests/cuda_ops/gpu_test_util.h"
 
 namespace flashtick::testing_gpu {
@@ -196,6 +199,59 @@ TEST_F(CudaBackendTest, AllocationOutlivesBackend) {
   }
   keep.reset();  // frees through the device state the allocation kept alive
   SUCCEED();
+}
+
+// BackendOptions::attention_fwd_splits fixes the forward's key splits. One head of a
+// long causal row is where the launcher's own choice splits (FlashFwdNumSplits); with
+// 4 splits the fp32 partials (4·T·(D+1) floats) show in the peak, with 1 (never split)
+// no scratch is taken, and both outputs match the launcher's choice to bf16 rounding.
+TEST_F(CudaBackendTest, AttentionFwdSplitsOption) {
+  SetAttentionImplOverride(AttentionImpl::kFlash);  // the option is ours, not cuDNN's
+  const int64_t B = 1, T = 2500, H = 1, D = 64;
+  const std::vector<double> q = Uniform(B * T * H * D, 11), k = Uniform(B * T * H * D, 12),
+                            v = Uniform(B * T * H * D, 13);
+  auto run = [&](int splits, int64_t* peak_extra) {
+    BackendOptions options;
+    options.attention_fwd_splits = splits;
+    auto b = CreateBackend("cuda", options);
+    EXPECT_TRUE(b.ok()) << b.status();
+    if (!b.ok()) return std::vector<double>();
+    Backend& g = **b;
+    Tensor tq = Place(g, DType::kBF16, {B, T, H, D}, q), tk = Place(g, DType::kBF16, {B, T, H, D}, k),
+           tv = Place(g, DType::kBF16, {B, T, H, D}, v);
+    Tensor o = Empty(g, DType::kBF16, {B, T, H, D}), l = Empty(g, DType::kF32, {B, H, T});
+    const int64_t used = g.Memory().used_bytes;
+    g.ResetPeakMemory();
+    OpDesc d;
+    d.op = Op::kAttentionFwd;
+    d.dtype = DType::kBF16;
+    d.attention.causal = true;
+    d.attention.head_dim = static_cast<int>(D);
+    const absl::Status st = g.Run(d, {tq.view, tk.view, tv.view}, {o.view, l.view});
+    EXPECT_TRUE(st.ok()) << st;
+    EXPECT_TRUE(g.Synchronize().ok());
+    *peak_extra = g.Memory().peak_bytes - used;
+    return Fetch(g, o);
+  };
+  int64_t extra_auto = 0, extra_1 = 0, extra_4 = 0;
+  const std::vector<double> o_auto = run(0, &extra_auto);
+  const std::vector<double> o_1 = run(1, &extra_1);
+  const std::vector<double> o_4 = run(4, &extra_4);
+  SetAttentionImplOverride(std::nullopt);
+  const int64_t partials = 4 * B * H * T * (D + 1) * static_cast<int64_t>(sizeof(float));
+  EXPECT_EQ(extra_1, 0);
+  EXPECT_GE(extra_4, partials);
+  EXPECT_GT(extra_auto, 0) << "the launcher's own choice should split this shape";
+  ASSERT_EQ(o_1.size(), o_auto.size());
+  ASSERT_EQ(o_4.size(), o_auto.size());
+  double num1 = 0, num4 = 0, den = 0;
+  for (size_t i = 0; i < o_auto.size(); ++i) {
+    num1 += (o_1[i] - o_auto[i]) * (o_1[i] - o_auto[i]);
+    num4 += (o_4[i] - o_auto[i]) * (o_4[i] - o_auto[i]);
+    den += o_auto[i] * o_auto[i];
+  }
+  EXPECT_LT(std::sqrt(num1 / den), 1e-2);
+  EXPECT_LT(std::sqrt(num4 / den), 1e-2);
 }
 
 }  // namespace

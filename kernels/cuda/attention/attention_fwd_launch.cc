@@ -5,7 +5,6 @@
 // In: Q [B,T,H,D], K, V [B,T,Hkv,D] (bf16/fp16). Out: O [B,T,H,D], L fp32 [B,H,T].
 // Small B·H at long T runs split-KV with fp32 partials from the context's scratch.
 #include <algorithm>
-#include <cstdlib>
 #include <memory>
 
 #include "common/status_macros.h"
@@ -16,21 +15,6 @@
 #include "kernels/cuda/cuda_ops.h"
 
 namespace flashtick::cuda {
-namespace {
-
-// FLASHTICK_FWD_SPLITS=k (k ≥ 1) fixes the number of key splits, for the benchmarks'
-// A/B of split-KV against the unsplit kernel in one run (1: never split); unset or 0:
-// FlashFwdNumSplits decides. Read once.
-int ForcedFwdSplits() {
-  static const int forced = [] {
-    const char* v = std::getenv("FLASHTICK_FWD_SPLITS");
-    const int k = v != nullptr ? std::atoi(v) : 0;
-    return k > 0 ? std::min(k, flash::kMaxSplits) : 0;
-  }();
-  return forced;
-}
-
-}  // namespace
 
 absl::Status FlashAttentionFwd(const OpDesc& desc, In in, Out out, CudaContext& ctx) {
   RETURN_IF_ERROR(CheckAttentionArity(Op::kAttentionFwd, in.size(), out.size()));
@@ -60,14 +44,15 @@ absl::Status FlashAttentionFwd(const OpDesc& desc, In in, Out out, CudaContext& 
   RETURN_IF_ERROR(flash::FlashScale(desc.attention, s.D, &p.scale, &p.scale_log2));
   p.causal = desc.attention.causal;
   p.dtype = dt;
-  // Split-KV when B·H query blocks would leave the GPU idle (FlashFwdNumSplits).
+  // Split-KV when B·H query blocks would leave the GPU idle (FlashFwdNumSplits), or
+  // the count the backend was created with (CudaContext::fwd_splits, a benchmark's A/B).
   const flash::FlashFwdTiles tiles =
       HEADDIM_SWITCH(s.D, kHeadDim, [&] { return flash::FlashFwdTileShape<kHeadDim>(); });
-  p.num_splits = ForcedFwdSplits() > 0
-                     ? ForcedFwdSplits()
+  p.num_splits = ctx.fwd_splits > 0
+                     ? std::min(ctx.fwd_splits, flash::kMaxSplits)
                      : flash::FlashFwdNumSplits(s.B * s.H, s.T, p.causal, tiles, ctx.num_sms);
   std::shared_ptr<void> partials;  // released after the enqueue: the scratch is stream-ordered
-  if (p.num_splits > 1 && ctx.scratch) {
+  if (tiles.split_kv && p.num_splits > 1 && ctx.scratch) {
     const int64_t key_blocks = (s.T + tiles.block_n - 1) / tiles.block_n;
     p.split_blocks = static_cast<int>((key_blocks + p.num_splits - 1) / p.num_splits);
     p.num_splits = static_cast<int>((key_blocks + p.split_blocks - 1) / p.split_blocks);
