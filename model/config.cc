@@ -25,6 +25,9 @@ absl::Status ModelConfig::Validate() const {
   if (rotary_dims < -1 || rotary_dims > head_dim() || (rotary_dims >= 0 && rotary_dims % 2 != 0))
     return bad("rotary_dims must be -1 (the whole head) or even in [0, head dim = ", head_dim(),
                "], got ", rotary_dims);
+  if (nope_interval < 0 || nope_interval > layers)
+    return bad("nope_interval must be 0 (every layer rotated) or in [1, layers = ", layers,
+               "], got ", nope_interval);
   if (!(layernorm_eps > 0)) return bad("layernorm_eps must be > 0");
   if (fourier_feature < -1 || fourier_feature >= features)
     return bad("fourier_feature must be -1 (none) or a column in [0, features = ", features,
@@ -45,6 +48,7 @@ std::string ModelConfig::ToJson() const {
                       {"mlp_ratio", mlp_ratio}, {"classes", classes},   {"max_context", max_context},
                       {"rope_theta", rope_theta}, {"rotary_dims", rotary_dims},
                       {"layernorm_eps", layernorm_eps}};
+  if (nope_interval > 0) j["nope_interval"] = nope_interval;
   if (fourier_feature >= 0) {
     j["fourier_feature"] = fourier_feature;
     j["fourier_periods"] = fourier_periods;
@@ -78,6 +82,7 @@ absl::StatusOr<ModelConfig> ModelConfig::FromJson(const std::string& text) {
     if (!s.ok()) return s;
   }
   if (absl::Status s = get("fourier_feature", c.fourier_feature); !s.ok()) return s;
+  if (absl::Status s = get("nope_interval", c.nope_interval); !s.ok()) return s;
   if (j.contains("fourier_periods")) {
     const auto& v = j["fourier_periods"];
     if (!v.is_array() || v.size() > kMaxFourierPeriods)

@@ -27,6 +27,11 @@ struct ModelConfig {
   // Leading dims of each head that RoPE rotates (−1 = all of them). The rest score q·k
   // by content alone at any distance (kernels/ops/rope.h, docs/model.md).
   int rotary_dims = -1;
+  // Every nope_interval-th layer (layers k−1, 2k−1, …; 0: none) attends without
+  // positions: no rotation at all, so its q·k matches by content at any distance, while
+  // the rotated layers keep the recency that lets training start. The interleaving of
+  // Llama 4 (iRoPE) and of "RoPE to NoPE and Back Again" (Yang et al. 2025), docs/model.md.
+  int nope_interval = 0;
   float layernorm_eps = 1e-5f;
   // Fourier input features (model/input_encoding.h, docs/model.md): column
   // fourier_feature (−1: none) enters as sin/cos(2π·x/p) for each period p, in the
@@ -36,6 +41,10 @@ struct ModelConfig {
 
   int head_dim() const { return width / heads; }
   int rotated_dims() const { return rotary_dims < 0 ? head_dim() : rotary_dims; }
+  // RopeAttrs::rotary_dims for layer l: 0 on the position-free layers, else rotary_dims.
+  int layer_rotary_dims(int l) const {
+    return nope_interval > 0 && (l + 1) % nope_interval == 0 ? 0 : rotary_dims;
+  }
   // Columns the embedding sees: F, or F − 1 + 2·periods with a Fourier feature.
   int input_width() const {
     return fourier_feature < 0 ? features : features - 1 + 2 * static_cast<int>(fourier_periods.size());

@@ -110,6 +110,7 @@ absl::Status Transformer::Impl::ForwardChunk(const ModelConfig& c, Backend* be, 
     }
     const std::string b = absl::StrCat("blocks.", l, ".");
     RETURN_IF_ERROR(ops.QkvProjection(b));
+    rope.rope.rotary_dims = c.layer_rotary_dims(l);
     RETURN_IF_ERROR(ops.Run(rope, {q}, {q}, b + "rope(q)"));
     RETURN_IF_ERROR(ops.Run(rope, {k}, {k}, b + "rope(k)"));
     RETURN_IF_ERROR(ops.Run(attn, {q, k, v}, {att4, ws.lse}, b + "attention"));

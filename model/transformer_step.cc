@@ -82,6 +82,7 @@ absl::StatusOr<std::vector<float>> Transformer::Step(DecodeState* state,
   for (int l = 0; l < c.layers; ++l) {
     const std::string b = absl::StrCat("blocks.", l, ".");
     RETURN_IF_ERROR(ops.QkvProjection(b));
+    rope.rope.rotary_dims = c.layer_rotary_dims(l);
     RETURN_IF_ERROR(ops.Run(rope, {q}, {q}, b + "rope(q)"));
     // The rotated key goes straight into cache row t (rope's output may be another
     // tensor); the value is copied there.

@@ -258,6 +258,7 @@ ModelConfig SweepConfig::ModelFor() const {
       std::max<int64_t>(1, contexts.empty() ? 1 : *std::max_element(contexts.begin(), contexts.end())));
   m.rope_theta = static_cast<float>(model.rope_theta);
   m.rotary_dims = model.rotary_dims;
+  m.nope_interval = model.nope_interval;
   m.fourier_feature = model.fourier_feature;
   m.fourier_periods.assign(model.fourier_periods.begin(), model.fourier_periods.end());
   return m;
@@ -317,6 +318,9 @@ absl::StatusOr<SweepConfig> ParseSweepConfig(const std::string& json_text) {
     m.Int("mlp_ratio", 1, 64, &c.model.mlp_ratio);
     m.Double("rope_theta", 0, 1e12, &c.model.rope_theta, true);
     m.Int("rotary_dims", -1, 8192, &c.model.rotary_dims);
+    m.Int("nope_interval", 0, 256, &c.model.nope_interval);
+    if (c.model.nope_interval > c.model.layers)
+      m.Error("nope_interval", "must be at most layers (every k-th layer unrotated)");
     m.Int("fourier_feature", -1, kNumFeatures - 1, &c.model.fourier_feature);
     m.PositiveList("fourier_periods", 1e9, 1, kMaxFourierPeriods, &c.model.fourier_periods);
     if (c.model.fourier_feature >= 0 && c.model.fourier_periods.empty())
@@ -494,6 +498,7 @@ std::string SweepConfigToJson(const SweepConfig& c, int indent) {
       {"replicas_per_arm", c.replicas_per_arm},
       {"arms_per_gpu", c.arms_per_gpu},
       {"cpu_threads", c.cpu_threads}};
+  if (c.model.nope_interval > 0) j["model"]["nope_interval"] = c.model.nope_interval;
   if (c.model.fourier_feature >= 0) {
     j["model"]["fourier_feature"] = c.model.fourier_feature;
     j["model"]["fourier_periods"] = c.model.fourier_periods;

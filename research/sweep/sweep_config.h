@@ -91,6 +91,7 @@ struct SweepModelConfig {
   int width = 64, layers = 2, heads = 4, kv_heads = 4, mlp_ratio = 4;
   double rope_theta = 10000.0;
   int rotary_dims = -1;  // ModelConfig::rotary_dims: −1 rotates the whole head
+  int nope_interval = 0;  // ModelConfig::nope_interval: every k-th layer unrotated (0: none)
   // ModelConfig::fourier_feature / fourier_periods (model/input_encoding.h): the
   // feature column (ticks/features.h; −1: none) that enters as Fourier features.
   int fourier_feature = -1;

@@ -138,6 +138,18 @@ TEST(DecodeStateTest, FourierInputStepsMatchPredict) {
   ExpectStepsMatchPredict(m.get(), Rows(T, m->config().features, 9), T, 8, kAbsTol, kRelTol);
 }
 
+// With position-free layers (ModelConfig::nope_interval) the step's keys go into the
+// cache unrotated on those layers, as the full forward leaves them.
+TEST(DecodeStateTest, PositionFreeLayerStepsMatchPredict) {
+  auto be = Cpu();
+  ModelConfig c = Config(4, 2, 4096);
+  c.nope_interval = 2;  // layer 1 of 2 unrotated
+  c.rope_theta = 300.0f;
+  auto m = SharpModel(c, 14, be.get());
+  const int64_t T = 120;
+  ExpectStepsMatchPredict(m.get(), Rows(T, m->config().features, 10), T, 8, kAbsTol, kRelTol);
+}
+
 TEST(DecodeStateTest, Float64StepsMatchPredict) {
   auto be = Cpu();
   ModelOptions opt;

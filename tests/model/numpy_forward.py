@@ -70,6 +70,9 @@ def main():
         k = qkv[..., h * hd: (h + hkv) * hd].reshape(b_n, t_n, hkv, hd)
         v = qkv[..., (h + hkv) * hd:].reshape(b_n, t_n, hkv, hd)
         rot = cfg.get("rotary_dims", -1)
+        nope = cfg.get("nope_interval", 0)
+        if nope > 0 and (l + 1) % nope == 0:
+            rot = 0  # a position-free layer (ModelConfig::nope_interval)
         q, k = rope(q, cfg["rope_theta"], rot), rope(k, cfg["rope_theta"], rot)
         group = h // hkv
         out = np.empty((b_n, t_n, h, hd))

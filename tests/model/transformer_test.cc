@@ -328,6 +328,31 @@ TEST(ModelConfigRotary, ValidatesAndRoundTrips) {
   }
 }
 
+// nope_interval: 0 (every layer rotated) up to the layer count; every k-th layer is then
+// unrotated, and the value survives config.json.
+TEST(ModelConfigNope, ValidatesRoundTripsAndPicksLayers) {
+  ModelConfig c = SmallConfig();  // 2 layers, D = 8
+  c.layers = 4;
+  c.rotary_dims = 4;
+  EXPECT_EQ(c.layer_rotary_dims(3), 4);
+  c.nope_interval = 2;
+  ASSERT_TRUE(c.Validate().ok()) << c.Validate();
+  EXPECT_EQ(c.layer_rotary_dims(0), 4);
+  EXPECT_EQ(c.layer_rotary_dims(1), 0);
+  EXPECT_EQ(c.layer_rotary_dims(2), 4);
+  EXPECT_EQ(c.layer_rotary_dims(3), 0);
+  auto back = ModelConfig::FromJson(c.ToJson());
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->nope_interval, 2);
+  EXPECT_EQ(ModelConfig::FromJson(R"({"width": 32, "heads": 4, "kv_heads": 2})")->nope_interval, 0);
+  for (int k : {-1, 5}) {
+    c.nope_interval = k;
+    const absl::Status s = c.Validate();
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << k;
+    EXPECT_NE(s.message().find("nope_interval"), std::string::npos) << s;
+  }
+}
+
 // Partial rotary (config.rotary_dims) is the same forward with the tail dims unrotated.
 class NumpyForward : public ::testing::TestWithParam<int> {};
 
@@ -362,6 +387,13 @@ void ExpectMatchesNumpy(ModelConfig c) {
 TEST_P(NumpyForward, MatchesFloat64) {
   ModelConfig c = SmallConfig();
   c.rotary_dims = GetParam();
+  ExpectMatchesNumpy(c);
+}
+
+// Position-free layers (config.nope_interval): layer 1 of 2 attends unrotated.
+TEST(NumpyForwardNope, MatchesFloat64) {
+  ModelConfig c = SmallConfig();
+  c.nope_interval = 2;
   ExpectMatchesNumpy(c);
 }
 

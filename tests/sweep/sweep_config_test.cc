@@ -84,7 +84,7 @@ TEST(SweepConfig, KeyedFieldsEarlyStoppingAndFixedAlphaRoundTrip) {
     "training": {"validation_days": 2, "validate_every_steps": 7, "validation_batches": 3,
                  "patience": 4, "max_train_seconds": 12.5, "validate_on": "calls"},
     "arms_per_gpu": 3,
-    "model": {"fourier_feature": 1, "fourier_periods": [2, 8.5]},
+    "model": {"fourier_feature": 1, "fourier_periods": [2, 8.5], "layers": 4, "nope_interval": 4},
     "data": {"synthetic": {"generator": "planted_cue_keyed", "days": 10, "steps_per_day": 512,
                            "lags": [8, 40], "events_per_day": [5, 5], "keys": 12,
                            "key_window": 100, "key_lead": 1,
@@ -95,6 +95,8 @@ TEST(SweepConfig, KeyedFieldsEarlyStoppingAndFixedAlphaRoundTrip) {
   EXPECT_EQ(c->model.fourier_feature, 1);
   EXPECT_EQ(c->model.fourier_periods, (std::vector<double>{2.0, 8.5}));
   EXPECT_EQ(c->ModelFor().input_width(), 6 - 1 + 2 * 2);
+  EXPECT_EQ(c->ModelFor().nope_interval, 4);
+  EXPECT_EQ(c->ModelFor().layer_rotary_dims(3), 0);
   EXPECT_EQ(c->label_alpha_bps, 2.5);
   EXPECT_EQ(c->training.validation_days, 2);
   EXPECT_EQ(c->training.validate_every_steps, 7);
@@ -189,6 +191,7 @@ INSTANTIATE_TEST_SUITE_P(
                 "optimizer.tokens_per_step 8192 is not a multiple of N=32768"},
         BadCase{R"({"model": {"width": 30, "heads": 4}})", "model: "},
         BadCase{R"({"model": {"layers": 2.5}})", "model.layers must be an integer"},
+        BadCase{R"({"model": {"layers": 2, "nope_interval": 3}})", "model.nope_interval must be at most layers"},
         BadCase{R"({"training": {"eval_stride": 1000}})", "training.eval_stride 1000 exceeds the context N=512"},
         BadCase{R"({"training": {"max_steps_per_fold": 1, "min_steps_per_fold": 5}})",
                 "training.max_steps_per_fold must be 0"},

@@ -75,6 +75,7 @@ def make_loss(cfg, ticks, labels):
     D = C // H
     eps, theta = cfg["layernorm_eps"], cfg["rope_theta"]
     rot = cfg.get("rotary_dims", -1)
+    nope = cfg.get("nope_interval", 0)
     B, T = labels.shape
     mask = labels >= 0
     safe = jnp.where(mask, labels, 0)
@@ -88,8 +89,10 @@ def make_loss(cfg, ticks, labels):
             b = f"blocks.{l}."
             a = layernorm(x, p[b + "ln1.weight"], p[b + "ln1.bias"], eps)
             qkv = linear(p, b + "attn.qkv", a)
-            q = rope(qkv[..., : H * D].reshape(B, T, H, D), theta, rot)
-            k = rope(qkv[..., H * D:(H + Hkv) * D].reshape(B, T, Hkv, D), theta, rot)
+            # ModelConfig::nope_interval: every k-th layer attends without positions.
+            r = 0 if nope > 0 and (l + 1) % nope == 0 else rot
+            q = rope(qkv[..., : H * D].reshape(B, T, H, D), theta, r)
+            k = rope(qkv[..., H * D:(H + Hkv) * D].reshape(B, T, Hkv, D), theta, r)
             v = qkv[..., (H + Hkv) * D:].reshape(B, T, Hkv, D)
             x = x + linear(p, b + "attn.proj", attention(q, k, v).reshape(B, T, H * D))
             h = layernorm(x, p[b + "ln2.weight"], p[b + "ln2.bias"], eps)

@@ -154,11 +154,17 @@ TEST(ModelOracle, LossGradientAndHvpMatchJaxFloat64) {
   ModelConfig fourier = TinyConfig();
   fourier.fourier_feature = 1;
   fourier.fourier_periods = {0.75f, 3.0f};
+  // Position-free layers (ModelConfig::nope_interval): the second of two layers
+  // unrotated, so its attention, gradient and HVP have no rope node.
+  ModelConfig nope = partial;
+  nope.rotary_dims = -1;
+  nope.nope_interval = 2;
   const std::vector<Case> cases = {{"gqa_L2", gqa, 2, 13},
                                    {"gqa_L2_fourier", fourier, 2, 9},
                                    {"mha_L1_T1", mha, 3, 1},
                                    {"mha_L1", mha, 1, 33},
-                                   {"gqa_L2_partial_rotary", partial, 2, 17}};
+                                   {"gqa_L2_partial_rotary", partial, 2, 17},
+                                   {"gqa_L2_nope_layer", nope, 2, 17}};
   std::vector<Prepared> prepared(cases.size());
   std::string cmd = absl::StrCat("'", FLASHTICK_PYTHON, "' '", FLASHTICK_SOURCE_DIR,
                                  "/tests/trainer/jax_model_oracle.py'");
