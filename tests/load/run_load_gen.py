@@ -1,0 +1,136 @@
+"""e2e_load_gen: the open-loop load generator (bench/load_gen) against a real flashtickd.
+
+Makes a tiny model, starts flashtickd on the CPU on a free loopback port, and runs
+load_gen at two low rates (far below what the tiny model serves on one loaded core)
+for 1.5 s each after 0.5 s of warmup. Checks the JSON lines: a meta line, one line
+per rate and a summary; every request answered OK; achieved throughput within 15% of
+the arrivals really offered; those arrivals within the Poisson spread of the target
+rate; p50 <= p99 <= p99.9 <= max, all positive; no knee. Also: --help exits 0, bad
+flags and an unknown model fail with a message naming the problem. Bounds are loose
+on purpose (2 shared cores, other builds beside it): the SLO is 2 s and the
+generator's send-lag limit 100 ms, so only a broken generator or server fails.
+
+usage: run_load_gen.py --load-gen BIN --flashtickd BIN --make-model BIN
+"""
+import argparse
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "e2e"))
+from e2e_server import ServerProcess  # noqa: E402
+
+MODEL = "loadgen"
+RATES = [20.0, 60.0]
+DURATION_S = 1.5
+
+
+def fail(msg, server=None):
+    print("FAIL: " + msg, flush=True)
+    if server is not None:
+        print("--- flashtickd log ---\n" + server.log()[-3000:], flush=True)
+    sys.exit(1)
+
+
+def run(cmd, timeout=60):
+    print("$ " + " ".join(cmd), flush=True)
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+
+
+def check_cli_errors(load_gen, address):
+    r = run([load_gen, "--help"])
+    if r.returncode != 0 or "--rates" not in r.stdout or "--slo-ms" not in r.stdout:
+        fail("--help: exit %d, output:\n%s%s" % (r.returncode, r.stdout, r.stderr))
+    r = run([load_gen, "--server", address, "--model", MODEL, "--rates", "abc"])
+    if r.returncode == 0 or "--rates" not in r.stderr:
+        fail("--rates abc should fail naming --rates: exit %d\n%s" % (r.returncode, r.stderr))
+    r = run([load_gen, "--server", address, "--model", MODEL, "--rates", "50,20"])
+    if r.returncode == 0 or "ascending" not in r.stderr:
+        fail("--rates 50,20 should fail (not ascending): exit %d\n%s" % (r.returncode, r.stderr))
+    r = run([load_gen, "--server", address, "--model", "no-such-model", "--rates", "10"])
+    if r.returncode == 0 or "no-such-model" not in r.stderr:
+        fail("an unknown model should fail naming it: exit %d\n%s" % (r.returncode, r.stderr))
+
+
+def check_lines(lines):
+    if not lines or lines[0].get("bench") != "meta":
+        fail("the first JSON line is not the meta line: %s" % lines[:1])
+    rates = [l for l in lines if l.get("bench") == "load_gen" and "offered_rps" in l]
+    summary = [l for l in lines if l.get("what") == "summary"]
+    if len(rates) != len(RATES) or len(summary) != 1:
+        fail("expected %d rate lines and a summary, got %d and %d" % (len(RATES), len(rates), len(summary)))
+    for line in rates:
+        tag = "rate %g: " % line["offered_rps"]
+        for key in ("gpu", "commit", "N", "B", "model", "server_device"):
+            if key not in line:
+                fail(tag + "no %r field" % key)
+        if line["errors"] or line["error_count"] != 0:
+            fail(tag + "errors %s" % line["errors"])
+        if line["ok"] != line["scheduled"] or line["samples"] != line["ok"]:
+            fail(tag + "ok %d, samples %d of %d sent" % (line["ok"], line["samples"], line["scheduled"]))
+        # Poisson: the count in the window has sd sqrt(rate * T); 5 sd is never by chance
+        # (and the seed is fixed).
+        expect = line["offered_rps"] * DURATION_S
+        if abs(line["scheduled"] - expect) > 5 * math.sqrt(expect):
+            fail(tag + "%d arrivals in %.1f s, expected about %.0f" % (line["scheduled"], DURATION_S, expect))
+        if abs(line["achieved_rps"] - line["scheduled_rps"]) > 0.15 * line["scheduled_rps"]:
+            fail(tag + "achieved %.1f/s of %.1f/s offered" % (line["achieved_rps"], line["scheduled_rps"]))
+        p = [line[k] for k in ("min_ms", "p50_ms", "p90_ms", "p99_ms", "p999_ms", "max_ms")]
+        if not (0 < p[0] and all(a <= b for a, b in zip(p, p[1:]))):
+            fail(tag + "percentiles out of order: min/p50/p90/p99/p99.9/max = %s" % p)
+        if line["knee"] or line["generator_behind"]:
+            fail(tag + "past the knee (%s) at a low rate" % line["knee_reason"])
+        if not 0 <= line["generator_cpu_cores"] < 2:
+            fail(tag + "generator_cpu_cores %s" % line["generator_cpu_cores"])
+        print("%s achieved %.1f/s of %.1f/s sent; p50 %.2f ms, p99 %.2f ms, max %.2f ms; send lag p99 "
+              "%.3f ms; generator %.3f cores" % (tag, line["achieved_rps"], line["scheduled_rps"],
+                                                 line["p50_ms"], line["p99_ms"], line["max_ms"],
+                                                 line["send_lag_p99_ms"], line["generator_cpu_cores"]))
+    if summary[0]["knee_rps"] is not None or summary[0]["max_sustained_rps"] != RATES[-1]:
+        fail("summary: %s" % summary[0])
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--load-gen", required=True)
+    ap.add_argument("--flashtickd", required=True)
+    ap.add_argument("--make-model", required=True)
+    args = ap.parse_args()
+    work = tempfile.mkdtemp(prefix="e2e_load_gen.")
+    server = None
+    try:
+        models = os.path.join(work, "models")
+        r = run([args.make_model, "--out", models, "--name", MODEL, "--width", "16", "--heads", "2",
+                 "--layers", "1", "--max-context", "256", "--force"])
+        if r.returncode != 0:
+            fail("flashtick_make_model: " + r.stderr)
+        server = ServerProcess(args.flashtickd, models, work, extra_args=["--threads", "1"])
+        server.start()
+        check_cli_errors(args.load_gen, server.address)
+        out = os.path.join(work, "load.jsonl")
+        r = run([args.load_gen, "--server", server.address, "--model", MODEL, "--n", "64",
+                 "--rates", ",".join("%g" % x for x in RATES), "--duration-s", str(DURATION_S),
+                 "--warmup-s", "0.5", "--slo-ms", "2000", "--max-send-lag-ms", "100",
+                 "--json", out, "--gpu", "none", "--commit", "test"])
+        print(r.stdout + r.stderr, flush=True)
+        if r.returncode != 0:
+            fail("load_gen exit %d" % r.returncode, server)
+        with open(out) as f:
+            check_lines([json.loads(l) for l in f if l.strip()])
+        code = server.stop()
+        server = None
+        if code != 0:
+            fail("flashtickd exit %s after SIGTERM" % code)
+        print("PASS", flush=True)
+    finally:
+        if server is not None:
+            server.kill()
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
