@@ -109,7 +109,8 @@ absl::StatusOr<Args> Parse(int argc, char** argv, int* cli_exit) {
       ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
   app.add_option("--max-send-lag-ms", a.limits.max_send_lag_ms,
-                 "Knee: the generator's send-lag p99 above this (ms) means it fell behind")
+                 "Knee: the generator's send-lag p99 above this (ms) and above a tenth of the "
+                 "latency p99 means it fell behind")
       ->check(kPositive)
       ->capture_default_str();
   app.add_flag("--spin", a.load.spin,

@@ -38,7 +38,8 @@ struct KneeLimits {
   double slo_ms = 50;             // p99 above this: past the knee
   double min_throughput_frac = 0.9;  // achieved < this × scheduled rate: past the knee
   double max_error_frac = 0.01;   // errors / scheduled above this: past the knee
-  double max_send_lag_ms = 1;     // send-lag p99 above this: the generator fell behind
+  double max_send_lag_ms = 1;     // send-lag p99 above this and above 0.1 × latency p99:
+                                  // the generator fell behind
 };
 
 // "" when the rate is within every limit, else the first limit it broke:

@@ -135,6 +135,11 @@ TEST(RateResult, KneeRules) {
   RateResult behind = Healthy();
   for (int i = 0; i < 10; ++i) behind.send_lag_ns.Record(5'000'000);
   EXPECT_EQ(KneeReason(behind, limits), "generator_behind");
+  // The same 5 ms of lag beside latencies of ~100 ms is not the generator's limit.
+  KneeLimits loose = limits;
+  loose.slo_ms = 1000;
+  for (int i = 0; i < 20; ++i) behind.latency_ns.Record(100'000'000);
+  EXPECT_EQ(KneeReason(behind, loose), "");
 }
 
 TEST(RateResult, JsonFields) {
