@@ -16,7 +16,7 @@
 #   inproc.jsonl, torch_eager.jsonl, torch_compile.jsonl  raw JSON lines
 #   logs.tgz                   cmake/build/run logs
 # Not a stage here yet: the open-loop load sweep over gRPC (bench/load_gen/load_gen,
-# docs/benchmarks.md "Serving under load") needs flashtickd and C++ gRPC, which this
+# docs/serving.md "Serving under load") needs flashtickd and C++ gRPC, which this
 # machine lacks; once flashtickd is carried to it (issue 19, item 1) run, beside it,
 #   load_gen --server 127.0.0.1:PORT --model flashtick-bench --n 23400 \
 #     --rates 50,100,200,400,800 --duration-s 10 --slo-ms 10 --gpu "$gpu" --json "$OUT/load.jsonl"
