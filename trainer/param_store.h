@@ -69,6 +69,8 @@ class ParamStore {
 
   // Refreshes the compute copies of the masters (after an optimizer step).
   absl::Status SyncCompute() { return Sync(values_, compute_values_, graph_.value); }
+  // Refreshes the probe's compute copies (after an op wrote the probe on the device).
+  absl::Status SyncProbe() { return Sync(probe_, compute_probe_, graph_.probe); }
 
   // Flat buffer ↔ host doubles (exact for fp32 and fp64). FromHost into values() or
   // probe() also refreshes their compute copies.

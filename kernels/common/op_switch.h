@@ -44,6 +44,8 @@ absl::Status RunOpFunction(const char* backend, const OpDesc& desc,
       return SoftmaxCrossEntropyBwdBwd(desc, inputs, outputs, ctx);
     case Op::kAdamW: return AdamW(desc, inputs, outputs, ctx);
     case Op::kSophiaH: return SophiaH(desc, inputs, outputs, ctx);
+    case Op::kRademacher: return Rademacher(desc, inputs, outputs, ctx);
+    case Op::kProbeProduct: return ProbeProduct(desc, inputs, outputs, ctx);
   }
   return absl::UnimplementedError(absl::StrCat(backend, ": unknown op ", OpName(desc.op)));
 }

@@ -41,6 +41,8 @@ FT_CPU_OP(SoftmaxCrossEntropyBwd);
 FT_CPU_OP(SoftmaxCrossEntropyBwdBwd);
 FT_CPU_OP(AdamW);
 FT_CPU_OP(SophiaH);
+FT_CPU_OP(Rademacher);    // hutchinson: Philox Rademacher probes
+FT_CPU_OP(ProbeProduct);
 #undef FT_CPU_OP
 
 }  // namespace flashtick::cpu

@@ -45,6 +45,8 @@ class CudaBackend final : public Backend {
       // Master-weight ops: fp32 state.
       case Op::kAdamW:
       case Op::kSophiaH:
+      case Op::kRademacher:
+      case Op::kProbeProduct:
         return desc.dtype == DType::kF32;
       case Op::kCast:  // from any of fp32, fp64, bf16, fp16 (desc.dtype is X's)
         return desc.dtype == DType::kF32 || desc.dtype == DType::kF64 || IsHalf(desc.dtype);

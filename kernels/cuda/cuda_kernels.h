@@ -147,4 +147,12 @@ cudaError_t LaunchAdamW(const OptimizerParams& p, const OptimizerScalarsF32& k, 
 cudaError_t LaunchSophiaH(const OptimizerParams& p, const OptimizerScalarsF32& k, int num_sms,
                           cudaStream_t stream);
 
+// ---- Hutchinson probes (hutchinson.cu; kernels/ops/hutchinson.h) ------------------------
+// U[i] = ±1 from Philox4x32-10 (kernels/common/philox.h).
+cudaError_t LaunchRademacher(float* u, int64_t n, uint64_t seed, int num_sms, cudaStream_t stream);
+// Y = α·(β·A + U ⊙ HV); a == nullptr: Y = α·(U ⊙ HV).
+cudaError_t LaunchProbeProduct(const float* u, const float* hv, const float* a, float* y,
+                               int64_t n, float alpha, float beta, int num_sms,
+                               cudaStream_t stream);
+
 }  // namespace flashtick::cuda

@@ -76,6 +76,8 @@ FT_CUDA_OP(SoftmaxCrossEntropyBwd);
 FT_CUDA_OP(SoftmaxCrossEntropyBwdBwd);
 FT_CUDA_OP(AdamW);
 FT_CUDA_OP(SophiaH);
+FT_CUDA_OP(Rademacher);    // hutchinson: Philox Rademacher probes
+FT_CUDA_OP(ProbeProduct);
 #undef FT_CUDA_OP
 
 // The kernel variant our Flash launchers run, e.g. "flash_cuda_fwd_d64_m128n128w4_splitkv_sm90".

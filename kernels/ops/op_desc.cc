@@ -29,6 +29,8 @@ const char* OpName(Op op) {
     case Op::kSoftmaxCrossEntropyBwdBwd: return "softmax_cross_entropy_bwd_bwd";
     case Op::kAdamW: return "adamw";
     case Op::kSophiaH: return "sophia_h";
+    case Op::kRademacher: return "rademacher";
+    case Op::kProbeProduct: return "probe_product";
   }
   return "unknown";
 }

@@ -38,6 +38,9 @@ enum class Op : uint8_t {
   // Optimizers (optimizer.h), fp32 master weights
   kAdamW,
   kSophiaH,
+  // Hutchinson's Hessian-diagonal estimate (hutchinson.h)
+  kRademacher,      // U = ±1 from counter-based Philox
+  kProbeProduct,    // Y = α·(β·A + U ⊙ HV)
 };
 
 const char* OpName(Op op);
@@ -83,6 +86,12 @@ struct OptimizerAttrs {
                             // micro-batch averaging); see kernels/ops/optimizer.h
 };
 
+struct ProbeAttrs {
+  uint64_t seed = 0;   // kRademacher: the Philox key
+  double alpha = 1.0;  // kProbeProduct: Y = α·(β·A + U ⊙ HV)
+  double beta = 0.0;   // 0: A is not read
+};
+
 struct OpDesc {
   Op op = Op::kMatmul;
   DType dtype = DType::kF32;  // dtype of the principal inputs
@@ -92,6 +101,7 @@ struct OpDesc {
   RopeAttrs rope;
   CrossEntropyAttrs cross_entropy;
   OptimizerAttrs optimizer;
+  ProbeAttrs probe;
 
   std::string DebugString() const;  // "attention_fwd(bf16, causal=1)"
 };

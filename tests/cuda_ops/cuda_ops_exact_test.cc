@@ -81,6 +81,39 @@ TEST_F(CudaOpsExactTest, OptimizersBitwiseEqualCpu) {
   }
 }
 
+// Hutchinson's ops (kernels/ops/hutchinson.h): the Philox probe is the CPU's bit for
+// bit (a pure function of seed and index), and the probe product, rounded op by op,
+// too; first sample (β = 0, A unread) and later ones (β = 1), in place on HV.
+TEST_F(CudaOpsExactTest, HutchinsonOpsBitwiseEqualCpu) {
+  const int64_t n = 100003;
+  auto draw = [&](Backend& b, uint64_t seed) {
+    Tensor u = Place(b, DType::kF32, {n}, std::vector<double>(n, 0.0));
+    OpDesc d = Desc(Op::kRademacher, DType::kF32);
+    d.probe.seed = seed;
+    const absl::Status s = b.Run(d, {}, {u.view});
+    EXPECT_TRUE(s.ok()) << s;
+    return FetchBytes(b, u);
+  };
+  for (uint64_t seed : {uint64_t{0}, uint64_t{0x243f6a8885a308d3}}) {
+    const auto g = draw(gpu(), seed), c = draw(cpu(), seed);
+    EXPECT_EQ(g, c) << "rademacher seed " << seed;
+  }
+  for (double beta : {0.0, 1.0}) {
+    auto product = [&](Backend& b) {
+      Tensor u = Place(b, DType::kF32, {n}, UniformRaw(n, 31, -1, 1));
+      Tensor hv = Place(b, DType::kF32, {n}, UniformRaw(n, 32, -3, 3));
+      Tensor a = Place(b, DType::kF32, {n}, UniformRaw(n, 33, -2, 2));
+      OpDesc d = Desc(Op::kProbeProduct, DType::kF32);
+      d.probe.alpha = 0.37;
+      d.probe.beta = beta;
+      const absl::Status s = b.Run(d, {u.view, hv.view, a.view}, {hv.view});
+      EXPECT_TRUE(s.ok()) << s;
+      return FetchBytes(b, hv);
+    };
+    EXPECT_EQ(product(gpu()), product(cpu())) << "probe_product beta " << beta;
+  }
+}
+
 TEST_F(CudaOpsExactTest, CastRoundsLikeTheCpu) {
   // Random values at many scales plus the hard cases: ties, fp16 overflow edges,
   // subnormals, signed zero, infinities, NaN.

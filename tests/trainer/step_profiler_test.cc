@@ -112,8 +112,8 @@ void CheckCounts(int64_t micro_batch, int64_t micros) {
     EXPECT_EQ(nodes, 24);
     EXPECT_EQ(Count(p, "host", "set_batch"), micros);
     EXPECT_EQ(Count(p, "host", "loss_readback"), micros);
-    EXPECT_EQ(Count(p, "host", "probe"), refresh ? 1 : 0);
-    EXPECT_EQ(Count(p, "host", "hv_product"), refresh ? 1 : 0);
+    EXPECT_EQ(Count(p, "hutchinson", "probe"), refresh ? 1 : 0);
+    EXPECT_EQ(Count(p, "hutchinson", "probe_product"), refresh ? 1 : 0);
     EXPECT_EQ(Count(p, "optimizer", "update"), 1);
     EXPECT_EQ(Count(p, "optimizer", "grad_norm"), 1);
   }
