@@ -42,15 +42,22 @@ FT_HOST_DEVICE Philox4x32 Philox4x32_10(Philox4x32 counter, uint32_t k0, uint32_
   return counter;
 }
 
-// The sign of element i of a Rademacher vector drawn with `seed` (kernels/ops/hutchinson.h):
-// bit i mod 128 of Philox4x32-10(counter = i / 128, key = seed). true: +1.
-FT_HOST_DEVICE bool RademacherPositive(uint64_t seed, int64_t i) {
-  const uint64_t block = static_cast<uint64_t>(i) >> 7;
-  const Philox4x32 r = Philox4x32_10(
+// The 128 random bits of block b of a Rademacher vector drawn with `seed`
+// (kernels/ops/hutchinson.h): Philox4x32-10(counter = b, key = seed). Element i takes
+// bit i mod 128 of block ⌊i/128⌋ (RademacherBit).
+FT_HOST_DEVICE Philox4x32 RademacherBlock(uint64_t seed, uint64_t block) {
+  return Philox4x32_10(
       Philox4x32{{static_cast<uint32_t>(block), static_cast<uint32_t>(block >> 32), 0u, 0u}},
       static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32));
+}
+FT_HOST_DEVICE bool RademacherBit(const Philox4x32& block_bits, int64_t i) {
   const int bit = static_cast<int>(i & 127);
-  return (r.v[bit >> 5] >> (bit & 31)) & 1u;
+  return (block_bits.v[bit >> 5] >> (bit & 31)) & 1u;
+}
+
+// The sign of element i of that vector on its own. true: +1.
+FT_HOST_DEVICE bool RademacherPositive(uint64_t seed, int64_t i) {
+  return RademacherBit(RademacherBlock(seed, static_cast<uint64_t>(i) >> 7), i);
 }
 
 }  // namespace flashtick

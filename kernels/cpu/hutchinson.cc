@@ -19,15 +19,9 @@ absl::Status Rademacher(const OpDesc& desc, In in, Out out, CpuContext& ctx) {
     const int64_t blocks = (n + 127) / 128;
     ctx.pool->ParallelFor(blocks, 256, [&](int64_t b0, int64_t b1) {
       for (int64_t b = b0; b < b1; ++b) {
-        const uint64_t c = static_cast<uint64_t>(b);
-        const Philox4x32 r = Philox4x32_10(
-            Philox4x32{{static_cast<uint32_t>(c), static_cast<uint32_t>(c >> 32), 0u, 0u}},
-            static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32));
+        const Philox4x32 r = RademacherBlock(seed, static_cast<uint64_t>(b));
         const int64_t end = std::min<int64_t>(n, (b + 1) * 128);
-        for (int64_t i = b * 128; i < end; ++i) {
-          const int bit = static_cast<int>(i & 127);
-          u[i] = ((r.v[bit >> 5] >> (bit & 31)) & 1u) ? T(1) : T(-1);
-        }
+        for (int64_t i = b * 128; i < end; ++i) u[i] = RademacherBit(r, i) ? T(1) : T(-1);
       }
     });
     return absl::OkStatus();
