@@ -307,13 +307,6 @@ absl::Status Arm::TrainFold(int fold, const FoldLabels& labels, bool* cancelled)
     r_.loss = s.loss;
     r_.train_seconds += s.step_seconds;
     r_.tokens += s.tokens;
-    if (s.hessian_refreshed) {  // Sophia-H's HVP step (every hessian_interval steps)
-      ++r_.refresh_steps;
-      r_.refresh_step_seconds += s.step_seconds;
-    } else {
-      ++r_.plain_steps;
-      r_.plain_step_seconds += s.step_seconds;
-    }
     r_.peak_memory_bytes = std::max(r_.peak_memory_bytes, s.peak_memory_bytes);
     bucket_sum_ += s.loss;
     if (++bucket_count_ == bucket_ || r_.step == end) {

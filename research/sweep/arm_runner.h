@@ -7,8 +7,7 @@
 // which precede every test day (past-only).
 // On disk, under `dir` (arms/<arm_id>/):
 //   state.json      the ArmResult so far (atomic write), after every checkpoint and
-//                   every evaluated fold; with it the count and seconds of the plain
-//                   and the Hessian-refresh steps so far, over every fold
+//                   every evaluated fold
 //   ckpt-f<k>/      TrainCheckpoint of the trainer created at fold k (k = 0 with
 //                   warm start), every checkpoint_every_steps steps and at fold ends
 //   model/          the exported model of the last trained fold

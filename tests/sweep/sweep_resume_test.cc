@@ -16,7 +16,6 @@
 #include <fstream>
 #include <iterator>
 #include <thread>
-#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -28,10 +27,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
-nlohmann::json TinyJson(nlohmann::json training = {{"first_fold_epochs", 3},
-                                                    {"epochs_per_fold", 1},
-                                                    {"checkpoint_every_steps", 4}}) {
-  return nlohmann::json{
+SweepConfig Tiny(nlohmann::json training = {{"first_fold_epochs", 3},
+                                            {"epochs_per_fold", 1},
+                                            {"checkpoint_every_steps", 4}}) {
+  auto c = ParseSweepConfig(nlohmann::json{
       {"name", "resume"},
       {"contexts", {8, 32}},
       {"model", {{"width", 8}, {"layers", 1}, {"heads", 2}, {"kv_heads", 2}, {"mlp_ratio", 2}}},
@@ -46,19 +45,10 @@ nlohmann::json TinyJson(nlohmann::json training = {{"first_fold_epochs", 3},
       {"gates", {{"pbo_blocks", 6}}},
       {"precision_check", {{"enabled", false}}},
       {"device", "cpu"},
-      {"cpu_threads", 1}};
-}
-
-SweepConfig Parse(const nlohmann::json& j) {
-  auto c = ParseSweepConfig(j.dump());
+      {"cpu_threads", 1}}
+                                  .dump());
   EXPECT_TRUE(c.ok()) << c.status();
   return *c;
-}
-
-SweepConfig Tiny(nlohmann::json training = {{"first_fold_epochs", 3},
-                                            {"epochs_per_fold", 1},
-                                            {"checkpoint_every_steps", 4}}) {
-  return Parse(TinyJson(std::move(training)));
 }
 
 std::string Dir(const std::string& name) {
@@ -87,9 +77,6 @@ void ExpectSameResults(const SweepOutcome& a, const SweepOutcome& b) {
       EXPECT_EQ(a.arms[i].days[d].metrics.log_loss, b.arms[i].days[d].metrics.log_loss);
     }
     EXPECT_EQ(a.arms[i].loss, b.arms[i].loss) << "final training loss, bit for bit";
-    // The steps by kind (plain, Hessian refresh) survive state.json: each step counted once.
-    EXPECT_EQ(a.arms[i].plain_steps, b.arms[i].plain_steps) << a.arms[i].arm_id;
-    EXPECT_EQ(a.arms[i].refresh_steps, b.arms[i].refresh_steps) << a.arms[i].arm_id;
     // The call-step tallies and the attention diagnostic survive state.json.
     ASSERT_EQ(a.arms[i].events.size(), b.arms[i].events.size());
     for (size_t e = 0; e < a.arms[i].events.size(); ++e) {
@@ -103,63 +90,6 @@ void ExpectSameResults(const SweepOutcome& a, const SweepOutcome& b) {
   }
   ASSERT_TRUE(a.verdict.has_value() && b.verdict.has_value());
   EXPECT_EQ(a.verdict->Summary(), b.verdict->Summary());
-}
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
-
-// The cells of arm `arm_id`'s row in report.md's cost and benefit table.
-std::vector<std::string> CostRow(const std::string& md, const std::string& arm_id) {
-  const size_t at = md.find("\n| " + arm_id + " | ");
-  if (at == std::string::npos) return {};
-  const std::string line = md.substr(at + 1, md.find('\n', at + 1) - at - 1);
-  std::vector<std::string> cells;
-  for (size_t b = 1, e; (e = line.find(" |", b)) != std::string::npos; b = e + 2) {
-    cells.push_back(line.substr(b + 1, e - b - 1));
-  }
-  return cells;  // arm, N, state, steps, s/epoch, plain step, refresh step, ...
-}
-
-// The step-kind cost of every arm, in the result, report.json and report.md: `refresh`
-// says whether the arm refreshed a Hessian (Sophia-H) or not (AdamW).
-void ExpectStepKindCost(const SweepOutcome& o, const std::string& dir, bool refresh) {
-  const auto report = nlohmann::json::parse(ReadFile(dir + "/report.json"));
-  const std::string md = ReadFile(dir + "/report.md");
-  EXPECT_NE(md.find("| s/epoch | plain step | refresh step |"), std::string::npos);
-  ASSERT_EQ(report["arms"].size(), o.arms.size());
-  for (size_t i = 0; i < o.arms.size(); ++i) {
-    const ArmResult& a = o.arms[i];
-    // No early stop here: every planned step ran, each of one kind.
-    EXPECT_EQ(a.plain_steps + a.refresh_steps, a.total_steps) << a.arm_id;
-    EXPECT_EQ(refresh, a.refresh_steps > 0) << a.arm_id;
-    EXPECT_GT(a.plain_steps, 0) << a.arm_id;
-    EXPECT_GT(a.plain_step_seconds, 0) << a.arm_id;
-    EXPECT_NEAR(a.plain_step_seconds + a.refresh_step_seconds, a.train_seconds,
-                1e-9 * a.train_seconds) << a.arm_id;
-    const nlohmann::json& c = report["arms"][i]["cost"];
-    EXPECT_EQ(c["plain_steps"], a.plain_steps);
-    EXPECT_EQ(c["refresh_steps"], a.refresh_steps);
-    ASSERT_TRUE(c["mean_plain_step_ms"].is_number()) << c.dump();
-    EXPECT_DOUBLE_EQ(c["mean_plain_step_ms"].get<double>(), 1e3 * a.plain_step_seconds / a.plain_steps);
-    const std::vector<std::string> row = CostRow(md, a.arm_id);
-    ASSERT_GT(row.size(), 6u) << a.arm_id << " has no row in report.md";
-    EXPECT_NE(row[5].find(" ms"), std::string::npos) << row[5];
-    if (refresh) {
-      ASSERT_TRUE(c["mean_refresh_step_ms"].is_number()) << c.dump();
-      EXPECT_GT(c["mean_refresh_step_ms"].get<double>(), 0);
-      EXPECT_NE(row[6].find(" ms ×" + std::to_string(a.refresh_steps)), std::string::npos) << row[6];
-    } else {
-      EXPECT_EQ(a.refresh_step_seconds, 0) << a.arm_id;
-      EXPECT_TRUE(c["mean_refresh_step_ms"].is_null()) << c.dump();
-      EXPECT_EQ(row[6], "—") << a.arm_id;
-    }
-    std::printf("%s: %lld plain steps of %.2f ms, %lld refresh steps of %.2f ms\n",
-                a.arm_id.c_str(), static_cast<long long>(a.plain_steps),
-                1e3 * a.mean_plain_step_seconds(), static_cast<long long>(a.refresh_steps),
-                1e3 * a.mean_refresh_step_seconds());
-  }
 }
 
 int64_t StepOnDisk(const std::string& arm_dir) {
@@ -184,7 +114,6 @@ TEST(SweepResume, AfterAKillTheSweepEndsAsIfUninterrupted) {
   const std::string md((std::istreambuf_iterator<char>(md_file)), std::istreambuf_iterator<char>());
   EXPECT_NE(md.find("### Where the call step looks"), std::string::npos);
   EXPECT_NE(md.find("rollout onto the cue"), std::string::npos);
-  ExpectStepKindCost(*straight, straight_dir, /*refresh=*/false);  // AdamW
   const int64_t total = straight->arms[1].total_steps;
   ASSERT_GT(total, 12);
 
@@ -355,48 +284,6 @@ TEST(SweepResume, CallStepValidationStopsAndResumesExactly) {
   auto resumed = CancelThenResume(calls, Dir("calls_cancelled"), /*arm=*/1, /*step=*/4);
   ASSERT_TRUE(resumed.ok()) << resumed.status();
   ExpectSameResults(*c, *resumed);
-}
-
-// Sophia-H: every hessian_interval-th step refreshes the Hessian (an HVP step). The
-// arm counts and times both kinds over every fold; the counts go through state.json
-// (one written before they existed still loads, with 0) into report.json and report.md.
-TEST(SweepResume, SophiaHRefreshStepsAreCountedAndReported) {
-  nlohmann::json j = TinyJson();
-  j["optimizer"]["name"] = "sophia_h";
-  j["optimizer"]["hessian_interval"] = 3;
-  const SweepConfig c = Parse(j);
-  ASSERT_TRUE(c.warm_start);  // one trainer over every fold: its step is the plan's step
-  const std::string dir = Dir("sophia");
-  auto r = SweepEngine::Run(c, Options(dir), {});
-  ASSERT_TRUE(r.ok()) << r.status();
-  ExpectStepKindCost(*r, dir, /*refresh=*/true);
-  for (const ArmResult& a : r->arms) {
-    // The trainer refreshes at its steps 1, 4, 7, ...: ceil(steps / 3) of them.
-    EXPECT_EQ(a.refresh_steps, (a.total_steps + 2) / 3) << a.arm_id;
-    // state.json holds them; without them (an older state file) it loads with 0.
-    auto state = nlohmann::json::parse(ReadFile(dir + "/arms/" + a.arm_id + "/state.json"));
-    EXPECT_EQ(state["plain_steps"], a.plain_steps);
-    EXPECT_EQ(state["refresh_steps"], a.refresh_steps);
-    EXPECT_EQ(state["refresh_step_seconds"], a.refresh_step_seconds);
-    auto loaded = ArmResultFromJson(state);
-    ASSERT_TRUE(loaded.ok()) << loaded.status();
-    EXPECT_EQ(loaded->refresh_steps, a.refresh_steps);
-    EXPECT_EQ(loaded->plain_step_seconds, a.plain_step_seconds);
-    for (const char* key : {"plain_steps", "plain_step_seconds", "refresh_steps", "refresh_step_seconds"}) {
-      state.erase(key);
-    }
-    auto old = ArmResultFromJson(state);
-    ASSERT_TRUE(old.ok()) << old.status();
-    EXPECT_EQ(old->plain_steps, 0);
-    EXPECT_EQ(old->refresh_steps, 0);
-    EXPECT_EQ(old->mean_refresh_step_seconds(), 0);
-    state["refresh_steps"] = "many";  // present, the wrong type: refused
-    EXPECT_FALSE(ArmResultFromJson(state).ok());
-  }
-  // Cancelled part way through the second arm and resumed: the same counts.
-  auto resumed = CancelThenResume(c, Dir("sophia_cancelled"), /*arm=*/1, /*step=*/5);
-  ASSERT_TRUE(resumed.ok()) << resumed.status();
-  ExpectSameResults(*r, *resumed);
 }
 
 // The time budget stops every fold after its minimum steps once the arm has trained
