@@ -51,6 +51,7 @@ void ReadSynthetic(JsonFields f, SyntheticDataConfig* s) {
   f.Double("key_spread_step", 0, 1e4, &s->key_spread_step, true);
   f.Int("key_lead", int64_t{0}, int64_t{1000}, &s->key_lead);
   f.Double("cue_key_shift", 0, 1e4, &s->cue_key_shift);
+  f.Double("cue_sign_return_bps", 0, 1e4, &s->cue_sign_return_bps);
   f.Double("flip_prob", 0, 1, &s->flip_prob, true);
   f.Double("mu_over_sigma", 0, 100, &s->mu_over_sigma);
   f.Double("hurst", 0, 1, &s->hurst, true);
@@ -425,6 +426,7 @@ std::string SweepConfigToJson(const SweepConfig& c, int indent) {
     j["key_spread_step"] = s.key_spread_step;
     j["key_lead"] = s.key_lead;
     j["cue_key_shift"] = s.cue_key_shift;
+    j["cue_sign_return_bps"] = s.cue_sign_return_bps;
     j["flip_prob"] = s.flip_prob;
     j["mu_over_sigma"] = s.mu_over_sigma;
     j["hurst"] = s.hurst;

@@ -54,6 +54,7 @@ struct SyntheticDataConfig {
   double key_spread_step = 0.5;  // key κ's spread is (2 + step·κ)× the normal spread
   int64_t key_lead = 0;          // KeyedCueConfig::key_lead: the cue's key this many steps before its sign
   double cue_key_shift = 0.0;    // KeyedCueConfig::cue_key_shift: the cue's key level this many spreads above the go's
+  double cue_sign_return_bps = 0.0;  // KeyedCueConfig::cue_sign_return_bps: > 0 puts the sign in a price jump of this size, the flow a buy burst
   // regime_switching (research/synthetic/regime.h); sigma_bps is its σ as well
   double flip_prob = 1.0 / 4000.0;
   double mu_over_sigma = 0.02;

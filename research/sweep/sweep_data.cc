@@ -42,7 +42,7 @@ absl::StatusOr<SweepData> Planted(const SweepConfig& c) {
   p.null_twin = s.null_twin();
   p.seed = s.seed;
   KeyedCueConfig keyed{p, s.events_per_day, s.keys, s.key_window, s.key_spread_step, s.key_lead,
-                        s.cue_key_shift};
+                        s.cue_key_shift, s.cue_sign_return_bps};
   if (keyed.key_window == 0) {  // every arm's window: the longest context
     keyed.key_window = *std::max_element(c.contexts.begin(), c.contexts.end());
   }
@@ -59,13 +59,18 @@ absl::StatusOr<SweepData> Planted(const SweepConfig& c) {
       s.keyed() ? absl::StrCat(" with keys (the go marker and its cue share one of ", s.keys,
                                " spread levels ", KeySpreadRatio(0, s.key_spread_step), "×, ",
                                KeySpreadRatio(1, s.key_spread_step), "×, ..., unique within ",
-                               keyed.key_window, " steps; the sign is the cue's flow",
+                               keyed.key_window, " steps",
+                               s.cue_sign_return_bps > 0 ? "" : "; the sign is the cue's flow",
                                s.key_lead > 0 ? absl::StrCat(", its key ", s.key_lead,
                                                              " step(s) before it")
                                               : std::string(),
                                s.cue_key_shift > 0
                                    ? absl::StrCat(", the cue's level ", s.cue_key_shift,
                                                   " spreads above the go's")
+                                   : std::string(),
+                               s.cue_sign_return_bps > 0
+                                   ? absl::StrCat("; the cue's flow is a buy burst and its sign a "
+                                                  "price jump of ", s.cue_sign_return_bps, " bp")
                                    : std::string(),
                                "; the move is one jump of b·k)")
       : s.go()     ? " with a go marker (a spread widening at the call step; the sign is the "

@@ -2,8 +2,9 @@
 // with the families interleaved, under three reservations:
 //   markers  no two events share a cue or go step;
 //   guards   each go's label window [g−k+1, g+k] (the mids its DeepLOB label
-//            reads, research/labels/deeplob.h) holds no other event's jump, and no
-//            two label windows overlap;
+//            reads, research/labels/deeplob.h) holds no other event's jump (a move
+//            or, with cue_sign_return_bps, a cue's sign jump), and no two label
+//            windows overlap;
 //   keys     same-key events are W apart in the sense of keyed_cue.h.
 // Draws, in this order per try: the cue step, then once the step is free, the key
 // among the free keys; once placed, δ, then δ' from the twin's stream.
@@ -46,10 +47,12 @@ absl::StatusOr<PlantedCueData> GenerateKeyedCue(const KeyedCueConfig& kc) {
   if (c.steps_per_day < 1 || c.num_days < 1 || c.horizon < 1 || c.events_per_lag_per_day < 0 ||
       !(c.sigma_bps >= 0) || !(c.spread_bps > 0) || c.lags.empty() || kc.keys < 1 ||
       !(kc.key_spread_step > 0) || kc.key_lead < 0 || kc.key_lead >= c.steps_per_day ||
-      !(kc.cue_key_shift >= 0) || !std::isfinite(kc.cue_key_shift)) {
+      !(kc.cue_key_shift >= 0) || !std::isfinite(kc.cue_key_shift) ||
+      !(kc.cue_sign_return_bps >= 0) || !std::isfinite(kc.cue_sign_return_bps)) {
     return absl::InvalidArgumentError(
         "keyed cue: need positive days, steps, horizon, spread, keys and key spread step, "
-        "a key lead in [0, steps_per_day) and a finite, non-negative cue key shift");
+        "a key lead in [0, steps_per_day) and a finite, non-negative cue key shift and cue "
+        "sign return");
   }
   std::vector<int64_t> count = kc.events_per_family;
   if (count.empty()) count.assign(c.lags.size(), c.events_per_lag_per_day);
@@ -68,6 +71,12 @@ absl::StatusOr<PlantedCueData> GenerateKeyedCue(const KeyedCueConfig& kc) {
           std::max<int64_t>(2, c.horizon), ", ", c.steps_per_day - c.horizon,
           ") and its event count (", count[f], ") be non-negative"));
     }
+    if (kc.cue_sign_return_bps > 0 && lag <= c.horizon) {
+      // The cue's sign jump would fall in its own go's label window [g − k + 1, g + k].
+      return absl::InvalidArgumentError(absl::StrCat(
+          "keyed cue: with the sign in a price jump every lag must exceed the horizon k = ",
+          c.horizon, " (lag ", lag, ")"));
+    }
     busy += count[f] * 2 * c.horizon;
   }
   if (busy > c.steps_per_day) {
@@ -82,7 +91,9 @@ absl::StatusOr<PlantedCueData> GenerateKeyedCue(const KeyedCueConfig& kc) {
   Rng rng(c.seed);
   Rng twin = PlantedCueTwinRng(c.seed);
   DaySeries s = PlantedCueBackground(c, &rng);
-  std::vector<char> marker(total, 0), guard(total, 0);
+  const bool sign_in_return = kc.cue_sign_return_bps > 0;
+  // guard: steps inside some go's label window; sign_jump: cue steps that hold a jump.
+  std::vector<char> marker(total, 0), guard(total, 0), sign_jump(total, 0);
   std::vector<std::vector<KeyUse>> uses(kc.keys);
   std::vector<int> free_keys;
   PlantedCueData out;
@@ -109,8 +120,10 @@ absl::StatusOr<PlantedCueData> GenerateKeyedCue(const KeyedCueConfig& kc) {
           if (marker[cue] || marker[go] || marker[key_step]) continue;
           bool clash = false;
           for (int64_t u = go - c.horizon + 1; u <= go + c.horizon && !clash; ++u) {
-            clash = guard[u] != 0;
+            clash = guard[u] != 0 || sign_jump[u] != 0;
           }
+          // The cue's own sign jump stays out of every label window, its own included.
+          if (sign_in_return) clash = clash || guard[cue];
           if (clash) continue;
           free_keys.clear();
           for (int k = 0; k < kc.keys; ++k) {
@@ -132,7 +145,13 @@ absl::StatusOr<PlantedCueData> GenerateKeyedCue(const KeyedCueConfig& kc) {
           const double spread = KeySpreadRatio(key, kc.key_spread_step) * c.spread_bps;
           s.spread_bps[key_step] = spread + kc.cue_key_shift * c.spread_bps;
           s.spread_bps[go] = spread;
-          s.flow[cue] = ev.cue_sign * c.motif_amplitude;
+          if (sign_in_return) {
+            sign_jump[cue] = 1;
+            s.flow[cue] = c.motif_amplitude;
+            s.return_bps[cue] += ev.cue_sign * kc.cue_sign_return_bps;
+          } else {
+            s.flow[cue] = ev.cue_sign * c.motif_amplitude;
+          }
           s.return_bps[go + 1] += jump * ev.drift_sign;
           out.events.push_back(ev);
           placed = true;

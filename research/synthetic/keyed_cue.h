@@ -59,6 +59,18 @@ struct KeyedCueConfig {
   // peaks on its cue's key and not on itself, straight from the embedding
   // (docs/sweeps/keyed.md, seventh session). 0: cue and go share one level.
   double cue_key_shift = 0.0;
+  // Where the cue's sign lives. 0: in its flow (flow[c] = δ·A, as above). R > 0: the
+  // flow is a buy burst +A at every cue, whatever its sign, and the sign is a price jump
+  // return[c] += δ·R bp at the cue step. Why: with the sign in the flow's sign, nothing
+  // linear in a step's inputs says "this step is a cue" (|flow| needs an MLP), so a head
+  // that matches keys finds the go step itself first — the perfect match at offset 0,
+  // where no rotary pair has turned, and a step with no sign (docs/sweeps/keyed.md,
+  // sixth session: missed families put 0.88–1.00 of the call step's weight on itself).
+  // A burst of one sign at every cue is a linear feature a query can prefer at any
+  // distance, so the cue beats the go's self-match from the first layer, for every key
+  // and lag at once. The jump is kept out of every go's label window (like the moves),
+  // so it changes no call's label; the null twin keeps it (its δ is the cue's).
+  double cue_sign_return_bps = 0.0;
 };
 
 // The spread ratio r(κ) = 2 + step·κ that carries key κ (exposed for tests and the report).

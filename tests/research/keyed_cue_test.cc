@@ -144,6 +144,63 @@ TEST(KeyedCue, CueKeyShiftMovesOnlyTheCueLevel) {
   EXPECT_EQ(GenerateKeyedCue(c).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
+// cue_sign_return_bps (keyed_cue.h): every cue is a buy burst of the same size, its sign
+// a price jump at the cue step, and no jump lands in any go's label window, so every
+// call's label is still its move alone.
+TEST(KeyedCue, SignInReturnMakesTheBurstSignFree) {
+  KeyedCueConfig c = SmallConfig();
+  c.cue_sign_return_bps = 10.0;  // 20 σ, so the jump's sign reads off one return
+  auto d = GenerateKeyedCue(c);
+  ASSERT_TRUE(d.ok()) << d.status();
+  ASSERT_EQ(d->events.size(), 6u * 3 * 6);
+  const std::vector<double> r = ReturnsBps(*d);
+  const int64_t spd = c.base.steps_per_day;
+  int up = 0;
+  for (const PlantedEvent& e : d->events) {
+    const SessionGrid& g = d->days[e.cue_step / spd];
+    EXPECT_EQ(g.flow[e.cue_step % spd], c.base.motif_amplitude) << "a buy burst at every cue";
+    EXPECT_NEAR(SpreadRatio(*d, e.cue_step, spd), KeySpreadRatio(e.key, c.key_spread_step), 1e-6);
+    EXPECT_GT(r[e.cue_step] * e.cue_sign, c.cue_sign_return_bps - 3.0) << "the sign is the jump's";
+    EXPECT_EQ(e.drift_sign, e.cue_sign);
+    up += e.cue_sign > 0;
+    // No cue jump inside any go's label window [g − k + 1, g + k].
+    for (const PlantedEvent& o : d->events) {
+      EXPECT_FALSE(e.cue_step >= o.call_step - c.base.horizon + 1 &&
+                   e.cue_step <= o.call_step + c.base.horizon)
+          << "cue at " << e.cue_step << " in the label window of the go at " << o.call_step;
+    }
+    const int64_t day = e.call_step / spd;
+    std::vector<double> mids;
+    for (int64_t t = 0; t < d->days[day].steps(); ++t) mids.push_back(d->days[day].mid(t));
+    auto l = LabelReturns(mids, c.base.horizon);
+    ASSERT_TRUE(l.ok());
+    EXPECT_GT((*l)[e.call_step % spd] * e.drift_sign, 3e-4) << "the go's label is its move";
+  }
+  EXPECT_GT(up, 0);
+  EXPECT_LT(up, static_cast<int>(d->events.size())) << "both signs occur";
+  // The null twin keeps the cue's jump and burst; only the move's sign is a coin.
+  KeyedCueConfig n = c;
+  n.base.null_twin = true;
+  auto nd = GenerateKeyedCue(n);
+  ASSERT_TRUE(nd.ok()) << nd.status();
+  ASSERT_EQ(nd->events.size(), d->events.size());
+  const std::vector<double> nr = ReturnsBps(*nd);
+  int agree = 0;
+  for (size_t i = 0; i < nd->events.size(); ++i) {
+    const PlantedEvent& e = nd->events[i];
+    EXPECT_EQ(e.cue_step, d->events[i].cue_step);
+    EXPECT_GT(nr[e.cue_step] * e.cue_sign, c.cue_sign_return_bps - 3.0);
+    agree += e.drift_sign == e.cue_sign;
+  }
+  EXPECT_GT(agree, 0);
+  EXPECT_LT(agree, static_cast<int>(nd->events.size()));
+  c.cue_sign_return_bps = -1;
+  EXPECT_EQ(GenerateKeyedCue(c).status().code(), absl::StatusCode::kInvalidArgument);
+  c.cue_sign_return_bps = 1;
+  c.base.lags = {4, 60, 300};  // lag = k: the jump would sit in its own go's window
+  EXPECT_EQ(GenerateKeyedCue(c).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
 TEST(KeyedCue, NoWindowHoldsAnotherCueOfTheSameKey) {
   const KeyedCueConfig c = SmallConfig();
   auto d = GenerateKeyedCue(c);

@@ -88,10 +88,11 @@ TEST(SweepConfig, KeyedFieldsEarlyStoppingAndFixedAlphaRoundTrip) {
     "data": {"synthetic": {"generator": "planted_cue_keyed", "days": 10, "steps_per_day": 512,
                            "lags": [8, 40], "events_per_day": [5, 5], "keys": 12,
                            "key_window": 100, "key_lead": 1,
-                           "cue_key_shift": 6.5}}})");
+                           "cue_key_shift": 6.5, "cue_sign_return_bps": 2.5}}})");
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_EQ(c->data.synthetic.key_lead, 1);
   EXPECT_EQ(c->data.synthetic.cue_key_shift, 6.5);
+  EXPECT_EQ(c->data.synthetic.cue_sign_return_bps, 2.5);
   EXPECT_EQ(c->model.fourier_feature, 1);
   EXPECT_EQ(c->model.fourier_periods, (std::vector<double>{2.0, 8.5}));
   EXPECT_EQ(c->ModelFor().input_width(), 6 - 1 + 2 * 2);
