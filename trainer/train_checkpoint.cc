@@ -140,7 +140,8 @@ std::vector<std::string> TrainCheckpoint::RemoveInterruptedWrites(const std::str
   return removed;
 }
 
-absl::Status TrainCheckpoint::Save(Trainer& trainer, const std::string& dir) {
+absl::Status TrainCheckpoint::Save(Trainer& trainer, const std::string& dir,
+                                   const Json& attachment) {
   RETURN_IF_ERROR(MakeDirs(dir));
   RemoveInterruptedWrites(dir);
   ParamStore& store = trainer.params();
@@ -160,6 +161,9 @@ absl::Status TrainCheckpoint::Save(Trainer& trainer, const std::string& dir) {
                    {"options", OptionsToJson(trainer.options())},
                    {"config", Json::parse(trainer.config().ToJson())},
                    {"files", {{"params", pf}, {"optimizer", of}}}};
+  // In the manifest, not a file of its own: the one rename below publishes it together
+  // with the weights, so no crash can pair it with another save's.
+  if (!attachment.is_null()) manifest["attachment"] = attachment;
   RETURN_IF_ERROR(WriteFileAtomic(dir + "/" + kManifest, manifest.dump(2) + "\n"));
   RemoveStale(dir, pf["name"], of["name"]);
   return absl::OkStatus();
@@ -197,6 +201,23 @@ absl::StatusOr<std::unique_ptr<Trainer>> TrainCheckpoint::Load(const std::string
     return absl::DataLossError(
         absl::StrCat(path, " is not a valid checkpoint manifest: ", e.what()));
   }
+}
+
+absl::StatusOr<Json> TrainCheckpoint::LoadAttachment(const std::string& dir) {
+  const std::string path = dir + "/" + kManifest;
+  if (!std::filesystem::exists(path))
+    return absl::NotFoundError(absl::StrCat(path, " does not exist"));
+  ASSIGN_OR_RETURN(std::string text, ReadFileToString(path));
+  const Json m = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  // No exception leaves this function: every access is checked first.
+  const bool valid = !m.is_discarded() && m.is_object() && m.contains("format") &&
+                     m["format"] == kFormat && m.contains("version") &&
+                     m["version"].is_number_integer() && m["version"].get<int>() == kVersion;
+  if (!valid)
+    return absl::DataLossError(
+        absl::StrCat(path, " is not a version-", kVersion, " ", kFormat, " manifest"));
+  auto it = m.find("attachment");
+  return it == m.end() ? Json(nullptr) : *it;
 }
 
 }  // namespace flashtick

@@ -32,6 +32,14 @@ std::string Bytes(const json& v) {
   return absl::StrFormat("%.1f MiB", b / (1 << 20));
 }
 
+// A mean step time in ms ("—" when null: no such step), with the step count when
+// `count` is a number.
+std::string StepMs(const json& ms, const json& count) {
+  if (!ms.is_number()) return "—";
+  return absl::StrCat(F(ms, ms.get<double>() < 100 ? "%.2f ms" : "%.0f ms"),
+                      count.is_number() ? absl::StrCat(" ×", count.dump()) : "");
+}
+
 const json& At(const json& j, const char* key) {
   static const json* null = new json(nullptr);
   if (!j.is_object()) return *null;
@@ -128,21 +136,29 @@ void Arms(const json& r, std::string* md) {
   const json& arms = At(r, "arms");
   if (!arms.is_array()) return;
   absl::StrAppend(md, "## Cost and benefit per arm\n\n",
-                  "| arm | N | state | steps | s/epoch | tokens/s | peak memory | accuracy | "
-                  "macro-F1 | log-loss | daily Sharpe | total return | trades |\n",
-                  "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+                  "| arm | N | state | steps | s/epoch | plain step | refresh step | tokens/s | "
+                  "peak memory | accuracy | macro-F1 | log-loss | daily Sharpe | total return | "
+                  "trades |\n",
+                  "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   for (const json& a : arms) {
     const json& c = At(a, "cost");
     const json& b = At(a, "benefit");
     absl::StrAppend(md, "| ", S(a, "arm_id"), " | ", At(a, "context").dump(), " | ",
                     S(a, "state"), " | ", At(a, "steps").dump(), "/", At(a, "total_steps").dump(),
                     " | ", F(At(c, "seconds_per_epoch"), "%.2f"), " | ",
+                    StepMs(At(c, "mean_plain_step_ms"), json(nullptr)), " | ",
+                    StepMs(At(c, "mean_refresh_step_ms"), At(c, "refresh_steps")), " | ",
                     F(At(c, "tokens_per_second"), "%.0f"), " | ", Bytes(At(c, "peak_memory_bytes")),
                     " | ", F(At(b, "accuracy")), " | ", F(At(b, "macro_f1")), " | ",
                     F(At(b, "log_loss")), " | ", F(At(b, "sharpe")), " | ",
                     F(At(b, "total_return"), "%.5f"), " | ",
                     At(b, "trades").is_null() ? "n/a" : At(b, "trades").dump(), " |\n");
   }
+  absl::StrAppend(md, "\nPlain step, refresh step: the mean wall-clock of each kind of training "
+                      "step over every fold (×k: k refresh steps). A refresh step is "
+                      "Sophia-H's Hessian refresh, every hessian_interval steps: the step "
+                      "that also runs the Hutchinson Hessian-vector product (HVP); — where an "
+                      "arm had none (AdamW).\n");
   absl::StrAppend(md, "\nKernel path of the test-day predictions: ");
   std::vector<std::string> paths;
   for (const json& a : arms) paths.push_back(absl::StrCat(S(a, "arm_id"), " ", S(a, "kernel_path")));

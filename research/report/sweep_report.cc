@@ -19,6 +19,11 @@ using nlohmann::json;
 
 json Num(double x) { return std::isfinite(x) ? json(x) : json(nullptr); }
 
+// A mean step time in milliseconds; null when there were no such steps.
+json MeanMs(int64_t steps, double mean_seconds) {
+  return steps > 0 ? Num(1e3 * mean_seconds) : json(nullptr);
+}
+
 json ArmJson(const ArmResult& a) {
   json days = json::array();
   double total = 0;
@@ -82,7 +87,15 @@ json ArmJson(const ArmResult& a) {
             {"tokens", a.tokens},
             {"tokens_per_second", a.tokens_per_second()},
             {"peak_memory_bytes", a.peak_memory_bytes},
-            {"parameters", a.parameters}}},
+            {"parameters", a.parameters},
+            // Plain steps and Sophia-H's Hessian-refresh (HVP) steps; a mean is null
+            // when the arm had no step of that kind (AdamW: no refresh steps).
+            {"plain_steps", a.plain_steps},
+            {"plain_step_seconds", a.plain_step_seconds},
+            {"mean_plain_step_ms", MeanMs(a.plain_steps, a.mean_plain_step_seconds())},
+            {"refresh_steps", a.refresh_steps},
+            {"refresh_step_seconds", a.refresh_step_seconds},
+            {"mean_refresh_step_ms", MeanMs(a.refresh_steps, a.mean_refresh_step_seconds())}}},
           {"benefit", benefit},
           {"days", days},
           {"events", events},

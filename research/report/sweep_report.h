@@ -1,5 +1,6 @@
 // Sweep reports, written into the experiment's directory:
-//   report.json  for machines: the configuration, data, per-arm cost and benefit
+//   report.json  for machines: the configuration, data, per-arm cost (with the mean
+//                plain step and Sophia-H Hessian-refresh step) and benefit
 //                (per test day and pooled), lag-family event accuracy, loss curves,
 //                the verdict with every gate's figures, the precision check
 //   *.png        cost vs N, benefit vs N, per-day returns, loss curves, drawn from

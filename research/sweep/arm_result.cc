@@ -69,6 +69,14 @@ double ArmResult::tokens_per_second() const {
   return train_seconds > 0 ? static_cast<double>(tokens) / train_seconds : 0.0;
 }
 
+double ArmResult::mean_plain_step_seconds() const {
+  return plain_steps > 0 ? plain_step_seconds / static_cast<double>(plain_steps) : 0.0;
+}
+
+double ArmResult::mean_refresh_step_seconds() const {
+  return refresh_steps > 0 ? refresh_step_seconds / static_cast<double>(refresh_steps) : 0.0;
+}
+
 std::vector<double> ArmResult::daily_returns() const {
   std::vector<double> r;
   for (const DayResult& d : days) r.push_back(d.daily_return);
@@ -184,6 +192,10 @@ json ArmResultToJson(const ArmResult& a) {
           {"parameters", a.parameters},
           {"kernel_path", a.kernel_path},
           {"backend", a.backend},
+          {"plain_steps", a.plain_steps},
+          {"plain_step_seconds", a.plain_step_seconds},
+          {"refresh_steps", a.refresh_steps},
+          {"refresh_step_seconds", a.refresh_step_seconds},
           {"days", days},
           {"events", events},
           {"loss_curve", curve},
@@ -223,6 +235,15 @@ absl::StatusOr<ArmResult> ArmResultFromJson(const json& j) {
   FT_READ(j, "parameters", &a.parameters);
   FT_READ(j, "kernel_path", &a.kernel_path);
   FT_READ(j, "backend", &a.backend);
+  // Step counts and seconds by kind: absent (0) in states written before they existed,
+  // strict about their type when present.
+  for (auto [key, out] : {std::pair{"plain_steps", &a.plain_steps}, {"refresh_steps", &a.refresh_steps}}) {
+    if (j.contains(key)) FT_READ(j, key, out);
+  }
+  for (auto [key, out] : {std::pair{"plain_step_seconds", &a.plain_step_seconds},
+                          {"refresh_step_seconds", &a.refresh_step_seconds}}) {
+    if (j.contains(key)) FT_READ(j, key, out);
+  }
   auto days = j.find("days");
   if (days == j.end() || !days->is_array()) return Bad("days");
   for (const json& d : *days) {

@@ -2,7 +2,9 @@
 // interrupted arm resumes (arms/<arm_id>/state.json beside its checkpoint).
 //   cost:    training wall-clock, seconds per epoch (epoch = as many labelled tokens
 //            as the arm's final training set), tokens per second, peak memory of
-//            the backend (device memory on CUDA, tracked host memory on the CPU)
+//            the backend (device memory on CUDA, tracked host memory on the CPU);
+//            the steps split into plain steps and Sophia-H's Hessian-refresh (HVP)
+//            steps, every hessian_interval steps: count and seconds of each
 //   benefit: out of sample, per test day and pooled: accuracy, macro-F1, log-loss,
 //            confusion, the strategy's daily return net of cost; daily Sharpe
 //   planted data: accuracy at the call steps of each lag family's events
@@ -75,6 +77,12 @@ struct ArmResult {
   int64_t peak_memory_bytes = 0;
   int64_t parameters = 0;
   std::string kernel_path;      // the attention path the test-day predictions ran
+  // The training steps over every fold, by kind: plain (gradient only) and refresh
+  // (Sophia-H's Hessian refresh: the step also runs the Hutchinson HVP; never with
+  // AdamW), their count and summed step_seconds. State files written before these
+  // existed load with 0 (the report then shows no mean).
+  int64_t plain_steps = 0, refresh_steps = 0;
+  double plain_step_seconds = 0, refresh_step_seconds = 0;
   std::string backend;
   // Benefit.
   std::vector<DayResult> days;
@@ -92,6 +100,9 @@ struct ArmResult {
   double epochs() const;
   double seconds_per_epoch() const;
   double tokens_per_second() const;
+  // Mean seconds of a plain / a refresh step (0 when there was none).
+  double mean_plain_step_seconds() const;
+  double mean_refresh_step_seconds() const;
   std::vector<double> daily_returns() const;
   // Every test day pooled (InvalidArgument before any day is scored).
   absl::StatusOr<ClassificationMetrics> Pooled() const;

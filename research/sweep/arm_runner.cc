@@ -2,12 +2,19 @@
 // exact: a fold's test days are scored only after its last training step is in a
 // checkpoint, and the next fold trains only after those scores are in state.json,
 // so at any crash the checkpoint's step lies within the first unscored fold.
+// The arm's counters (step, tokens, seconds, the steps by kind, the curves) must match
+// the trainer they resume with, so every checkpoint carries the ArmResult of its save
+// (TrainCheckpoint's attachment, published by the manifest's one atomic write), and
+// state.json is rewritten after it. A crash between the two leaves state.json a
+// checkpoint behind; Prepare then resumes from the checkpoint's copy
+// (docs/research/sweeps.md, "Resume").
 #include "research/sweep/arm_runner.h"
 
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <memory>
+#include <optional>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -35,6 +42,23 @@ absl::Status SaveState(const std::string& dir, const ArmResult& r) {
   return WriteFileAtomic(dir + "/state.json", ArmResultToJson(r).dump(1));
 }
 
+constexpr char kArmStateKey[] = "arm_state";  // in the checkpoint's attachment
+
+// The ArmResult saved with the checkpoint in `ckpt`, if the checkpoint carries one
+// (those written before the attachment existed do not).
+absl::StatusOr<std::optional<ArmResult>> CheckpointState(const std::string& ckpt) {
+  auto attachment = TrainCheckpoint::LoadAttachment(ckpt);
+  if (absl::IsNotFound(attachment.status())) return std::nullopt;
+  if (!attachment.ok()) return attachment.status();
+  if (!attachment->is_object() || !attachment->contains(kArmStateKey)) return std::nullopt;
+  auto r = ArmResultFromJson((*attachment)[kArmStateKey]);
+  if (!r.ok()) {
+    return absl::DataLossError(
+        absl::StrCat(ckpt, "/manifest.json: the arm state: ", r.status().message()));
+  }
+  return *std::move(r);
+}
+
 double Seconds(std::chrono::steady_clock::time_point since) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
 }
@@ -48,6 +72,9 @@ class Arm {
 
  private:
   absl::Status Prepare();
+  // Resumes from the arm state saved with the checkpoint to be loaded when that is
+  // newer than state.json.
+  absl::Status CatchUpWithCheckpoint();
   absl::Status EnsureTrainer(int fold);
   absl::Status TrainFold(int fold, const FoldLabels& labels, bool* cancelled);
   absl::Status Checkpoint(int trainer_fold);
@@ -94,10 +121,42 @@ absl::Status Arm::Prepare() {
   r_.train_samples = plan_.folds.back().fold.train_samples();
   r_.error.clear();
   if (r_.state == ArmState::kDone) return absl::OkStatus();
+  RETURN_IF_ERROR(CatchUpWithCheckpoint());
   r_.state = ArmState::kRunning;
   bucket_ = std::max<int64_t>(1, (plan_.total_steps + kLossCurvePoints - 1) / kLossCurvePoints);
   ASSIGN_OR_RETURN(features_, ArmFeatures(*in_.dataset, plan_));
   return SaveState(in_.dir, r_);
+}
+
+absl::Status Arm::CatchUpWithCheckpoint() {
+  // The checkpoint EnsureTrainer will resume the first unscored fold from.
+  const std::string ckpt = CkptDir(in_.dir, in_.config->warm_start ? 0 : r_.evaluated_folds);
+  ASSIGN_OR_RETURN(std::optional<ArmResult> saved, CheckpointState(ckpt));
+  // Not ahead of state.json: state.json was written after this checkpoint and holds
+  // everything it does, the trainer's position included, and maybe more (the scores of
+  // a fold it ended, which the checkpoint saved before scoring cannot have).
+  if (!saved.has_value() || saved->step <= r_.step) return absl::OkStatus();
+  // Ahead: killed after the checkpoint was published and before state.json was
+  // rewritten, so state.json is the previous save's, an earlier snapshot of the
+  // same run. The checkpoint's is the state.json that save would have written; only
+  // scoring writes between checkpoints, and it writes state.json before training on.
+  if (saved->evaluated_folds != r_.evaluated_folds || saved->arm_id != r_.arm_id) {
+    return absl::DataLossError(absl::StrCat(
+        ckpt, " (arm ", saved->arm_id, ", step ", saved->step, ", ", saved->evaluated_folds,
+        " folds scored) does not continue ", in_.dir, "/state.json (arm ", r_.arm_id,
+        ", step ", r_.step, ", ", r_.evaluated_folds, " folds scored)"));
+  }
+  const ArmResult state = r_;  // the fields Prepare set from the plan
+  r_ = *std::move(saved);
+  r_.context = state.context;
+  r_.seed = state.seed;
+  r_.folds = state.folds;
+  r_.total_steps = state.total_steps;
+  r_.batch = state.batch;
+  r_.backend = state.backend;
+  r_.train_samples = state.train_samples;
+  r_.error.clear();
+  return absl::OkStatus();
 }
 
 absl::Status Arm::EnsureTrainer(int fold) {
@@ -132,8 +191,11 @@ absl::Status Arm::EnsureTrainer(int fold) {
 }
 
 absl::Status Arm::Checkpoint(int trainer_fold) {
-  RETURN_IF_ERROR(TrainCheckpoint::Save(*lead_, CkptDir(in_.dir, trainer_fold)));
   r_.step = GlobalStep();
+  // The arm state goes inside the checkpoint, so a resume pairs the trainer with the
+  // counters of the same save even when the kill lands before state.json (see above).
+  RETURN_IF_ERROR(TrainCheckpoint::Save(*lead_, CkptDir(in_.dir, trainer_fold),
+                                        nlohmann::json{{kArmStateKey, ArmResultToJson(r_)}}));
   return SaveState(in_.dir, r_);
 }
 
@@ -307,6 +369,13 @@ absl::Status Arm::TrainFold(int fold, const FoldLabels& labels, bool* cancelled)
     r_.loss = s.loss;
     r_.train_seconds += s.step_seconds;
     r_.tokens += s.tokens;
+    if (s.hessian_refreshed) {  // Sophia-H's HVP step (every hessian_interval steps)
+      ++r_.refresh_steps;
+      r_.refresh_step_seconds += s.step_seconds;
+    } else {
+      ++r_.plain_steps;
+      r_.plain_step_seconds += s.step_seconds;
+    }
     r_.peak_memory_bytes = std::max(r_.peak_memory_bytes, s.peak_memory_bytes);
     bucket_sum_ += s.loss;
     if (++bucket_count_ == bucket_ || r_.step == end) {

@@ -7,11 +7,15 @@
 // which precede every test day (past-only).
 // On disk, under `dir` (arms/<arm_id>/):
 //   state.json      the ArmResult so far (atomic write), after every checkpoint and
-//                   every evaluated fold
+//                   every evaluated fold; with it the count and seconds of the plain
+//                   and the Hessian-refresh steps so far, over every fold
 //   ckpt-f<k>/      TrainCheckpoint of the trainer created at fold k (k = 0 with
-//                   warm start), every checkpoint_every_steps steps and at fold ends
+//                   warm start), every checkpoint_every_steps steps and at fold ends,
+//                   with the ArmResult of that save attached (written before
+//                   state.json, atomically with the weights)
 //   model/          the exported model of the last trained fold
-// A restarted arm loads both and continues at the checkpoint's step; the batch of
+// A restarted arm loads both and continues at the checkpoint's step, with the arm
+// state of the newer of the two (docs/research/sweeps.md, "Resume"); the batch of
 // every step is a pure function of the plan, so the resumed arm trains exactly as
 // the uninterrupted one would have. Cancel is checked between steps: the arm saves
 // a checkpoint and stops with state "cancelled".

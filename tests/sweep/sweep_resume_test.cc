@@ -3,7 +3,9 @@
 //   * a crash: a child process runs the sweep and is SIGKILLed while the second
 //     arm trains (no chance to save anything); the sweep run again on the same
 //     directory resumes from the last checkpoint and ends with exactly the daily
-//     returns, verdict and final loss of an uninterrupted run;
+//     returns, verdict, final loss and step counts of an uninterrupted run; the
+//     kill's worst moment, between the trainer checkpoint and state.json, is also
+//     built deterministically (AKillBetweenCheckpointAndStateJson*);
 //   * cancel: stops between steps, keeps the finished arm and writes a report of
 //     it (no verdict); running again finishes the rest, again exactly.
 #include <gtest/gtest.h>
@@ -16,6 +18,7 @@
 #include <fstream>
 #include <iterator>
 #include <thread>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -27,10 +30,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
-SweepConfig Tiny(nlohmann::json training = {{"first_fold_epochs", 3},
-                                            {"epochs_per_fold", 1},
-                                            {"checkpoint_every_steps", 4}}) {
-  auto c = ParseSweepConfig(nlohmann::json{
+nlohmann::json TinyJson(nlohmann::json training = {{"first_fold_epochs", 3},
+                                                    {"epochs_per_fold", 1},
+                                                    {"checkpoint_every_steps", 4}}) {
+  return nlohmann::json{
       {"name", "resume"},
       {"contexts", {8, 32}},
       {"model", {{"width", 8}, {"layers", 1}, {"heads", 2}, {"kv_heads", 2}, {"mlp_ratio", 2}}},
@@ -45,10 +48,19 @@ SweepConfig Tiny(nlohmann::json training = {{"first_fold_epochs", 3},
       {"gates", {{"pbo_blocks", 6}}},
       {"precision_check", {{"enabled", false}}},
       {"device", "cpu"},
-      {"cpu_threads", 1}}
-                                  .dump());
+      {"cpu_threads", 1}};
+}
+
+SweepConfig Parse(const nlohmann::json& j) {
+  auto c = ParseSweepConfig(j.dump());
   EXPECT_TRUE(c.ok()) << c.status();
   return *c;
+}
+
+SweepConfig Tiny(nlohmann::json training = {{"first_fold_epochs", 3},
+                                            {"epochs_per_fold", 1},
+                                            {"checkpoint_every_steps", 4}}) {
+  return Parse(TinyJson(std::move(training)));
 }
 
 std::string Dir(const std::string& name) {
@@ -77,6 +89,20 @@ void ExpectSameResults(const SweepOutcome& a, const SweepOutcome& b) {
       EXPECT_EQ(a.arms[i].days[d].metrics.log_loss, b.arms[i].days[d].metrics.log_loss);
     }
     EXPECT_EQ(a.arms[i].loss, b.arms[i].loss) << "final training loss, bit for bit";
+    // The counters resume with the trainer (the newer of the checkpoint's arm state and
+    // state.json, docs/research/sweeps.md "Resume"): each step counted once, none lost.
+    EXPECT_EQ(a.arms[i].plain_steps, b.arms[i].plain_steps) << a.arms[i].arm_id;
+    EXPECT_EQ(a.arms[i].refresh_steps, b.arms[i].refresh_steps) << a.arms[i].arm_id;
+    EXPECT_EQ(a.arms[i].tokens, b.arms[i].tokens) << a.arms[i].arm_id;
+    EXPECT_EQ(a.arms[i].skipped_steps, b.arms[i].skipped_steps) << a.arms[i].arm_id;
+    EXPECT_EQ(a.arms[i].evaluated_folds, b.arms[i].evaluated_folds) << a.arms[i].arm_id;
+    // Under 1,000 steps the loss curve has a point per step: the same points, bit for bit.
+    ASSERT_EQ(a.arms[i].loss_curve.size(), b.arms[i].loss_curve.size()) << a.arms[i].arm_id;
+    for (size_t k = 0; k < a.arms[i].loss_curve.size(); ++k) {
+      EXPECT_EQ(a.arms[i].loss_curve[k].step, b.arms[i].loss_curve[k].step) << a.arms[i].arm_id;
+      EXPECT_EQ(a.arms[i].loss_curve[k].loss, b.arms[i].loss_curve[k].loss) << a.arms[i].arm_id;
+    }
+    EXPECT_EQ(a.arms[i].validation_curve.size(), b.arms[i].validation_curve.size()) << a.arms[i].arm_id;
     // The call-step tallies and the attention diagnostic survive state.json.
     ASSERT_EQ(a.arms[i].events.size(), b.arms[i].events.size());
     for (size_t e = 0; e < a.arms[i].events.size(); ++e) {
@@ -90,6 +116,63 @@ void ExpectSameResults(const SweepOutcome& a, const SweepOutcome& b) {
   }
   ASSERT_TRUE(a.verdict.has_value() && b.verdict.has_value());
   EXPECT_EQ(a.verdict->Summary(), b.verdict->Summary());
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+// The cells of arm `arm_id`'s row in report.md's cost and benefit table.
+std::vector<std::string> CostRow(const std::string& md, const std::string& arm_id) {
+  const size_t at = md.find("\n| " + arm_id + " | ");
+  if (at == std::string::npos) return {};
+  const std::string line = md.substr(at + 1, md.find('\n', at + 1) - at - 1);
+  std::vector<std::string> cells;
+  for (size_t b = 1, e; (e = line.find(" |", b)) != std::string::npos; b = e + 2) {
+    cells.push_back(line.substr(b + 1, e - b - 1));
+  }
+  return cells;  // arm, N, state, steps, s/epoch, plain step, refresh step, ...
+}
+
+// The step-kind cost of every arm, in the result, report.json and report.md: `refresh`
+// says whether the arm refreshed a Hessian (Sophia-H) or not (AdamW).
+void ExpectStepKindCost(const SweepOutcome& o, const std::string& dir, bool refresh) {
+  const auto report = nlohmann::json::parse(ReadFile(dir + "/report.json"));
+  const std::string md = ReadFile(dir + "/report.md");
+  EXPECT_NE(md.find("| s/epoch | plain step | refresh step |"), std::string::npos);
+  ASSERT_EQ(report["arms"].size(), o.arms.size());
+  for (size_t i = 0; i < o.arms.size(); ++i) {
+    const ArmResult& a = o.arms[i];
+    // No early stop here: every planned step ran, each of one kind.
+    EXPECT_EQ(a.plain_steps + a.refresh_steps, a.total_steps) << a.arm_id;
+    EXPECT_EQ(refresh, a.refresh_steps > 0) << a.arm_id;
+    EXPECT_GT(a.plain_steps, 0) << a.arm_id;
+    EXPECT_GT(a.plain_step_seconds, 0) << a.arm_id;
+    EXPECT_NEAR(a.plain_step_seconds + a.refresh_step_seconds, a.train_seconds,
+                1e-9 * a.train_seconds) << a.arm_id;
+    const nlohmann::json& c = report["arms"][i]["cost"];
+    EXPECT_EQ(c["plain_steps"], a.plain_steps);
+    EXPECT_EQ(c["refresh_steps"], a.refresh_steps);
+    ASSERT_TRUE(c["mean_plain_step_ms"].is_number()) << c.dump();
+    EXPECT_DOUBLE_EQ(c["mean_plain_step_ms"].get<double>(), 1e3 * a.plain_step_seconds / a.plain_steps);
+    const std::vector<std::string> row = CostRow(md, a.arm_id);
+    ASSERT_GT(row.size(), 6u) << a.arm_id << " has no row in report.md";
+    EXPECT_NE(row[5].find(" ms"), std::string::npos) << row[5];
+    if (refresh) {
+      ASSERT_TRUE(c["mean_refresh_step_ms"].is_number()) << c.dump();
+      EXPECT_GT(c["mean_refresh_step_ms"].get<double>(), 0);
+      EXPECT_NE(row[6].find(" ms ×" + std::to_string(a.refresh_steps)), std::string::npos) << row[6];
+    } else {
+      EXPECT_EQ(a.refresh_step_seconds, 0) << a.arm_id;
+      EXPECT_TRUE(c["mean_refresh_step_ms"].is_null()) << c.dump();
+      EXPECT_EQ(row[6], "—") << a.arm_id;
+    }
+    std::printf("%s: %lld plain steps of %.2f ms, %lld refresh steps of %.2f ms\n",
+                a.arm_id.c_str(), static_cast<long long>(a.plain_steps),
+                1e3 * a.mean_plain_step_seconds(), static_cast<long long>(a.refresh_steps),
+                1e3 * a.mean_refresh_step_seconds());
+  }
 }
 
 int64_t StepOnDisk(const std::string& arm_dir) {
@@ -114,6 +197,7 @@ TEST(SweepResume, AfterAKillTheSweepEndsAsIfUninterrupted) {
   const std::string md((std::istreambuf_iterator<char>(md_file)), std::istreambuf_iterator<char>());
   EXPECT_NE(md.find("### Where the call step looks"), std::string::npos);
   EXPECT_NE(md.find("rollout onto the cue"), std::string::npos);
+  ExpectStepKindCost(*straight, straight_dir, /*refresh=*/false);  // AdamW
   const int64_t total = straight->arms[1].total_steps;
   ASSERT_GT(total, 12);
 
@@ -187,17 +271,24 @@ nlohmann::json EarlyStopping(const nlohmann::json& extra = nlohmann::json::objec
   return t;
 }
 
-// Runs `c` in `dir` until arm `arm` reaches step `step`, cancels, then resumes it to
-// the end and returns the resumed outcome.
-absl::StatusOr<SweepOutcome> CancelThenResume(const SweepConfig& c, const std::string& dir,
-                                              int arm, int64_t step) {
+// Runs `c` in `dir` until arm `arm` reaches step `step` and cancels: the arm saves a
+// checkpoint at that step and stops.
+absl::StatusOr<SweepOutcome> CancelAt(const SweepConfig& c, const std::string& dir, int arm,
+                                      int64_t step) {
   std::atomic<bool> cancel{false};
   SweepHooks hooks;
   hooks.cancel = &cancel;
   hooks.on_progress = [&](const SweepEvent& e) {
     if (e.arm.arm_index == arm && e.arm.step >= step) cancel = true;
   };
-  auto partial = SweepEngine::Run(c, Options(dir), hooks);
+  return SweepEngine::Run(c, Options(dir), hooks);
+}
+
+// Runs `c` in `dir` until arm `arm` reaches step `step`, cancels, then resumes it to
+// the end and returns the resumed outcome.
+absl::StatusOr<SweepOutcome> CancelThenResume(const SweepConfig& c, const std::string& dir,
+                                              int arm, int64_t step) {
+  auto partial = CancelAt(c, dir, arm, step);
   if (!partial.ok()) return partial.status();
   return SweepEngine::Run(c, Options(dir), {});
 }
@@ -284,6 +375,147 @@ TEST(SweepResume, CallStepValidationStopsAndResumesExactly) {
   auto resumed = CancelThenResume(calls, Dir("calls_cancelled"), /*arm=*/1, /*step=*/4);
   ASSERT_TRUE(resumed.ok()) << resumed.status();
   ExpectSameResults(*c, *resumed);
+}
+
+// Sophia-H: every hessian_interval-th step refreshes the Hessian (an HVP step). The
+// arm counts and times both kinds over every fold; the counts go through state.json
+// (one written before they existed still loads, with 0) into report.json and report.md.
+TEST(SweepResume, SophiaHRefreshStepsAreCountedAndReported) {
+  nlohmann::json j = TinyJson();
+  j["optimizer"]["name"] = "sophia_h";
+  j["optimizer"]["hessian_interval"] = 3;
+  const SweepConfig c = Parse(j);
+  ASSERT_TRUE(c.warm_start);  // one trainer over every fold: its step is the plan's step
+  const std::string dir = Dir("sophia");
+  auto r = SweepEngine::Run(c, Options(dir), {});
+  ASSERT_TRUE(r.ok()) << r.status();
+  ExpectStepKindCost(*r, dir, /*refresh=*/true);
+  for (const ArmResult& a : r->arms) {
+    // The trainer refreshes at its steps 1, 4, 7, ...: ceil(steps / 3) of them.
+    EXPECT_EQ(a.refresh_steps, (a.total_steps + 2) / 3) << a.arm_id;
+    // state.json holds them; without them (an older state file) it loads with 0.
+    auto state = nlohmann::json::parse(ReadFile(dir + "/arms/" + a.arm_id + "/state.json"));
+    EXPECT_EQ(state["plain_steps"], a.plain_steps);
+    EXPECT_EQ(state["refresh_steps"], a.refresh_steps);
+    EXPECT_EQ(state["refresh_step_seconds"], a.refresh_step_seconds);
+    auto loaded = ArmResultFromJson(state);
+    ASSERT_TRUE(loaded.ok()) << loaded.status();
+    EXPECT_EQ(loaded->refresh_steps, a.refresh_steps);
+    EXPECT_EQ(loaded->plain_step_seconds, a.plain_step_seconds);
+    for (const char* key : {"plain_steps", "plain_step_seconds", "refresh_steps", "refresh_step_seconds"}) {
+      state.erase(key);
+    }
+    auto old = ArmResultFromJson(state);
+    ASSERT_TRUE(old.ok()) << old.status();
+    EXPECT_EQ(old->plain_steps, 0);
+    EXPECT_EQ(old->refresh_steps, 0);
+    EXPECT_EQ(old->mean_refresh_step_seconds(), 0);
+    state["refresh_steps"] = "many";  // present, the wrong type: refused
+    EXPECT_FALSE(ArmResultFromJson(state).ok());
+  }
+  // Cancelled part way through the second arm and resumed: the same counts.
+  auto resumed = CancelThenResume(c, Dir("sophia_cancelled"), /*arm=*/1, /*step=*/5);
+  ASSERT_TRUE(resumed.ok()) << resumed.status();
+  ExpectSameResults(*r, *resumed);
+}
+
+// The window the kill test above can only hit by chance, built deterministically in
+// `dir`: a kill after the trainer checkpoint of step `to` is published and before
+// state.json is rewritten leaves that checkpoint (in `ckpt`) beside the state.json of
+// the previous save, here the one of step `from` (the same fold: nothing scored in
+// between, as between two checkpoints of a real run). Sets *older to that state.json.
+void BuildKillWindow(const SweepConfig& c, const std::string& dir, const std::string& arm_id,
+                     int64_t from, int64_t to, const std::string& ckpt, nlohmann::json* older) {
+  const std::string arm = dir + "/arms/" + arm_id;
+  auto first = CancelAt(c, dir, /*arm=*/1, from);
+  ASSERT_TRUE(first.ok()) << first.status();
+  *older = nlohmann::json::parse(ReadFile(arm + "/state.json"));
+  ASSERT_EQ((*older)["step"], from);
+  (*older)["state"] = "running";  // as the periodic save before the kill wrote it
+  auto second = CancelAt(c, dir, /*arm=*/1, to);
+  ASSERT_TRUE(second.ok()) << second.status();
+  // The checkpoint's arm state is what state.json got from the same save.
+  const auto manifest = nlohmann::json::parse(ReadFile(arm + "/" + ckpt + "/manifest.json"));
+  const nlohmann::json& attached = manifest["attachment"]["arm_state"];
+  const auto newer = nlohmann::json::parse(ReadFile(arm + "/state.json"));
+  ASSERT_EQ(attached["step"], to);
+  for (const char* key : {"step", "tokens", "plain_steps", "refresh_steps", "train_seconds",
+                          "refresh_step_seconds", "loss_curve", "evaluated_folds"}) {
+    EXPECT_EQ(attached[key], newer[key]) << key;
+  }
+  ASSERT_EQ((*older)["evaluated_folds"], attached["evaluated_folds"])
+      << "steps " << from << " and " << to << " should lie in the same fold";
+  ASSERT_LT((*older)["tokens"].get<int64_t>(), attached["tokens"].get<int64_t>());
+  // The kill: the checkpoint of step `to` is on disk, state.json is still step `from`'s.
+  std::ofstream(arm + "/state.json", std::ios::trunc) << older->dump(1);
+  ASSERT_EQ(StepOnDisk(arm), from);
+}
+
+nlohmann::json SophiaH(nlohmann::json j) {
+  j["optimizer"]["name"] = "sophia_h";
+  j["optimizer"]["hessian_interval"] = 3;
+  return j;
+}
+
+// With warm start (one trainer, ckpt-f0, over every fold): killed in that window, the
+// arm resumes with the checkpoint's counts (step 10), not state.json's (step 5), and
+// ends with every step counted once, as in an uninterrupted run (Sophia-H: both kinds).
+TEST(SweepResume, AKillBetweenCheckpointAndStateJsonResumesWithExactCounts) {
+  // A first fold of 6 epochs, so steps 5 and 10 both lie in it.
+  const SweepConfig c = Parse(SophiaH(TinyJson({{"first_fold_epochs", 6},
+                                                {"epochs_per_fold", 1},
+                                                {"checkpoint_every_steps", 4}})));
+  ASSERT_TRUE(c.warm_start);
+  auto straight = SweepEngine::Run(c, Options(Dir("window_straight")), {});
+  ASSERT_TRUE(straight.ok()) << straight.status();
+  const std::string arm_id = straight->arms[1].arm_id;
+
+  const std::string dir = Dir("window");
+  nlohmann::json older;
+  ASSERT_NO_FATAL_FAILURE(BuildKillWindow(c, dir, arm_id, 5, 10, "ckpt-f0", &older));
+  auto resumed = SweepEngine::Run(c, Options(dir), {});
+  ASSERT_TRUE(resumed.ok()) << resumed.status();
+  ExpectSameResults(*straight, *resumed);
+  for (const ArmResult& a : resumed->arms) {
+    EXPECT_EQ(a.plain_steps + a.refresh_steps, a.total_steps) << a.arm_id;
+    EXPECT_EQ(a.refresh_steps, (a.total_steps + 2) / 3) << a.arm_id;
+  }
+
+  // A checkpoint ahead of a state.json it cannot continue (here one that claims a fold
+  // scored the checkpoint has not reached) fails the arm rather than mixing the two.
+  const std::string mixed = Dir("window_mixed");
+  ASSERT_NO_FATAL_FAILURE(BuildKillWindow(c, mixed, arm_id, 5, 10, "ckpt-f0", &older));
+  older["evaluated_folds"] = 1;
+  std::ofstream(mixed + "/arms/" + arm_id + "/state.json", std::ios::trunc) << older.dump(1);
+  auto refused = SweepEngine::Run(c, Options(mixed), {});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_TRUE(absl::IsDataLoss(refused.status())) << refused.status();
+  EXPECT_NE(refused.status().message().find("does not continue"), std::string::npos)
+      << refused.status();
+}
+
+// Without warm start (a fresh trainer per fold, ckpt-f<k>): the same window in a later
+// fold, whose checkpoint is ckpt-f1, resumes as exactly.
+TEST(SweepResume, AKillBetweenCheckpointAndStateJsonInALaterFoldWithoutWarmStart) {
+  nlohmann::json j = SophiaH(TinyJson());
+  j["walk_forward"]["warm_start"] = false;
+  const SweepConfig c = Parse(j);
+  ASSERT_FALSE(c.warm_start);
+  auto straight = SweepEngine::Run(c, Options(Dir("window_cold_straight")), {});
+  ASSERT_TRUE(straight.ok()) << straight.status();
+  const std::string dir = Dir("window_cold");
+  nlohmann::json older;
+  // Steps 10 and 11 lie in the second fold.
+  ASSERT_NO_FATAL_FAILURE(
+      BuildKillWindow(c, dir, straight->arms[1].arm_id, 10, 11, "ckpt-f1", &older));
+  EXPECT_EQ(older["evaluated_folds"], 1);
+  auto resumed = SweepEngine::Run(c, Options(dir), {});
+  ASSERT_TRUE(resumed.ok()) << resumed.status();
+  ExpectSameResults(*straight, *resumed);
+  for (const ArmResult& a : resumed->arms) {
+    EXPECT_EQ(a.plain_steps + a.refresh_steps, a.total_steps) << a.arm_id;
+    EXPECT_GT(a.refresh_steps, 0) << a.arm_id;
+  }
 }
 
 // The time budget stops every fold after its minimum steps once the arm has trained

@@ -3,7 +3,8 @@
 // weights), for AdamW and Sophia-H (whose Hutchinson probes come from the saved RNG
 // state), with micro-batches; corrupted, truncated or missing files are refused with
 // DataLoss/NotFound errors that name the file; stale step files and the temporaries
-// of interrupted writes are cleaned up; and the CRC-32 matches zlib's.
+// of interrupted writes are cleaned up; the caller's attachment is the one of the
+// save on disk; and the CRC-32 matches zlib's.
 #include <unistd.h>
 #include <zlib.h>
 
@@ -198,6 +199,39 @@ TEST(Checkpoint, NextSaveRemovesTemporariesOfInterruptedWrites) {
   EXPECT_TRUE(std::filesystem::exists(dir + "/params-0000000002.safetensors"));
   for (const auto& n : kept) EXPECT_TRUE(std::filesystem::exists(dir + "/" + n)) << n;
   ASSERT_TRUE(TrainCheckpoint::Load(dir, be.get()).ok());
+  std::filesystem::remove_all(dir);
+}
+
+// The attachment lives in the manifest: the save that publishes the weights publishes
+// it, a later save replaces it, a save without one drops it; Load ignores it.
+TEST(Checkpoint, AttachmentTravelsWithItsSave) {
+  auto be = *CreateBackend("cpu", BackendOptions{2, 0});
+  const Batch batch = MakeBatch(4, 8, TinyConfig().features, 7);
+  auto t = *Trainer::Create(TinyConfig(), Options(OptimizerKind::kSophiaH), be.get());
+  const std::string dir = TempDir("ckpt_attachment");
+  std::filesystem::remove_all(dir);
+  EXPECT_TRUE(absl::IsNotFound(TrainCheckpoint::LoadAttachment(dir).status()));
+  ASSERT_TRUE(t->TrainStep(batch.ticks, batch.labels, 4, 8).ok());
+  ASSERT_TRUE(TrainCheckpoint::Save(*t, dir, {{"arm_state", {{"step", 1}, {"tokens", 32}}}}).ok());
+  auto a = TrainCheckpoint::LoadAttachment(dir);
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_EQ((*a)["arm_state"]["step"], 1);
+  ASSERT_TRUE(t->TrainStep(batch.ticks, batch.labels, 4, 8).ok());
+  ASSERT_TRUE(TrainCheckpoint::Save(*t, dir, {{"arm_state", {{"step", 2}, {"tokens", 64}}}}).ok());
+  a = TrainCheckpoint::LoadAttachment(dir);
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_EQ((*a)["arm_state"]["tokens"], 64);
+  auto loaded = TrainCheckpoint::Load(dir, be.get());
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_EQ((*loaded)->step(), 2);
+  ASSERT_TRUE(TrainCheckpoint::Save(**loaded, dir).ok());  // none: a stale one must not stay
+  a = TrainCheckpoint::LoadAttachment(dir);
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_TRUE(a->is_null()) << a->dump();
+  ASSERT_TRUE(WriteFileAtomic(dir + "/manifest.json", "{\"format\": 7").ok());  // torn JSON
+  EXPECT_TRUE(absl::IsDataLoss(TrainCheckpoint::LoadAttachment(dir).status()));
+  ASSERT_TRUE(WriteFileAtomic(dir + "/manifest.json", "{\"format\": \"x\", \"version\": 1}").ok());
+  EXPECT_TRUE(absl::IsDataLoss(TrainCheckpoint::LoadAttachment(dir).status()));
   std::filesystem::remove_all(dir);
 }
 
