@@ -4,9 +4,9 @@
 # bench/sweep/optimizer_race/ is one optimizer and learning rate at one N on the planted
 # keyed-cue days, one fold, three seeds training side by side; the configs run one after
 # the other, so every optimizer has the GPU to itself under the same sharing. Per config
-# $OUT/<name>/ gets report.json and each arm's state.json (its validation curve, steps
-# and training seconds); bench/sweep/optimizer_race/race_table.py turns them into the
-# table and the plot. Builds flashtick_sweep with cuDNN first (gpu_cudnn.sh) unless it is
+# $OUT/<name>/ gets report.json, run.log and each arm's state.json (its validation curve,
+# steps and training seconds), all packed into $OUT/race_results.tgz at the end;
+# bench/sweep/optimizer_race/race_table.py turns them into the table and the plot. Builds flashtick_sweep with cuDNN first (gpu_cudnn.sh) unless it is
 # there. Every limit comes from one deadline (RACE_BUDGET seconds, default 570).
 # Usage (repository root): OUT=dir bench/scripts/gpu_optimizer_race.sh CONFIG...
 set -uo pipefail
@@ -39,3 +39,5 @@ for c in "$@"; do
     [ -f "$s" ] && cp "$s" $out/$n/$(basename "$(dirname "$s")").state.json
   done
 done
+# One archive: the device tool returns a bounded number of files per call.
+( cd $out && tar czf race_results.tgz race_* && rm -rf $(ls -d race_*/ ) )
