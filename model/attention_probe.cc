@@ -1,6 +1,7 @@
 // AttentionProbe::Weights (see attention_probe.h).
 #include "model/attention_probe.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
@@ -17,9 +18,12 @@ absl::StatusOr<std::vector<float>> AttentionProbe::Weights(int layer,
       return absl::InvalidArgumentError(absl::StrCat("attention probe: step ", i, " outside [0, ", T_, ")"));
   const Layer& l = layers_[static_cast<size_t>(layer)];
   const int64_t W = l.row_width, R = static_cast<int64_t>(steps.size()), group = H_ / Hkv_;
-  // The keys are decoded once per call (T·Hkv·D values), not once per query row.
-  std::vector<double> k(static_cast<size_t>(T_ * Hkv_ * D_));
-  for (int64_t j = 0; j < T_; ++j)
+  // The keys are decoded once per call, not once per query row, and only those the
+  // latest query can see (causal: j ≤ max steps), (max + 1)·Hkv·D values.
+  int64_t last = -1;
+  for (int64_t i : steps) last = std::max(last, i);
+  std::vector<double> k(static_cast<size_t>((last + 1) * Hkv_ * D_));
+  for (int64_t j = 0; j <= last; ++j)
     for (int64_t c = 0; c < Hkv_ * D_; ++c)
       k[static_cast<size_t>(j * Hkv_ * D_ + c)] =
           ElementValue(l.qkv_dtype, l.qkv.data(), static_cast<size_t>(j * W + l.k_col + c));

@@ -72,4 +72,10 @@ class StepProfiler {
   StepProfile last_;
 };
 
+// A mark on `profiler` when one is attached, nothing otherwise, so the training code
+// marks its phases unconditionally (the trainer's step and the graph's nodes).
+inline absl::Status MarkIfProfiling(StepProfiler* profiler, const char* phase, const char* kind) {
+  return profiler == nullptr ? absl::OkStatus() : profiler->Mark(phase, kind);
+}
+
 }  // namespace flashtick

@@ -116,7 +116,7 @@ absl::StatusOr<StepStats> Trainer::TrainStep(absl::Span<const float> ticks,
   const auto t0 = std::chrono::steady_clock::now();
   if (profiler_ != nullptr) profiler_->Begin();
   auto mark = [this](const char* phase, const char* kind) {
-    return profiler_ == nullptr ? absl::OkStatus() : profiler_->Mark(phase, kind);
+    return MarkIfProfiling(profiler_, phase, kind);
   };
   RETURN_IF_ERROR(mark("host", "step_setup"));
   ASSIGN_OR_RETURN(TransformerGraph * graph, Graph(micro, T));

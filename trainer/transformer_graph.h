@@ -81,7 +81,7 @@ class TransformerGraph {
   StepProfiler* profiler() const { return profiler_; }
   // Starts a profile segment when profiling; free otherwise.
   absl::Status Mark(const char* phase, const char* kind) {
-    return profiler_ == nullptr ? absl::OkStatus() : profiler_->Mark(phase, kind);
+    return MarkIfProfiling(profiler_, phase, kind);
   }
 
   int64_t B() const { return B_; }
