@@ -1,4 +1,5 @@
-// The one place where an absl::Status becomes a grpc::Status (STYLE.md rule 6).
+// The one place where an absl::Status becomes a grpc::Status, so every RPC maps the same
+// code to the same gRPC status and no handler invents its own mapping.
 // Every layer below the RPC handlers speaks absl::Status; handlers call
 // ToGrpcStatus exactly once, when they Finish. The codes are the same canonical
 // codes in both libraries, so the mapping is one-to-one and keeps the message.

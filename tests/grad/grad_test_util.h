@@ -1,6 +1,7 @@
 // Helpers for the training-op gradient tests (tests/grad): seeded f64 buffers, views,
 // one-call op runs on the CPU backend, element-wise central finite differences and a
-// normalised max error. Every test seeds its RNG (STYLE.md 17).
+// normalised max error. Every test seeds its RNG, so a failure reproduces
+// with the same inputs.
 #pragma once
 
 #include <algorithm>

@@ -1,5 +1,6 @@
 // Helpers for the CPU op tests: a CPU backend with a chosen thread count, seeded
-// random buffers, views, and a one-call Run. Every test seeds its RNG (STYLE.md 17).
+// random buffers, views, and a one-call Run. Every test seeds its RNG, so a failure
+// reproduces with the same inputs.
 #pragma once
 
 #include <cmath>
