@@ -1,5 +1,5 @@
 // load_gen: an open-loop load generator for flashtickd's KServe v2 ModelInfer
-// (docs/serving.md, "Serving under load"; issue 19, item 2).
+// (docs/serving.md, "Serving under load").
 //
 // Why open loop. A closed-loop client (N clients, each sending its next request when
 // the last one is answered) slows down exactly when the server does, so the requests
