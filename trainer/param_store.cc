@@ -110,7 +110,10 @@ absl::Status ParamStore::EnableHvp() {
   ASSIGN_OR_RETURN(graph_.probe, ComputeViews(probe_, &compute_probe_, &hvp_owned_));
   for (int i = 0; i < static_cast<int>(layout_.params().size()); ++i)
     graph_.hv.push_back(Slot{Tensor(hv_, i), false});
-  return Sync(probe_, compute_probe_, graph_.probe);
+  // No cast of the probe into its compute copies here: it holds nothing yet. Whoever
+  // writes it refreshes them (SyncProbe after a draw, FromHost), one cast per parameter
+  // per refresh instead of two.
+  return absl::OkStatus();
 }
 
 void ParamStore::ReleaseHvp() {

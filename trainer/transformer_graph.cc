@@ -16,6 +16,11 @@
 #include "trainer/residual_node.h"
 
 namespace flashtick {
+namespace {
+
+constexpr size_t kArenaAlign = 256;  // buffer offsets: what cuBLASLt and vectorised row kernels like
+
+}  // namespace
 
 absl::StatusOr<std::unique_ptr<TransformerGraph>> TransformerGraph::Create(ParamStore* store,
                                                                            int64_t B, int64_t T,
@@ -189,18 +194,29 @@ std::vector<PlannedBuffer> TransformerGraph::Lifetimes(GraphPlan plan) const {
   return bufs;
 }
 
+const TransformerGraph::ArenaLayout& TransformerGraph::Layout(GraphPlan plan) {
+  auto it = layouts_.find(plan);
+  if (it != layouts_.end()) return it->second;
+  std::vector<PlannedBuffer> bufs = Lifetimes(plan);
+  ArenaLayout layout;
+  layout.bytes = PlanArena(bufs, kArenaAlign);
+  layout.placement.reserve(bufs.size());
+  for (const PlannedBuffer& b : bufs)  // a buffer no node of this plan reads stays null
+    layout.placement.emplace_back(b.view, b.used() ? static_cast<int64_t>(b.offset) : -1);
+  return layouts_.emplace(plan, std::move(layout)).first->second;
+}
+
 absl::Status TransformerGraph::UsePlan(GraphPlan plan) {
   if (plan != GraphPlan::kGradient && !hvp_)
     return absl::FailedPreconditionError("this training graph was built without HVP support");
   if (arena_ != nullptr && plan == plan_) return absl::OkStatus();
-  std::vector<PlannedBuffer> bufs = Lifetimes(plan);
-  constexpr size_t kAlign = 256;  // what cuBLASLt and vectorised row kernels like
+  const ArenaLayout& layout = Layout(plan);
   arena_.reset();  // free first: the peak is the new arena, not old + new
   ws_.ReleaseScratch();
-  arena_bytes_ = PlanArena(bufs, kAlign);
-  ASSIGN_OR_RETURN(arena_, store_->backend()->Allocate(std::max<size_t>(arena_bytes_, kAlign)));
-  for (PlannedBuffer& b : bufs)  // an unused buffer (no reader in this plan) stays null
-    b.view->data = b.used() ? static_cast<char*>(arena_.get()) + b.offset : nullptr;
+  arena_bytes_ = layout.bytes;
+  ASSIGN_OR_RETURN(arena_, store_->backend()->Allocate(std::max<size_t>(arena_bytes_, kArenaAlign)));
+  for (const auto& [view, offset] : layout.placement)  // unused in this plan: null
+    view->data = offset >= 0 ? static_cast<char*>(arena_.get()) + offset : nullptr;
   plan_ = plan;
   hvp_ready_ = false;
   return absl::OkStatus();

@@ -15,8 +15,10 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -95,6 +97,15 @@ class TransformerGraph {
   absl::StatusOr<Activation*> NewActivation(int64_t width, bool needs_grad = true);
   // Lifetimes of the planned buffers on the timeline of `plan`.
   std::vector<PlannedBuffer> Lifetimes(GraphPlan plan) const;
+  // Where each planned buffer sits in the arena of `plan`: computed once per plan.
+  // A Sophia-H refresh step and the plain step after it switch plans, and the layout
+  // depends only on the graph and the plan, so replanning (Lifetimes, PlanArena: host
+  // work over every buffer) at each switch would only repeat itself.
+  struct ArenaLayout {
+    size_t bytes = 0;
+    std::vector<std::pair<TensorView*, int64_t>> placement;  // offset; −1: unused here
+  };
+  const ArenaLayout& Layout(GraphPlan plan);
   absl::Status Build();
   int P(const std::string& name);  // parameter index; records the first missing name
   // Appends a node; the parameters P() returned since the last AddNode are its own.
@@ -109,6 +120,7 @@ class TransformerGraph {
   bool hvp_ready_ = false;  // Backward ran under an HVP plan and no kOneHvp HVP since
   std::shared_ptr<void> arena_;
   size_t arena_bytes_ = 0;
+  std::map<GraphPlan, ArenaLayout> layouts_;
   std::vector<std::unique_ptr<Activation>> acts_;  // acts_[0] is the input (not planned)
   std::vector<std::unique_ptr<Node>> nodes_;  // forward order; the loss node last
   std::vector<std::vector<int>> node_params_;  // per node, the parameters it owns
