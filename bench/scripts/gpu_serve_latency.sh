@@ -15,17 +15,19 @@
 #   serve_latency_summary.txt  read first: stage exits, checks, the side-by-side table
 #   inproc.jsonl, torch_eager.jsonl, torch_compile.jsonl  raw JSON lines
 #   logs.tgz                   cmake/build/run logs
-# Not a stage here yet: the open-loop load sweep over gRPC (bench/load_gen/load_gen,
-# docs/serving.md "Serving under load") needs flashtickd and C++ gRPC, which this
-# machine lacks; once flashtickd is carried to it (issue 19, item 1) run, beside it,
-#   load_gen --server 127.0.0.1:PORT --model flashtick-bench --n 23400 \
-#     --rates 50,100,200,400,800 --duration-s 10 --slo-ms 10 --gpu "$gpu" --json "$OUT/load.jsonl"
+# The gRPC rows (flashtickd over loopback: serve_latency.py's ModelInfer and TickStream
+# figures, and the open-loop load_gen sweep of docs/serving.md "Serving under load") are
+# not built here, as this machine has no C++ gRPC: bench/scripts/gpu_serve.sh runs a
+# flashtickd packed on the development machine (scripts/pack_server.sh) and calls this
+# script afterwards, with the same model flags, when its time budget leaves room
+# (docs/serving.md, "The server on a GPU box: one command").
 # Usage (repository root, with the carried .deb deps like gpu_all.sh):
 #   OUT=dir bash bench/scripts/gpu_serve_latency.sh
 # Env: SL_N (default 512,4096,23400), SL_BATCH (1,8,64), SL_REPS (50), SL_TICKS (23400),
 #      SL_MODEL (flashtick_make_model flags, default "--width 128 --heads 2 --layers 2").
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
+# shellcheck source=scripts/device_env.sh
 source scripts/device_env.sh
 out=${OUT:?set OUT to the results folder}
 mkdir -p "$out"

@@ -13,9 +13,15 @@ process and the PyTorch twin, measured in ONE run on the same model and shapes.
    PyTorch eager (and torch.compile with --compile), checked against our output.
 Prints the table (latency_table.py) and writes results.jsonl + table.md to --out.
 
+With --server HOST:PORT it does step 2 only, against a flashtickd that is already
+running (--model names the served model; nothing is made or started): the gRPC rows.
+bench/scripts/gpu_serve.sh uses it so, on the server it started itself on the GPU
+machine, and gets the in-process and PyTorch rows from gpu_serve_latency.sh.
+
 usage: serve_latency.py --flashtickd BIN --make-model BIN --inproc BIN --out DIR
        [--n 512,2048] [--clients 1,8] [--reps 20] [--ticks 1024] [--threads 2]
        [--width 32 --layers 2 --heads 2] [--torch-python PY] [--compile]
+       serve_latency.py --server HOST:PORT [--model NAME] --out DIR [--n ...] [--clients ...]
 """
 import argparse
 import concurrent.futures
@@ -42,7 +48,7 @@ import latency_table  # noqa: E402
 from flashtickd_client import infer_request, queued, tick_stream  # noqa: E402
 
 READY_RE = re.compile(r"flashtickd ready grpc=(\S+):(\d+) metrics=(-?\d+)")
-MODEL = "flashtick-bench"
+MODEL = "flashtick-bench"  # the served model's name; --model changes it
 
 
 def percentiles(ms):
@@ -75,6 +81,7 @@ def start_server(args, models, workdir):
 
 
 def bench_model_infer(stub, n, clients, reps, warmup, features):
+    """ModelInfer latency of `clients` synchronous callers, each sending `reps` requests."""
     rng = np.random.default_rng(n)
     reqs = [infer_request(MODEL, rng.normal(size=(1, n, features)).astype(np.float32))
             for _ in range(clients)]
@@ -154,8 +161,13 @@ def run_lines(cmd, sink, timeout, threads):
 
 
 def main():
+    global MODEL
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--flashtickd", required=True)
+    ap.add_argument("--flashtickd", help="flashtickd binary to start (unless --server)")
+    ap.add_argument("--server", help="HOST:PORT of a running flashtickd: gRPC rows only")
+    ap.add_argument("--model", default=MODEL, help="served model name (with --server)")
+    ap.add_argument("--commit", default=os.environ.get("FLASHTICK_COMMIT", ""),
+                    help="recorded in the run line (default $FLASHTICK_COMMIT, else git)")
     ap.add_argument("--make-model")
     ap.add_argument("--inproc", help="serve_latency_inproc binary (in-process column)")
     ap.add_argument("--model-dir", help="an existing <name>/<version> dir instead of making one")
@@ -174,6 +186,9 @@ def main():
     ap.add_argument("--torch-python", default="")
     ap.add_argument("--compile", action="store_true", help="also torch.compile")
     args = ap.parse_args()
+    if not args.server and not args.flashtickd:
+        ap.error("give --flashtickd BIN (start one) or --server HOST:PORT (use a running one)")
+    MODEL = args.model
     os.makedirs(args.out, exist_ok=True)
     results = os.path.join(args.out, "results.jsonl")
     open(results, "w").close()
@@ -183,11 +198,37 @@ def main():
             f.write(json.dumps(rec) + "\n")
         print(json.dumps(rec), flush=True)
 
-    commit = subprocess.run(["git", "-C", HERE, "rev-parse", "--short", "HEAD"],
-                            capture_output=True, text=True).stdout.strip() or "unknown"
+    commit = args.commit or subprocess.run(["git", "-C", HERE, "rev-parse", "--short", "HEAD"],
+                                           capture_output=True, text=True).stdout.strip() or "unknown"
     sink({"what": "run", "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
           "commit": commit, "host_cpus": os.cpu_count(), "load_average": os.getloadavg(),
           "threads": args.threads, "argv": sys.argv[1:]})
+    if args.server:
+        measure_grpc(args, args.server, sink)
+    else:
+        run_all(args, sink)
+    text = latency_table.table(latency_table.load([results]))
+    with open(os.path.join(args.out, "table.md"), "w") as f:
+        f.write(text + "\n")
+    print(text)
+    return 0
+
+
+def measure_grpc(args, address, sink):
+    """The gRPC rows: ModelInfer at each N and client count, then one streamed day."""
+    channel = grpc.insecure_channel(address, options=[("grpc.max_send_message_length", -1),
+                                                      ("grpc.max_receive_message_length", -1)])
+    stub = pb_grpc.GRPCInferenceServiceStub(channel)
+    features = 6
+    for n in [int(v) for v in args.n.split(",")]:
+        for c in [int(v) for v in args.clients.split(",")]:
+            sink(bench_model_infer(stub, n, c, args.reps, args.warmup, features))
+    if args.ticks > 0:
+        sink(bench_stream(channel, args.ticks, features))
+    channel.close()
+
+
+def run_all(args, sink):
     workdir = tempfile.mkdtemp(prefix="serve_latency_")
     proc = None
     try:
@@ -201,18 +242,8 @@ def main():
                             "--heads", str(args.heads), "--max-context", "32768"],
                            check=True, timeout=300, capture_output=True)
         model_dir = os.path.join(models, MODEL, "1")
-        ns = [int(v) for v in args.n.split(",")]
         proc, address, log_path = start_server(args, models, workdir)
-        channel = grpc.insecure_channel(address, options=[("grpc.max_send_message_length", -1),
-                                                          ("grpc.max_receive_message_length", -1)])
-        stub = pb_grpc.GRPCInferenceServiceStub(channel)
-        features = 6
-        for n in ns:
-            for c in [int(v) for v in args.clients.split(",")]:
-                sink(bench_model_infer(stub, n, c, args.reps, args.warmup, features))
-        if args.ticks > 0:
-            sink(bench_stream(channel, args.ticks, features))
-        channel.close()
+        measure_grpc(args, address, sink)
         proc.send_signal(signal.SIGTERM)
         proc.wait(timeout=120)
         proc = None
@@ -242,11 +273,6 @@ def main():
         if proc is not None:
             proc.kill()
         shutil.rmtree(workdir, ignore_errors=True)
-    text = latency_table.table(latency_table.load([results]))
-    with open(os.path.join(args.out, "table.md"), "w") as f:
-        f.write(text + "\n")
-    print(text)
-    return 0
 
 
 if __name__ == "__main__":

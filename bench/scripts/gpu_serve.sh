@@ -1,0 +1,282 @@
+#!/usr/bin/env bash
+# The whole flashtickd server on the GPU machine, in one device call (docs/serving.md,
+# "The server on a GPU box: one command"). That machine has CUDA, PyTorch and Python but
+# no C++ gRPC, so nothing server-side is built there: scripts/pack_server.sh, run on the
+# development machine over a CUDA build, packs flashtickd, flashtick,
+# flashtick_make_model and load_gen with the shared libraries they need
+# (.carry/serve.tar.xz) and the Python client's wheels (.carry/wheels). Here:
+#   1. unpack the pack (or use .carry/serve/ as it is), check SHA256SUMS and that ldd
+#      resolves flashtickd; install the wheels into a temporary --target (PYTHONPATH);
+#   2. make a model (flashtick_make_model $SERVE_MODEL --seed 1), start flashtickd on it
+#      on a port the kernel picks, wait until `flashtick health` says SERVING;
+#   3. grpc: serve_latency.py --server: ModelInfer p50/p99/p99.9 and requests/s at
+#      N = 512, 4096, 23400 for 1 and 8 concurrent closed-loop clients, then TickStream
+#      per-tick latency (incremental K/V state) over a 23,400-step day;
+#   4. load: load_gen, open-loop Poisson arrivals at rising rates, stopping after the
+#      knee (docs/serving.md, "Serving under load");
+#   5. stop the server (its /metrics scraped first), then, when SERVE_INPROC is set and
+#      enough time is left, bench/scripts/gpu_serve_latency.sh (the in-process CUDA and
+#      PyTorch rows: same model flags and seed, so the same weights) under what is left.
+# One deadline: SERVE_BUDGET seconds from the start (default 570, inside the device
+# tool's 600 s a command). Each stage's timeout is the smaller of its own cap and the time
+# left less 20 s kept for shutdown and packing the logs, so a slow stage shortens the ones
+# after it instead of losing everything. Results go to $OUT as they come (7 files; the
+# device tool returns at most 8):
+#   serve_summary.txt           read first: pack, machine, model, each stage's exit and table
+#   flashtickd.log              the server's log
+#   grpc/results.jsonl, grpc/table.md   serve_latency.py's JSON lines (one per row) and table
+#   load.jsonl                  load_gen's JSON lines (meta, one per rate, summary)
+#   inproc.tgz                  gpu_serve_latency.sh's results and logs, when it ran
+#   logs.tgz                    wheel install, ldd, model, health, models, metrics, clients
+# Usage, from the repository root (the device call carries .carry/serve.tar.xz and
+# .carry/wheels, and .carry/debs for the in-process stage, which builds there):
+#   FLASHTICK_COMMIT=abc1234 OUT=dir bash bench/scripts/gpu_serve.sh
+# SERVE_DEVICE=cpu runs the same path on a machine without a GPU, with tiny settings and no
+# in-process stage: the local smoke test that the pack is self-contained and this works.
+# Env: SERVE_DEVICE (cuda), SERVE_BUDGET (570), SERVE_MODEL (flashtick_make_model flags;
+#   "--width 256 --heads 4 --layers 2 --max-context 32768": 4 heads of D = 64, which the
+#   CUDA kernels run natively), SERVE_N (512,4096,23400), SERVE_CLIENTS (1,8),
+#   SERVE_REPS (50), SERVE_TICKS (23400), SERVE_LOAD_N (23400), SERVE_RATES
+#   (50,100,200,400,800,1600,3200), SERVE_LOAD_S (10 s a rate), SERVE_SLO_MS (10),
+#   SERVE_INPROC (1 on cuda), SERVE_PYTHON (python3), SERVE_PACK (.carry/serve),
+#   SERVE_WHEELS (.carry/wheels), FLASHTICK_COMMIT (recorded in every result).
+set -uo pipefail
+cd "$(dirname "$0")/../.." || exit 1
+root=$PWD
+out=${OUT:?set OUT to the results folder}
+mkdir -p "$out/grpc"
+t0=$(date +%s)
+deadline=$((t0 + ${SERVE_BUDGET:-570}))
+r=$(mktemp -d /tmp/gpu_serve.XXXXXX)
+summary="$out/serve_summary.txt"
+: > "$summary"
+commit=${FLASHTICK_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
+device=${SERVE_DEVICE:-cuda}
+model_name=flashtick-bench
+
+if [ "$device" = cpu ]; then
+  # A few seconds a stage on 2 shared cores: proves the path, measures nothing.
+  d_model="--width 32 --heads 2 --layers 2 --max-context 4096"; d_n=64,256; d_clients=1,2
+  d_reps=3; d_ticks=64; d_load_n=64; d_rates=5,10; d_load_s=1; d_warm_s=0.5; d_slo=1000
+  # --no-stop: both rates run, so the sweep itself is exercised; with a second of samples
+  # on a busy machine one scheduling hiccup can read as a knee (generator_behind).
+  d_inproc=0; load_extra=(--no-stop); threads=(--threads 1)
+else
+  d_model="--width 256 --heads 4 --layers 2 --max-context 32768"; d_n=512,4096,23400
+  d_clients=1,8; d_reps=50; d_ticks=23400; d_load_n=23400
+  d_rates=50,100,200,400,800,1600,3200; d_load_s=10; d_warm_s=2; d_slo=10; d_inproc=1
+  # The GPU machine has 16 cores: the generator may spin for exact send times.
+  load_extra=(--spin); threads=()
+fi
+model_flags=${SERVE_MODEL:-$d_model}
+n=${SERVE_N:-$d_n}; clients=${SERVE_CLIENTS:-$d_clients}; reps=${SERVE_REPS:-$d_reps}
+ticks=${SERVE_TICKS:-$d_ticks}; load_n=${SERVE_LOAD_N:-$d_load_n}; rates=${SERVE_RATES:-$d_rates}
+load_s=${SERVE_LOAD_S:-$d_load_s}; slo=${SERVE_SLO_MS:-$d_slo}; inproc=${SERVE_INPROC:-$d_inproc}
+pack=${SERVE_PACK:-.carry/serve}
+wheels=${SERVE_WHEELS:-.carry/wheels}
+
+note() { echo "$*" | tee -a "$summary"; }
+left() { echo $((deadline - $(date +%s))); }
+stage() { note "== $1 ($(date -u +%T), $(left) s left)"; }
+# limit CAP: a stage's timeout in seconds, CAP or less (20 s stay for the end).
+limit() { local l=$(($(left) - 20)); if [ "$1" -lt "$l" ]; then echo "$1"; else echo "$l"; fi; }
+# cut_note RC LIMIT WHAT: what an exit by timeout means for the results.
+cut_note() { if [ "$1" -eq 124 ]; then echo " (cut at its $2 s limit; the $3 it finished are kept)"; fi; }
+status=""
+srv=""
+stop_server() {
+  [ -n "$srv" ] || return 0
+  if kill -0 "$srv" 2> /dev/null; then
+    kill -TERM "$srv"
+    for _ in $(seq 100); do kill -0 "$srv" 2> /dev/null || break; sleep 0.1; done
+    if kill -0 "$srv" 2> /dev/null; then kill -KILL "$srv"; note "flashtickd did not stop in 10 s: killed"; fi
+  fi
+  wait "$srv" 2> /dev/null
+  note "flashtickd exit $? (0: drained and stopped on SIGTERM)"
+  srv=""
+}
+finish() {
+  stop_server
+  tar czf "$out/logs.tgz" -C "$r" --exclude=./models --exclude=./site --exclude=./inproc . 2> /dev/null
+  note "== end ($(date -u +%T), $(($(date +%s) - t0)) s):${status:- nothing ran}"
+  rm -rf "$r"
+}
+trap finish EXIT
+trap 'note "interrupted"; exit 130' INT TERM
+fail() { note "FAILED: $*"; status="$status FAILED"; exit 1; }
+
+gpu=none
+if [ "$device" != cpu ]; then
+  gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2> /dev/null | head -1)
+  gpu=${gpu:-unknown}
+fi
+note "gpu_serve: commit $commit; device $device; gpu: $gpu; $(nproc) cores; $(date -u '+%Y-%m-%d %H:%M UTC')"
+note "this machine: $(sed -n 's/^PRETTY_NAME=//p' /etc/os-release 2> /dev/null | tr -d '"'), $(ldd --version 2>&1 | head -1)"
+
+stage pack
+if [ ! -x "$pack/bin/flashtickd" ] && [ -f "$pack.tar.xz" ]; then
+  { mkdir -p "$pack" && tar -C "$pack" -xJf "$pack.tar.xz"; } || fail "cannot unpack $pack.tar.xz"
+fi
+[ -x "$pack/bin/flashtickd" ] || fail "no $pack/bin/flashtickd nor $pack.tar.xz: run scripts/pack_server.sh BUILD_DIR on the development machine and carry .carry/serve.tar.xz"
+pack=$(cd "$pack" && pwd)
+note "pack: $(sed -n '1,2s/^# //p' "$pack/MANIFEST" | paste -sd ';' - | sed 's/;/; /')"
+(cd "$pack" && sha256sum -c --quiet SHA256SUMS) > "$r/sha256.log" 2>&1 || fail "pack checksums differ (sha256.log in logs.tgz)"
+note "pack checksums ok: $(grep -vc '^#' "$pack/MANIFEST") files"
+# The pack leaves cuBLAS and the driver to this machine (scripts/pack_server.sh says
+# why). If the loader's default paths lack one, look where CUDA and PyTorch keep them.
+# LD_LIBRARY_PATH is set for the packed binaries only: Python and PyTorch keep their
+# own OpenSSL, zlib and protobuf.
+serve_ld="$pack/lib"
+missing() { LD_LIBRARY_PATH="$serve_ld" ldd "$pack/bin/flashtickd" | awk '/not found/ {print $1}'; }
+if [ -n "$(missing)" ]; then
+  cands=(/usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib)
+  while IFS= read -r d; do cands+=("$d"); done < <(python3 -c 'import glob, os, site
+for p in site.getsitepackages():
+    print("\n".join(glob.glob(os.path.join(p, "nvidia", "*", "lib"))))' 2> /dev/null)
+  for lib in $(missing); do
+    for d in "${cands[@]}"; do
+      if [ -e "$d/$lib" ]; then serve_ld="$serve_ld:$d"; note "$lib from $d"; break; fi
+    done
+  done
+fi
+LD_LIBRARY_PATH="$serve_ld" ldd "$pack/bin/flashtickd" > "$r/ldd.txt" 2>&1
+[ -z "$(missing)" ] || fail "flashtickd still lacks: $(missing | paste -sd ' ' -) (ldd.txt in logs.tgz)"
+note "libraries from this machine: $(grep '=>' "$r/ldd.txt" | grep -v "$pack/lib/" | awk '{print $1}' | paste -sd ' ' -)"
+status="$status pack=ok"
+
+stage "client python"
+# The wheels are built for the GPU image's python3 (3.12); a machine whose python cannot
+# install them (the development machine's 3.11) falls back to the repository's .venv,
+# which has the same packages.
+py=""
+pp=""
+for cand in "${SERVE_PYTHON:-python3}" "$root/.venv/bin/python"; do
+  command -v "$cand" > /dev/null 2>&1 || continue
+  pp=""
+  if compgen -G "$wheels/*.whl" > /dev/null; then
+    rm -rf "$r/site"
+    echo "== $cand" >> "$r/wheels.log"
+    if "$cand" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+         --target "$r/site" "$wheels"/*.whl >> "$r/wheels.log" 2>&1; then
+      pp="$r/site"
+    else
+      note "the wheels in $wheels do not install for $cand ($("$cand" -V 2>&1)); trying it as it is"
+    fi
+  fi
+  if PYTHONPATH="$pp${PYTHONPATH:+:$PYTHONPATH}" "$cand" -c \
+       'import grpc, numpy, tritonclient.grpc, grpc_reflection' >> "$r/wheels.log" 2>&1; then
+    py=$cand
+    break
+  fi
+done
+client_pp="$pp${PYTHONPATH:+:$PYTHONPATH}"
+if [ -n "$py" ]; then
+  if [ -n "$pp" ]; then from="the wheels in $wheels"; else from="its own packages"; fi
+  note "client python: $py ($("$py" -V 2>&1)), grpcio $(PYTHONPATH="$client_pp" "$py" -c 'import grpc; print(grpc.__version__)'), from $from"
+else
+  note "no python with grpcio, tritonclient and grpc_reflection (wheels.log in logs.tgz): the grpc stage is skipped"
+fi
+
+stage "model and server"
+# shellcheck disable=SC2086  # model_flags is a list of flags
+LD_LIBRARY_PATH="$serve_ld" "$pack/bin/flashtick_make_model" --out "$r/models" --name "$model_name" \
+  --seed 1 $model_flags > "$r/make_model.log" 2>&1 || fail "flashtick_make_model: $(tail -2 "$r/make_model.log")"
+note "model $model_name: $model_flags --seed 1 ($(tail -1 "$r/make_model.log"))"
+server_flags=(--listen 127.0.0.1:0 --metrics-port 0 --model-repository "$r/models" --device "$device"
+              --max-queue 1024 --shutdown-grace-seconds 5 "${threads[@]}")
+note "flashtickd ${server_flags[*]}"
+LD_LIBRARY_PATH="$serve_ld" "$pack/bin/flashtickd" "${server_flags[@]}" > "$out/flashtickd.log" 2>&1 &
+srv=$!
+addr=""
+wait_until=$(($(date +%s) + $(limit 120)))
+while [ "$(date +%s)" -lt "$wait_until" ]; do
+  addr=$(sed -n 's/.*flashtickd ready grpc=\([^ ]*\) .*/\1/p' "$out/flashtickd.log" | head -1)
+  [ -n "$addr" ] && break
+  kill -0 "$srv" 2> /dev/null || break
+  sleep 0.2
+done
+[ -n "$addr" ] || fail "flashtickd not ready: $(tail -3 "$out/flashtickd.log")"
+mport=$(sed -n 's/.*flashtickd ready grpc=[^ ]* metrics=\([0-9]*\).*/\1/p' "$out/flashtickd.log" | head -1)
+healthy=1
+for _ in $(seq 60); do
+  if LD_LIBRARY_PATH="$serve_ld" "$pack/bin/flashtick" --server "$addr" --timeout 5 health > "$r/health.log" 2>&1; then
+    healthy=0
+    break
+  fi
+  sleep 0.5
+done
+[ $healthy -eq 0 ] || fail "flashtickd at $addr not SERVING: $(tail -2 "$r/health.log")"
+LD_LIBRARY_PATH="$serve_ld" "$pack/bin/flashtick" --server "$addr" models > "$r/models.log" 2>&1
+note "flashtickd SERVING at $addr ($(($(date +%s) - t0)) s in); $(grep -o 'models=.*' "$out/flashtickd.log" | head -1)"
+status="$status server=ok"
+
+stage "grpc: serve_latency.py (closed loop: ModelInfer at N = $n, clients $clients; TickStream over $ticks steps)"
+if [ -z "$py" ]; then
+  note "skipped: no client python"
+  status="$status grpc=skipped"
+else
+  lim=$(limit 240)
+  if [ "$lim" -lt 10 ]; then
+    note "skipped: $lim s left"
+    status="$status grpc=skipped"
+  else
+    timeout "$lim" env PYTHONPATH="$client_pp" PYTHONUNBUFFERED=1 "$py" bench/serve_latency/serve_latency.py \
+      --server "$addr" --model "$model_name" --out "$out/grpc" --n "$n" --clients "$clients" \
+      --reps "$reps" --warmup 3 --ticks "$ticks" --commit "$commit" > "$r/grpc.log" 2>&1
+    rc=$?
+    note "serve_latency.py exit $rc$(cut_note $rc "$lim" rows)"
+    [ $rc -eq 0 ] || tail -4 "$r/grpc.log" | tee -a "$summary"
+    "$py" bench/serve_latency/latency_table.py "$out/grpc/results.jsonl" 2>&1 | tee -a "$summary"
+    status="$status grpc=$rc"
+  fi
+fi
+
+stage "load: load_gen (open loop, N = $load_n, rates $rates /s, $load_s s each, SLO p99 $slo ms)"
+lim=$(limit 200)
+if [ "$lim" -lt 10 ]; then
+  note "skipped: $lim s left"
+  status="$status load=skipped"
+else
+  timeout "$lim" env LD_LIBRARY_PATH="$serve_ld" "$pack/bin/load_gen" --server "$addr" \
+    --model "$model_name" --n "$load_n" --rates "$rates" --duration-s "$load_s" \
+    --warmup-s "${SERVE_WARMUP_S:-$d_warm_s}" --slo-ms "$slo" --gpu "$gpu" --commit "$commit" \
+    --json "$out/load.jsonl" "${load_extra[@]}" > "$r/load_gen.log" 2>&1
+  rc=$?
+  note "load_gen exit $rc$(cut_note $rc "$lim" rates)"
+  head -40 "$r/load_gen.log" | tee -a "$summary"
+  grep '"what":"summary"' "$out/load.jsonl" 2> /dev/null | tee -a "$summary"
+  status="$status load=$rc"
+fi
+
+stage "server stop"
+if [ -n "$mport" ] && [ "$mport" != "-1" ]; then
+  python3 -c 'import sys, urllib.request
+print(urllib.request.urlopen("http://127.0.0.1:%s/metrics" % sys.argv[1], timeout=5).read().decode())' \
+    "$mport" > "$r/metrics.txt" 2>&1
+  note "metrics: $(grep -c '^flashtick_' "$r/metrics.txt") flashtick_* samples (metrics.txt in logs.tgz)"
+fi
+# In process and PyTorch run after the server stopped, each with the GPU to itself.
+stop_server
+
+stage "in process and PyTorch: gpu_serve_latency.sh"
+if [ "$inproc" != 1 ]; then
+  note "skipped (SERVE_INPROC=$inproc; off by default with SERVE_DEVICE=cpu)"
+  status="$status inproc=skipped"
+else
+  lim=$(limit 600)
+  # Its build alone takes up to 240 s; with less left it would measure nothing.
+  if [ "$lim" -lt 240 ]; then
+    note "skipped: $lim s left, it needs ~6 min; run it in a call of its own: OUT=dir bash bench/scripts/gpu_serve_latency.sh"
+    status="$status inproc=skipped"
+  else
+    mkdir -p "$r/inproc"
+    timeout "$lim" env -u PYTHONPATH OUT="$r/inproc" SL_MODEL="$model_flags" FLASHTICK_COMMIT="$commit" \
+      bash bench/scripts/gpu_serve_latency.sh > "$r/inproc_run.log" 2>&1
+    rc=$?
+    note "gpu_serve_latency.sh exit $rc$(cut_note $rc "$lim" stages); its summary:"
+    sed 's/^/  /' "$r/inproc/serve_latency_summary.txt" 2> /dev/null | tee -a "$summary"
+    cp "$r/inproc_run.log" "$r/inproc/" 2> /dev/null
+    tar czf "$out/inproc.tgz" -C "$r/inproc" . 2> /dev/null
+    status="$status inproc=$rc"
+  fi
+fi
