@@ -51,13 +51,13 @@ class CudaBackend final : public Backend {
       case Op::kCast:  // from any of fp32, fp64, bf16, fp16 (desc.dtype is X's)
         return desc.dtype == DType::kF32 || desc.dtype == DType::kF64 || IsHalf(desc.dtype);
       // Attention: the Flash kernels are half-precision only (kernels/ops/attention.h),
-      // for the head dims flash_host.h lists (0: the caller did not say).
+      // for the head dims flash_host.h lists per op (0: the caller did not say; BoB has
+      // no D = 256 tiles, FlashBobRunsHeadDim).
       case Op::kAttentionFwd:
       case Op::kAttentionBwd:
       case Op::kAttentionBwdBwd:
       case Op::kAttentionDecode:
-        return IsHalf(desc.dtype) &&
-               (desc.attention.head_dim == 0 || flash::FlashRunsHeadDim(desc.attention.head_dim));
+        return IsHalf(desc.dtype) && flash::FlashOpRunsHeadDim(desc.op, desc.attention.head_dim);
       // Everything else: bf16/fp16 activations, and fp32 (exact parity, fp32 gradients).
       default:
         return desc.dtype == DType::kF32 || IsHalf(desc.dtype);
@@ -84,7 +84,7 @@ class CudaBackend final : public Backend {
       if (IsHalf(desc.dtype) && desc.attention.head_dim != 0 && IsAttention(desc.op))
         return absl::UnimplementedError(absl::StrCat(
             "flash_cuda has no ", desc.DebugString(), " for head dim ", desc.attention.head_dim,
-            " (it runs ", flash::kFlashHeadDimsText, ")"));
+            " (it runs ", flash::FlashOpHeadDimsText(desc.op), ")"));
       return absl::UnimplementedError(
           absl::StrCat("flash_cuda has no ", desc.DebugString(), " (",
                        DTypeName(desc.dtype), " is not a variant it implements)"));

@@ -2,7 +2,7 @@
 // emulator: decode(q = Q[:, T−1], Kcache = K, Vcache = V) must equal row T−1 of the
 // causal forward, within the FlashAttention bound against the naive bf16/fp16 forward.
 // Caches read through strided views (K, V as slices of one [B, Tk, 2, Hkv, D] buffer);
-// Tk = 1, a partial last chunk, several chunks; GQA; D ∈ {16, 32, 64, 96, 128}.
+// Tk = 1, a partial last chunk, several chunks; GQA; D ∈ {16, 32, 64, 96, 128, 256}.
 #include <cmath>
 #include <random>
 #include <vector>
@@ -86,6 +86,7 @@ void RunDecode(const DecodeShape& s) {
     case 64: launch(std::integral_constant<int, 64>{}); break;
     case 96: launch(std::integral_constant<int, 96>{}); break;
     case 128: launch(std::integral_constant<int, 128>{}); break;
+    case 256: launch(std::integral_constant<int, 256>{}); break;
     default: FAIL() << "no decode kernel for D=" << s.D;
   }
 
@@ -110,6 +111,12 @@ TEST(FlashEmuDecodeTest, Bf16) {
 }
 
 TEST(FlashEmuDecodeTest, Fp16) { RunDecode<__half>({1, 513, 2, 2, 128}); }
+
+// D = 256: eight elements (four pairs) on each of the 32 lanes.
+TEST(FlashEmuDecodeTest, HeadDim256) {
+  RunDecode<__nv_bfloat16>({1, 300, 2, 1, 256});
+  RunDecode<__half>({2, 1, 2, 2, 256});
+}
 
 // Head dims whose rows fill part of a warp (16: 8 lanes, 32: 16) or use pairs of
 // pairs on 24 lanes (96): the idle lanes must add nothing to q·k or the output.

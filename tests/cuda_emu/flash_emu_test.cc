@@ -3,7 +3,7 @@
 // emulator (emu_intrinsics.h) and checked like the GPU parity test: against the fp64
 // CPU reference with the FlashAttention bound (max error ≤ 2× that of the naive bf16/
 // fp16 implementation, plus 4 fp32 half-ulps) and finite outputs. Shapes cover T = 1,
-// ragged last tiles, causal tiles above the diagonal, GQA, D ∈ {64, 128}, B·H > 1 and
+// ragged last tiles, causal tiles above the diagonal, GQA, D ∈ {64, 128, 256}, B·H > 1 and
 // Q/K/V strided as slices of one fused [B, T, 3, H, D] buffer.
 #include <algorithm>
 #include <cmath>
@@ -15,6 +15,7 @@
 #include "kernels/cpu/attention_naive.h"
 #include "kernels/cuda/attention/flash_host.h"
 #include "kernels/cuda/attention/flash_variants.cuh"
+#include "kernels/cuda/cuda_ops.h"
 
 namespace flashtick {
 namespace {
@@ -231,6 +232,8 @@ using FwdTraitsD64 = cuda::flash::FlashVariant<64>::Fwd;
 using BwdTraitsD64 = cuda::flash::FlashVariant<64>::Bwd;
 using FwdTraitsD128 = cuda::flash::FlashVariant<128>::Fwd;
 using BwdTraitsD128 = cuda::flash::FlashVariant<128>::Bwd;
+using FwdTraitsD256 = cuda::flash::FlashVariant<256>::Fwd;
+using BwdTraitsD256 = cuda::flash::FlashVariant<256>::Bwd;
 
 TEST(FlashEmuTest, D64Bf16Causal) {
   for (const Shape s : {Shape{1, 1, 1, 1, 64, true}, Shape{2, 37, 2, 1, 64, true}, Shape{1, 200, 1, 1, 64, true}})
@@ -289,6 +292,10 @@ TEST(FlashVariantNames, ReadOffTheLaunchedTraits) {
   EXPECT_EQ(FlashFwdVariantName(FlashFwdTileShape<128>()), "fwd_d128_m128n64w4_splitkv");
   EXPECT_EQ(FlashBwdVariantName(FlashBwdTileShape<64>()), "bwd_d64_m128n128w8");
   EXPECT_EQ(FlashBwdVariantName(FlashBwdTileShape<128>()), "bwd_d128_m64n128w8");
+  EXPECT_EQ(FlashFwdVariantName(FlashFwdTileShape<256>()), "fwd_d256_m64n64w4_splitkv");
+  EXPECT_EQ(FlashBwdVariantName(FlashBwdTileShape<256>()), "bwd_d256_m32n64w8");
+  static_assert(FwdTraitsD256::kSmemBytes <= 99 * 1024 && FwdTraitsD256::kMinBlocksPerSm == 2);
+  static_assert(BwdTraitsD256::kSmemBytes <= BwdTraitsD256::kMaxSmemSm80);
   constexpr FlashFwdTiles fwd = FwdTilesOf<FwdTraitsD128>();
   static_assert(fwd.head_dim == 128 && fwd.block_m == FwdTraitsD128::kBlockM &&
                 fwd.block_n == FwdTraitsD128::kBlockN && fwd.warps == FwdTraitsD128::kNWarps);
@@ -297,8 +304,62 @@ TEST(FlashVariantNames, ReadOffTheLaunchedTraits) {
                 bwd.block_n == BwdTraitsD64::kBlockN && bwd.warps == BwdTraitsD64::kNWarps);
 }
 
+// D = 256 runs the forward, backward and decode, not the backward-over-backward (no
+// BoB tiles for it): Supports() asks per op, the BoB launcher refuses before touching
+// memory and names the head dims it runs, and the kernel path says unsupported.
+TEST(FlashHeadDims, BobRefuses256AndSaysWhichHeadDimsItRuns) {
+  using namespace cuda::flash;
+  static_assert(FlashKernelHeadDim(256) == 256 && FlashRunsHeadDim(256));
+  static_assert(!FlashBobRunsHeadDim(256) && FlashBobRunsHeadDim(96) && FlashBobRunsHeadDim(16));
+  for (Op op : {Op::kAttentionFwd, Op::kAttentionBwd, Op::kAttentionDecode})
+    EXPECT_TRUE(FlashOpRunsHeadDim(op, 256)) << OpName(op);
+  EXPECT_FALSE(FlashOpRunsHeadDim(Op::kAttentionBwdBwd, 256));
+  EXPECT_TRUE(FlashOpRunsHeadDim(Op::kAttentionBwdBwd, 128));
+  EXPECT_FALSE(FlashOpRunsHeadDim(Op::kAttentionFwd, 24));
+
+  const TensorView x = MakeView(nullptr, DType::kBF16, DeviceKind::kCuda, {1, 8, 2, 256});
+  const TensorView stat = MakeView(nullptr, DType::kF32, DeviceKind::kCuda, {1, 2, 8});
+  const std::vector<TensorView> in = {x, x, x, x, x, stat, stat, x, x, x}, out = {x, x, x, x};
+  OpDesc desc;
+  desc.op = Op::kAttentionBwdBwd;
+  desc.dtype = DType::kBF16;
+  desc.attention.head_dim = 256;
+  cuda::CudaContext ctx;
+  ctx.sm = 90;
+  const absl::Status st = cuda::AttentionBwdBwd(desc, in, out, ctx);
+  EXPECT_EQ(st.code(), absl::StatusCode::kUnimplemented) << st;
+  EXPECT_NE(st.message().find("runs head dims 16, 32, 64, 96 and 128; got 256"), std::string::npos) << st;
+
+  EXPECT_EQ(cuda::AttentionKernelPath(desc, 256, ctx), "flash_cuda_unsupported_bwd_bwd_d256");
+  EXPECT_EQ(cuda::AttentionKernelPath(desc, 96, ctx), "flash_cuda_bwd_bwd_d128_pad96_sm90");
+  desc.op = Op::kAttentionFwd;
+  EXPECT_EQ(cuda::AttentionKernelPath(desc, 256, ctx), "flash_cuda_fwd_d256_m64n64w4_splitkv_sm90");
+  desc.op = Op::kAttentionBwd;
+  EXPECT_EQ(cuda::AttentionKernelPath(desc, 256, ctx), "flash_cuda_bwd_d256_m32n64w8_sm90");
+  EXPECT_EQ(cuda::AttentionKernelPath(desc, 96, ctx), "flash_cuda_bwd_d128_m64n128w8_pad96_sm90");
+}
+
 TEST(FlashEmuTest, D128Fp16NonCausal) {
   RunCase<FwdTraitsD128, BwdTraitsD128, __half, false>({2, 70, 1, 1, 128, false});
+}
+
+// D = 256: 64-row forward blocks copied in 4-row steps (two swizzle phases per thread,
+// CopyTileAsync), 32-row backward query blocks under 64-key CTAs. T = 1, ragged tiles
+// of both passes, causal blocks above the diagonal, GQA.
+TEST(FlashEmuTest, D256Bf16Causal) {
+  for (const Shape s : {Shape{1, 1, 1, 1, 256, true}, Shape{1, 130, 2, 1, 256, true}})
+    RunCase<FwdTraitsD256, BwdTraitsD256, __nv_bfloat16, true>(s);
+}
+
+TEST(FlashEmuTest, D256Fp16NonCausal) {
+  RunCase<FwdTraitsD256, BwdTraitsD256, __half, false>({1, 77, 2, 2, 256, false});
+}
+
+// Split-KV at D = 256: one 64-key block a split, so the splits past the diagonal of the
+// first query blocks only mark L_s = −inf, and a ragged last key block.
+TEST(FlashEmuTest, D256SplitKvForward) {
+  RunCase<FwdTraitsD256, BwdTraitsD256, __nv_bfloat16, true>({1, 150, 1, 1, 256, true}, 1);
+  RunCase<FwdTraitsD256, BwdTraitsD256, __half, false>({1, 200, 2, 1, 256, false}, 2);
 }
 
 }  // namespace

@@ -2,7 +2,7 @@
 // jax.vjp of a plain softmax attention). The CPU backend in fp64 must agree to ~1e-12
 // relative L2; the CUDA backend in bf16 and fp16 to nmse ≤ 1e-4 / 1e-5 (the parity
 // defaults). Shapes: T = 1 and 37 (ragged), causal and not, GQA, D ∈ {16, 32, 64, 96,
-// 128} (CUDA runs 64 and 128 natively, 16, 32 and 96 zero-padded on those).
+// 128, 256} (CUDA runs 64, 128 and 256 natively, 16, 32 and 96 zero-padded on those).
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -30,7 +30,7 @@ const OracleCase kCases[] = {
     {1, 1, 2, 2, 16, true},  {1, 1, 2, 1, 64, false}, {1, 37, 2, 2, 16, true},
     {1, 37, 2, 2, 16, false}, {2, 37, 4, 2, 64, true}, {1, 37, 4, 1, 64, false},
     {1, 70, 2, 2, 128, true}, {1, 70, 2, 2, 128, false}, {1, 37, 2, 1, 32, true},
-    {1, 70, 2, 2, 96, false},
+    {1, 70, 2, 2, 96, false}, {1, 70, 2, 2, 256, true}, {1, 37, 4, 2, 256, false},
 };
 
 using Tensors = std::map<std::string, std::vector<double>>;

@@ -1,7 +1,7 @@
 // Parity cases for attention forward, backward and decode (kernels/ops/attention.h).
 // Shape table: T = 1; T not a multiple of any tile (37, 129, 1000); causal tiles that
 // are fully masked above the diagonal and a ragged last tile of one row (T = 129);
-// D ∈ {16, 32, 64, 96, 128}; GQA H = 8, Hkv = 2; B·H > 1; Q/K/V as slices of a fused
+// D ∈ {16, 32, 64, 96, 128, 256}; GQA H = 8, Hkv = 2; B·H > 1; Q/K/V as slices of a fused
 // [B, T, 3, H, D] projection (NaN in the gaps); a long T = 4096 on GPU targets; one
 // head at T = 2500, where the CUDA forward splits the keys (split-KV).
 // Forward and backward also carry the FlashAttention bound against the naive
@@ -171,6 +171,12 @@ const AttnShape kShapes[] = {
     {2, 129, 4, 2, 16, true},          {1, 200, 2, 2, 32, false},
     {1, 77, 4, 4, 96, true, true},     {1, 1000, 2, 2, 16, true},
     {1, 4096, 4, 4, 32, true, false, true},
+    // D = 256 on its own tiles (flash_variants.cuh: 64×64 forward blocks, 32-row backward
+    // query blocks under 64-key CTAs): T = 1, ragged tiles, GQA, fused Q/K/V, and on the
+    // GPU a long causal row and one head at T = 2500 (split-KV).
+    {1, 1, 2, 2, 256, true},           {1, 129, 2, 2, 256, true},
+    {1, 200, 8, 2, 256, false},        {1, 77, 4, 4, 256, true, true},
+    {1, 4096, 2, 2, 256, true, false, true}, {1, 2500, 1, 1, 256, true, false, true},
 };
 
 const AttnShape kDecodeShapes[] = {
@@ -178,6 +184,7 @@ const AttnShape kDecodeShapes[] = {
     {1, 23400, 12, 12, 64, true, false, true},
     {2, 300, 4, 2, 16, true}, {1, 700, 2, 2, 32, true}, {1, 513, 2, 1, 96, true},
     {1, 23400, 4, 4, 16, true, false, true},
+    {1, 700, 2, 1, 256, true}, {1, 23400, 4, 4, 256, true, false, true},
 };
 
 }  // namespace

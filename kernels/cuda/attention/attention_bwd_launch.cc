@@ -1,7 +1,7 @@
 // Host launcher of the CUDA attention backward (Op::kAttentionBwd): validates, takes a
 // stream-ordered fp32 dQ accumulator [B, T, H, D] from the context's scratch (O(T)
 // memory), fills AttentionBwdParams and enqueues the head-dim variant
-// (attention_bwd_d{64,128}.cu: D pre-pass, dK/dV kernel with dQ atomics, dQ convert;
+// (attention_bwd_d{64,128,256}.cu: D pre-pass, dK/dV kernel with dQ atomics, dQ convert;
 // head dims 16, 32, 96 run zero-padded on those, head_dim_padding.h).
 // In: Q, K, V, O, dO, L. Out: dQ, dK, dV, Dvec (fp32 [B, H, T]).
 #include "common/status_macros.h"

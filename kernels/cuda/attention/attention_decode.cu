@@ -1,4 +1,4 @@
-// Decode instantiations (bf16/fp16 × head dim 16, 32, 64, 96, 128) of
+// Decode instantiations (bf16/fp16 × head dim 16, 32, 64, 96, 128, 256) of
 // flash_decode_kernel.cuh: decode is bandwidth-bound FMAs with no tiles, so every head
 // dim gets its own kernel rather than a padded one.
 #include "kernels/cuda/attention/flash_decode_kernel.cuh"
@@ -28,6 +28,11 @@ cudaError_t LaunchFlashDecode<64>(const AttentionDecodeParams& p, cudaStream_t s
 template <>
 cudaError_t LaunchFlashDecode<128>(const AttentionDecodeParams& p, cudaStream_t stream) {
   return RunFlashDecode<128>(p, stream);
+}
+
+template <>
+cudaError_t LaunchFlashDecode<256>(const AttentionDecodeParams& p, cudaStream_t stream) {
+  return RunFlashDecode<256>(p, stream);
 }
 
 }  // namespace flashtick::cuda::flash

@@ -1,5 +1,5 @@
 // Host launcher of the CUDA attention decode (Op::kAttentionDecode): validates
-// q [B,1,H,D] and Kcache, Vcache [B,Tk,Hkv,D] (bf16/fp16, D ∈ {16, 32, 64, 96, 128}), takes the
+// q [B,1,H,D] and Kcache, Vcache [B,Tk,Hkv,D] (bf16/fp16, D ∈ {16, 32, 64, 96, 128, 256}), takes the
 // per-chunk fp32 partials from the context's scratch (O(B·H·Tk/256·D)), and enqueues
 // the split and combine kernels (flash_decode_kernel.cuh). Out: o [B,1,H,D].
 #include "common/status_macros.h"
@@ -46,6 +46,7 @@ absl::Status AttentionDecode(const OpDesc& desc, In in, Out out, CudaContext& ct
     case 32: err = flash::LaunchFlashDecode<32>(p, ctx.stream); break;
     case 64: err = flash::LaunchFlashDecode<64>(p, ctx.stream); break;
     case 96: err = flash::LaunchFlashDecode<96>(p, ctx.stream); break;
+    case 256: err = flash::LaunchFlashDecode<256>(p, ctx.stream); break;
     default: err = flash::LaunchFlashDecode<128>(p, ctx.stream); break;
   }
   RETURN_IF_CUDA_ERROR(err);

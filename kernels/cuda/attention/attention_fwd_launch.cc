@@ -1,7 +1,7 @@
 // Host launcher of the CUDA attention forward (Op::kAttentionFwd): validates the
 // contract of kernels/ops/attention.h and the kernels' layout needs, fills
-// AttentionFwdParams and enqueues the head-dim variant (attention_fwd_d{64,128}.cu;
-// head dims 16, 32, 96 run zero-padded on those, head_dim_padding.h).
+// AttentionFwdParams and enqueues the head-dim variant (attention_fwd_d{64,128,256}.cu;
+// head dims 16, 32, 96 run zero-padded on the 64/128 ones, head_dim_padding.h).
 // In: Q [B,T,H,D], K, V [B,T,Hkv,D] (bf16/fp16). Out: O [B,T,H,D], L fp32 [B,H,T].
 // Small B·H at long T runs split-KV with fp32 partials from the context's scratch.
 #include <algorithm>

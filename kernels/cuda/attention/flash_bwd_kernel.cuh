@@ -66,7 +66,8 @@ struct FlashBwdTraits {
       4 * kBlockM * kStatBytes;
   static constexpr int kMaxSmemSm80 = 163 * 1024;  // sm_80's per-block opt-in limit
 
-  static_assert(kHeadDim == 64 || kHeadDim == 128, "instantiated for D ∈ {64, 128}");
+  static_assert(kHeadDim == 64 || kHeadDim == 128 || kHeadDim == 256,
+                "instantiated for D ∈ {64, 128, 256}");
   static_assert(kNWarps % kWarpsMSdP == 0 && kNWarps % kWarpsNdKV == 0 && kNWarps % kWarpsMdQ == 0,
                 "each GEMM's warp grid uses every warp");
   static_assert(kSdPWarpM % 16 == 0 && kSdPWarpN % 16 == 0, "S/dP warp tiles: whole m16, paired n8");

@@ -39,7 +39,8 @@ struct FlashFwdTraits {
   static constexpr int kElemBytes = 2;
   static constexpr int kSmemBytes = (TileQ::kElems + 2 * TileKV::kElems) * kElemBytes;
 
-  static_assert(kHeadDim == 64 || kHeadDim == 128, "instantiated for D ∈ {64, 128}");
+  static_assert(kHeadDim == 64 || kHeadDim == 128 || kHeadDim == 256,
+                "instantiated for D ∈ {64, 128, 256}");
   static_assert(kBlockM % (16 * kNWarps) == 0, "each warp owns whole m16 tiles of rows");
   static_assert(kBlockN % 16 == 0, "P·V steps over keys 16 at a time");
   static_assert(kNTS % 2 == 0 && kNTO % 2 == 0, "B fragments load n8 tiles in pairs");
@@ -239,7 +240,7 @@ inline constexpr int kCombineWarps = 4;
 template <typename Elem, int kHeadDim>
 __global__ void __launch_bounds__(kCombineWarps * kWarpSize)
     flash_fwd_combine_kernel(const AttentionFwdParams p) {
-  constexpr int kPer = kHeadDim / kWarpSize;  // 2 or 4 consecutive elements per lane
+  constexpr int kPer = kHeadDim / kWarpSize;  // 2, 4 or 8 consecutive elements per lane
   const int lane = threadIdx.x % kWarpSize;
   const int64_t rows = static_cast<int64_t>(p.B) * p.H * p.T;
   const int64_t row = static_cast<int64_t>(blockIdx.x) * kCombineWarps + threadIdx.x / kWarpSize;

@@ -1,5 +1,5 @@
 // Host-side checks shared by the Flash attention launchers: which variants exist
-// (bf16/fp16, D ∈ {16, 32, 64, 96, 128}; others are Unimplemented so callers and parity tests see
+// (bf16/fp16, D ∈ {16, 32, 64, 96, 128, 256}; others are Unimplemented so callers and parity tests see
 // SKIP, not a failure) and the layout the kernels assume (device pointers, 16-byte
 // aligned rows for cp.async, strides in multiples of 8 elements). Host-only.
 #pragma once
@@ -18,15 +18,35 @@ namespace flashtick::cuda::flash {
 inline constexpr double kLog2eHost = 1.4426950408889634;  // scale_log2 = scale · log2 e
 inline constexpr int kRowAlignElems = 8;                   // 16 bytes of 16-bit elements
 
-// The head dim whose kernels run a call of head dim D: D itself for 64 and 128 (the
-// forward and backward tiles are built for those), 64 for 16 and 32, 128 for 96 (run
-// zero-padded, head_dim_padding.h); 0 for a head dim the CUDA attention does not take.
-// Decode has kernels for all five (flash_decode_kernel.cuh).
+// The head dim whose kernels run a call of head dim D: D itself for 64, 128 and 256
+// (the forward and backward tiles are built for those), 64 for 16 and 32, 128 for 96
+// (run zero-padded, head_dim_padding.h); 0 for a head dim the CUDA attention does not
+// take. Decode has kernels for all six (flash_decode_kernel.cuh).
 inline constexpr int FlashKernelHeadDim(int64_t D) {
-  return D == 64 || D == 16 || D == 32 ? 64 : D == 128 || D == 96 ? 128 : 0;
+  return D == 64 || D == 16 || D == 32 ? 64 : D == 128 || D == 96 ? 128 : D == 256 ? 256 : 0;
 }
 inline constexpr bool FlashRunsHeadDim(int64_t D) { return FlashKernelHeadDim(D) != 0; }
-inline constexpr char kFlashHeadDimsText[] = "16, 32, 64, 96 and 128";
+inline constexpr char kFlashHeadDimsText[] = "16, 32, 64, 96, 128 and 256";
+
+// The backward-over-backward (bwd_bwd/) has tiles for D = 64 and 128 only: BobTraits'
+// square 64×64 tiles put pass 1 at 145 KB of shared memory and 128 accumulator
+// registers a thread at D = 128, and D = 256 doubles both, past sm_80's 163 KB and the
+// register file. So BoB takes the head dims that run on those kernels: FlashRunsHeadDim
+// without 256. Supports() and the BoB launcher ask this, not FlashRunsHeadDim.
+inline constexpr bool FlashBobRunsHeadDim(int64_t D) {
+  const int kd = FlashKernelHeadDim(D);
+  return kd == 64 || kd == 128;
+}
+inline constexpr char kFlashBobHeadDimsText[] = "16, 32, 64, 96 and 128";
+
+// Whether the CUDA backend runs `op` at head dim D (0: the caller did not say), and the
+// head dims it runs for the op, for refusal messages.
+inline constexpr bool FlashOpRunsHeadDim(Op op, int64_t D) {
+  return D == 0 || (op == Op::kAttentionBwdBwd ? FlashBobRunsHeadDim(D) : FlashRunsHeadDim(D));
+}
+inline constexpr const char* FlashOpHeadDimsText(Op op) {
+  return op == Op::kAttentionBwdBwd ? kFlashBobHeadDimsText : kFlashHeadDimsText;
+}
 
 inline absl::Status CheckFlashVariant(const char* op, const AttentionShape& s, DType dtype) {
   if (dtype != DType::kBF16 && dtype != DType::kF16)

@@ -83,7 +83,7 @@ struct AttentionDecodeParams {
   DType dtype = DType::kBF16;
 };
 
-// Head dim 64 and 128 variants (attention_{fwd,bwd}_d{64,128}.cu, attention_decode.cu).
+// Head dim 64, 128 and 256 variants (attention_{fwd,bwd}_d{64,128,256}.cu, attention_decode.cu).
 template <int kHeadDim>
 cudaError_t LaunchFlashFwd(const AttentionFwdParams& p, cudaStream_t stream);
 template <int kHeadDim>

@@ -66,17 +66,25 @@ __device__ __forceinline__ void CopyTileAsync(Elem* smem, const Elem* gmem, int6
                                               int valid_rows, int tid) {
   static_assert(kThreads % Tile::kChunks == 0, "a thread keeps one chunk column");
   constexpr int kRowStep = kThreads / Tile::kChunks;
-  static_assert(kRowStep % Tile::kSwizzleRows == 0, "row steps keep the swizzle phase");
-  static_assert(Tile::kRows % kRowStep == 0, "every thread copies the same number of chunks");
+  // A row step of 8 rows keeps the swizzle phase (row mod 8), so one destination offset
+  // serves every step. A smaller step (4 rows: 128 threads on 256-wide rows, the d = 256
+  // forward) cycles through kPhases phases: one offset per phase, each advanced by
+  // kPhases row steps.
+  static_assert(kRowStep % Tile::kSwizzleRows == 0 || Tile::kSwizzleRows % kRowStep == 0,
+                "row steps cycle through whole swizzle phases");
+  constexpr int kPhases = kRowStep % Tile::kSwizzleRows == 0 ? 1 : Tile::kSwizzleRows / kRowStep;
+  static_assert(Tile::kRows % (kRowStep * kPhases) == 0, "every thread copies the same number of chunks");
   const int row0 = tid / Tile::kChunks;
   const int col = (tid % Tile::kChunks) * Tile::kChunkElems;
-  Elem* dst = smem + Tile::Offset(row0, col);
+  Elem* dst[kPhases];
+#pragma unroll
+  for (int j = 0; j < kPhases; ++j) dst[j] = smem + Tile::Offset(row0 + j * kRowStep, col);
   const Elem* src = gmem + row0 * row_stride + col;
   const int64_t src_step = kRowStep * row_stride;
 #pragma unroll
   for (int i = 0; i < Tile::kRows / kRowStep; ++i) {
     const bool valid = row0 + i * kRowStep < valid_rows;
-    CpAsync16(dst + i * kRowStep * Tile::kCols, valid ? src : gmem, valid);
+    CpAsync16(dst[i % kPhases] + (i / kPhases) * kPhases * kRowStep * Tile::kCols, valid ? src : gmem, valid);
     src += src_step;
   }
 }

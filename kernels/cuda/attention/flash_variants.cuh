@@ -1,5 +1,5 @@
 // The compiled Flash attention variants: one traits choice per (pass, head dim), each
-// with the reason for its tiles. attention_{fwd,bwd}_d{64,128}.cu instantiate them for
+// with the reason for its tiles. attention_{fwd,bwd}_d{64,128,256}.cu instantiate them for
 // bf16/fp16 × causal/non-causal, with the shapes KernelPath names them by;
 // tests/cuda_emu runs the same traits on the CPU.
 #pragma once
@@ -19,6 +19,14 @@ using FwdTraitsD64 = FlashFwdTraits</*kHeadDim=*/64, /*kBlockM=*/128, /*kBlockN=
 // accumulator. 64 KB of shared memory, two CTAs per SM.
 using FwdTraitsD128 = FlashFwdTraits</*kHeadDim=*/128, /*kBlockM=*/128, /*kBlockN=*/64, /*kNWarps=*/4>;
 
+// d = 256 forward: 64×64 tiles, 4 warps (16 query rows per warp): FA2's choice for
+// H100 (run_mha_fwd_hdim256: "64 x 64 (96KB smem) since then we can get 2 CTAs per
+// SM"; A100 gets 128×64 with 8 warps at one CTA per SM). Q 32 KB + K, V 32 KB each =
+// 96 KB of shared memory keeps two CTAs per SM (FlashFwdTraits' 99 KB bound); the O
+// accumulator is 16 rows × 256 per warp = 128 fp32 registers per thread, S 32 beside
+// it. Not yet measured on the GPU.
+using FwdTraitsD256 = FlashFwdTraits</*kHeadDim=*/256, /*kBlockM=*/64, /*kBlockN=*/64, /*kNWarps=*/4>;
+
 // d = 64 backward: 128 keys per CTA, 128-row query blocks, 8 warps: S/dP on a 4×2 warp
 // grid (32×64 per warp: half the rows per thread of 2×4, so fewer registers for the A
 // fragments and the rows' L and D), dK/dV on 4×2 (32×32), dQ on 4×2 (32×32); 162 KB
@@ -36,10 +44,20 @@ using BwdTraitsD64 = FlashBwdTraits</*kHeadDim=*/64, /*kBlockM=*/128, /*kBlockN=
 using BwdTraitsD128 = FlashBwdTraits</*kHeadDim=*/128, /*kBlockM=*/64, /*kBlockN=*/128, /*kNWarps=*/8,
                                      /*kWarpsMSdP=*/2, /*kWarpsNdKV=*/4, /*kWarpsMdQ=*/2>;
 
+// d = 256 backward: 64 keys per CTA, 32-row query blocks, 8 warps: S/dP 2×4 (16×16 per
+// warp), dK/dV 4×2 (16×128: 128 accumulator registers for the pair, as d = 128), dQ
+// 2×4 (16×64); 4·32·256 (Q, dO double-buffered) + 2·64·256 (K, V) + 2·32·64 (P, dS)
+// 16-bit elements + the L, D rows = 136.5 KB of shared memory, one CTA per SM. FA2
+// runs d = 256 with 64×64 blocks (run_mha_bwd_hdim256: 176 KB a CTA on H100, 144 KB
+// with V in registers on A100); with our double-buffered Q/dO 64×64 needs 208 KB, over
+// sm_80's 163 KB, so the query block halves. Not yet measured on the GPU.
+using BwdTraitsD256 = FlashBwdTraits</*kHeadDim=*/256, /*kBlockM=*/32, /*kBlockN=*/64, /*kNWarps=*/8,
+                                     /*kWarpsMSdP=*/2, /*kWarpsNdKV=*/4, /*kWarpsMdQ=*/2>;
+
 // The traits each head dim's launchers run: the one place a variant is chosen. The
 // launchers (LaunchFlashFwd/Bwd) and the shapes the host reads (FlashFwdTileShape /
 // FlashBwdTileShape, hence the kernel-path names) are both defined below from these
-// aliases and instantiated together in attention_{fwd,bwd}_d{64,128}.cu, so a name
+// aliases and instantiated together in attention_{fwd,bwd}_d{64,128,256}.cu, so a name
 // cannot describe other tiles than the ones launched.
 template <int kHeadDim>
 struct FlashVariant;
@@ -52,6 +70,11 @@ template <>
 struct FlashVariant<128> {
   using Fwd = FwdTraitsD128;
   using Bwd = BwdTraitsD128;
+};
+template <>
+struct FlashVariant<256> {
+  using Fwd = FwdTraitsD256;
+  using Bwd = BwdTraitsD256;
 };
 
 // The host's view of one traits choice. split_kv: RunFlashFwd has the split kernel and

@@ -8,6 +8,7 @@
 // FlashBwdTileShape: flash_variants.cuh), and the padding from FlashKernelHeadDim, the
 // function the launchers pad by; nothing here is written by hand.
 #include "absl/strings/str_cat.h"
+#include "kernels/common/dispatch.h"
 #include "kernels/cuda/attention/flash_host.h"
 #include "kernels/cuda/attention/flash_params.h"
 #include "kernels/cuda/cuda_ops.h"
@@ -20,19 +21,19 @@ std::string AttentionKernelPath(const OpDesc& desc, int head_dim, const CudaCont
   const int kernel_d = flash::FlashKernelHeadDim(head_dim);
   if (kernel_d == 0) return absl::StrCat("flash_cuda_unsupported_d", head_dim);
   const std::string sm = absl::StrCat(kernel_d == head_dim ? "" : absl::StrCat("_pad", head_dim), "_sm", ctx.sm);
-  const bool d64 = kernel_d == 64;
   switch (desc.op) {
     case Op::kAttentionFwd:
       return absl::StrCat("flash_cuda_",
-                          flash::FlashFwdVariantName(d64 ? flash::FlashFwdTileShape<64>()
-                                                         : flash::FlashFwdTileShape<128>()),
+                          flash::FlashFwdVariantName(HEADDIM_SWITCH(
+                              kernel_d, kD, [] { return flash::FlashFwdTileShape<kD>(); })),
                           sm);
     case Op::kAttentionBwd:
       return absl::StrCat("flash_cuda_",
-                          flash::FlashBwdVariantName(d64 ? flash::FlashBwdTileShape<64>()
-                                                         : flash::FlashBwdTileShape<128>()),
+                          flash::FlashBwdVariantName(HEADDIM_SWITCH(
+                              kernel_d, kD, [] { return flash::FlashBwdTileShape<kD>(); })),
                           sm);
     case Op::kAttentionBwdBwd:
+      if (!flash::FlashBobRunsHeadDim(head_dim)) return absl::StrCat("flash_cuda_unsupported_bwd_bwd_d", head_dim);
       return absl::StrCat("flash_cuda_bwd_bwd_d", kernel_d, sm);
     case Op::kAttentionDecode:
       return absl::StrCat("flash_cuda_decode_d", head_dim, "_split", flash::kFlashDecodeChunk, "_sm", ctx.sm);
