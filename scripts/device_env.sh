@@ -11,3 +11,14 @@ fi
 if [ -d .carry/lib ]; then
   export LD_LIBRARY_PATH=$PWD/.carry/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 fi
+# Puts the lib folder of the cuDNN wheel beside PyTorch (the one bench/scripts/gpu_cudnn.sh
+# builds against) on LD_LIBRARY_PATH, for binaries built with the cuDNN backend; nothing
+# when there is no such wheel.
+use_cudnn_wheel_libs() {
+  local site lib
+  site=$(python3 -c 'import site; print(site.getsitepackages()[0])' 2> /dev/null) || return 0
+  lib=$(find "$site/nvidia" -name libcudnn.so.9 2> /dev/null | head -1)
+  [ -n "$lib" ] || return 0
+  lib=$(dirname "$lib")
+  export LD_LIBRARY_PATH=$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+}

@@ -25,9 +25,7 @@ summary="$out/head_dims_summary.txt"
 note() { echo "$*" | tee -a "$summary"; }
 note "== gpu_head_dims.sh $(date -u +%FT%TZ) commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
 export FLASHTICK_ATTENTION_CACHE=off
-# libcudnn beside PyTorch, as gpu_cudnn.sh finds it.
-cudnn_dir=$(dirname "$(find "$(python3 -c 'import site;print(site.getsitepackages()[0])')/nvidia" -name libcudnn.so.9 2>/dev/null | head -1)" 2>/dev/null)
-[ -n "$cudnn_dir" ] && export LD_LIBRARY_PATH=$cudnn_dir:${LD_LIBRARY_PATH:-}
+use_cudnn_wheel_libs  # scripts/device_env.sh
 
 if [[ " $stages " == *" build "* ]]; then
   CUDNN_TARGETS="parity_test attention_oracle_test cuda_model_test bench_attention flashtick_sweep" \

@@ -10,14 +10,13 @@
 # there. Every limit comes from one deadline (RACE_BUDGET seconds, default 570).
 # Usage (repository root): OUT=dir bench/scripts/gpu_optimizer_race.sh CONFIG...
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 source scripts/device_env.sh
 out=${OUT:?set OUT to the results folder}
 deadline=$(( $(date +%s) + ${RACE_BUDGET:-570} ))
 left() { echo $(( deadline - $(date +%s) )); }
 build=build/gpu-kernels
-cudnn_dir=$(dirname "$(find "$(python3 -c 'import site;print(site.getsitepackages()[0])')/nvidia" -name libcudnn.so.9 2>/dev/null | head -1)" 2>/dev/null)
-[ -n "$cudnn_dir" ] && export LD_LIBRARY_PATH=$cudnn_dir:${LD_LIBRARY_PATH:-}
+use_cudnn_wheel_libs  # scripts/device_env.sh
 if [ ! -x $build/bench/sweep/flashtick_sweep ]; then
   CUDNN_TARGETS="flashtick_sweep train_step_bench" CUDNN_DEADLINE=$(( $(left) - 60 )) OUT=$out \
     bench/scripts/gpu_cudnn.sh build > $out/build.log 2>&1 || { tail -20 $out/build.log; exit 1; }

@@ -11,9 +11,7 @@ source scripts/device_env.sh
 deadline=$(( $(date +%s) + ${SCREEN_BUDGET:-570} ))
 left() { echo $(( deadline - $(date +%s) )); }
 build=build/gpu-kernels
-# libcudnn beside PyTorch, as gpu_cudnn.sh finds it.
-cudnn_dir=$(dirname "$(find "$(python3 -c 'import site;print(site.getsitepackages()[0])')/nvidia" -name libcudnn.so.9 2>/dev/null | head -1)" 2>/dev/null)
-[ -n "$cudnn_dir" ] && export LD_LIBRARY_PATH=$cudnn_dir:${LD_LIBRARY_PATH:-}
+use_cudnn_wheel_libs  # scripts/device_env.sh
 if [ ! -x $build/bench/sweep/flashtick_sweep ]; then
   CUDNN_TARGETS="flashtick_sweep train_step_bench" CUDNN_DEADLINE=$(( $(left) - 60 )) OUT=$OUT \
     bench/scripts/gpu_cudnn.sh build > $OUT/build.log 2>&1 || { tail -20 $OUT/build.log; exit 1; }
