@@ -22,13 +22,23 @@ namespace {
 // trade the events only), cost 0.5 bp, AdamW without weight decay.
 //   demo     the go-marker demo's scale (a minute or two an arm on 2 cores), 16 keys;
 //            one seed, for CI's time
-//   planted  5 events a family a day: with the key window (32,768) longer than a day
-//            a key names about one event in 1.4 days, so 32 keys are needed (16 hold
-//            3 a family); 100 training days (96 after 4 held out for early stopping),
-//            40 first-fold epochs (~1,400 steps of 65,536 tokens) capped at 60 s of
-//            training an arm, three arms side by side on the GPU; width 128 with 2
-//            heads of D = 64 (the CUDA kernels' D) and RoPE θ 10⁶ (θ 10⁷ and 10⁹
-//            learned less on the H200, head dim 128 nothing)
+//   planted  the design that passed on the H200 (docs/sweeps/keyed.md, eleventh
+//            session; report docs/sweeps/planted_lags2_keystep1_t60-h200/):
+//            - 5 events a family a day; with the key window (32,768) longer than a day a
+//              key names about one event in 1.4 days, so 32 keys are needed, one
+//              spread apart (key spread step 1.0): at half a spread, 21 keys live in a
+//              window of 32 levels and the N = 32,768 arm learned lag 10,000 in about
+//              half the seeds; a whole spread apart, in 3 of 3;
+//            - lags 200 / 2,000 / 10,000: the shortest arm (N = 512) sees a lag-L cue
+//              from a fraction (N − L)/N of its training positions; at L = 400 (22 %)
+//              it learned the lag in 1 of 3 seeds within the budget, so L = 200 (61 %);
+//            - 4 layers, width 128, 2 heads of D = 64 (the CUDA kernels' D), RoPE θ 10⁶,
+//              Fourier features of the inputs (docs/model.md);
+//            - 160 days: 100 to train the first fold (4 held out for early stopping
+//              on the call steps), 60 test days in folds of 3; 115 first-fold epochs
+//              (about 4,000 steps of 65,536 tokens) capped at 240 s of training an
+//              arm, no early stop before step 4,000; three arms side by side on the
+//              GPU, about 9 minutes for the sweep.
 struct KeyedScale {
   const char* contexts;
   const char* seeds;
@@ -36,22 +46,28 @@ struct KeyedScale {
   const char* lags;
   const char* events_per_day;
   int keys;
-  int days, train_days;
-  int width, heads;
+  double key_spread_step;
+  int data_seed, days, train_days, test_days;
+  int width, heads, layers;
+  bool fourier;  // Fourier features of the inputs, periods 2, 4, ..., 128 (docs/model.md)
   double rope_theta, learning_rate, first_fold_epochs, max_train_seconds;
   int validation_days;
-  int64_t validate_every_steps;
+  int64_t validate_every_steps, early_stop_min_steps;
+  const char* validate_on;
   int max_parallel_arms, arms_per_gpu;
   const char* device;
 };
 
 std::string Keyed(const char* name, const char* generator, const KeyedScale& s) {
+  const std::string fourier =
+      s.fourier ? R"(, "fourier_feature": 1, "fourier_periods": [2, 4, 8, 16, 32, 64, 128])" : "";
   return absl::StrCat(R"({
   "name": ")", name, R"(",
   "contexts": )", s.contexts, R"(,
   "seeds": )", s.seeds, R"(,
-  "model": {"width": )", s.width, R"(, "layers": 2, "heads": )", s.heads, R"(, "kv_heads": )",
-                      s.heads, R"(, "mlp_ratio": 2, "rope_theta": )", s.rope_theta, R"(},
+  "model": {"width": )", s.width, R"(, "layers": )", s.layers, R"(, "heads": )", s.heads,
+                      R"(, "kv_heads": )", s.heads, R"(, "mlp_ratio": 2, "rope_theta": )",
+                      s.rope_theta, fourier, R"(},
   "optimizer": {"name": "adamw", "learning_rate": )", s.learning_rate, R"(, "warmup_steps": 20,
                 "min_lr_ratio": 0.1, "grad_clip_norm": 1.0, "weight_decay": 0.0,
                 "tokens_per_step": )", s.tokens_per_step, R"(},
@@ -59,13 +75,18 @@ std::string Keyed(const char* name, const char* generator, const KeyedScale& s) 
                "min_steps_per_fold": 2, "checkpoint_every_steps": 100,
                "validation_days": )", s.validation_days, R"(, "validate_every_steps": )",
                       s.validate_every_steps, R"(, "validation_batches": 4, "patience": 8,
+               "early_stop_min_steps": )", s.early_stop_min_steps, R"(,
+               "validate_on": ")", s.validate_on, R"(",
                "max_train_seconds": )", s.max_train_seconds, R"(},
-  "data": {"synthetic": {"generator": ")", generator, R"(", "seed": 7, "days": )", s.days, R"(,
+  "data": {"synthetic": {"generator": ")", generator, R"(", "seed": )", s.data_seed,
+                         R"(, "days": )", s.days, R"(,
                          "steps_per_day": )", s.steps_per_day, R"(, "lags": )", s.lags, R"(,
                          "events_per_day": )", s.events_per_day, R"(, "keys": )", s.keys, R"(,
+                         "key_spread_step": )", s.key_spread_step, R"(,
                          "sigma_bps": 0.5, "drift_bps": 2.0}},
   "labels": {"horizon": 4, "alpha_bps": 3.0},
-  "walk_forward": {"mode": "expanding", "train_days": )", s.train_days, R"(, "test_days": 1},
+  "walk_forward": {"mode": "expanding", "train_days": )", s.train_days, R"(, "test_days": )",
+                      s.test_days, R"(},
   "cost_bps": 0.5,
   "gates": {"min_dsr": 0.95, "max_pbo": 0.10, "pbo_blocks": 16, "best_by": "sharpe"},
   "precision_check": {"enabled": true, "max_windows": 2},
@@ -75,12 +96,23 @@ std::string Keyed(const char* name, const char* generator, const KeyedScale& s) 
 })");
 }
 
-//                       contexts          seeds      day    tokens lags            events/day
-constexpr KeyedScale kKeyedDemo = {"[16, 32, 64]", "[1]", 2048, 1024, "[10, 24, 48]", "[40, 40, 40]",
-                                   16, 24, 4, 32, 4, 10000.0, 0.01, 120, 0, 0, 50, 1, 1, "cpu"};
-constexpr KeyedScale kKeyedFull = {"[512, 4096, 32768]", "[1, 2, 3]", 23400, 65536,
-                                   "[300, 3000, 15000]", "[5, 5, 5]", 32, 120, 100, 128, 2, 1.0e6,
-                                   0.003, 40, 60, 4, 25, 3, 3, "auto"};
+constexpr KeyedScale kKeyedDemo = {
+    .contexts = "[16, 32, 64]", .seeds = "[1]", .steps_per_day = 2048, .tokens_per_step = 1024,
+    .lags = "[10, 24, 48]", .events_per_day = "[40, 40, 40]", .keys = 16,
+    .key_spread_step = 0.5, .data_seed = 7, .days = 24, .train_days = 4, .test_days = 1,
+    .width = 32, .heads = 4, .layers = 2, .fourier = false, .rope_theta = 10000.0,
+    .learning_rate = 0.01, .first_fold_epochs = 120, .max_train_seconds = 0,
+    .validation_days = 0, .validate_every_steps = 50, .early_stop_min_steps = 0,
+    .validate_on = "all", .max_parallel_arms = 1, .arms_per_gpu = 1, .device = "cpu"};
+constexpr KeyedScale kKeyedFull = {
+    .contexts = "[512, 4096, 32768]", .seeds = "[4, 5, 6]", .steps_per_day = 23400,
+    .tokens_per_step = 65536, .lags = "[200, 2000, 10000]", .events_per_day = "[5, 5, 5]",
+    .keys = 32, .key_spread_step = 1.0, .data_seed = 11, .days = 160, .train_days = 100,
+    .test_days = 3, .width = 128, .heads = 2, .layers = 4, .fourier = true,
+    .rope_theta = 1.0e6, .learning_rate = 0.003, .first_fold_epochs = 115,
+    .max_train_seconds = 240, .validation_days = 4, .validate_every_steps = 25,
+    .early_stop_min_steps = 4000, .validate_on = "calls", .max_parallel_arms = 3,
+    .arms_per_gpu = 3, .device = "auto"};
 
 std::string Demo(const char* name, const char* generator) {
   return absl::StrCat(R"({

@@ -6,8 +6,9 @@
 //   demo_null    the same on the null twin (move sign independent of the cue);
 //                every arm should fail
 //   planted      the full-scale sweep for one GPU: N ∈ {512, 4,096, 32,768} × 3
-//                seeds on 23,400-step keyed-cue days with lags 300 / 3,000 / 15,000
-//                (docs/sweeps/keyed.md: the H200 runs)
+//                seeds on 23,400-step keyed-cue days with lags 200 / 2,000 / 10,000,
+//                keys a whole spread apart, four layers (docs/sweeps/keyed.md: the
+//                H200 runs; run 11 passed with lag 400 in place of 200)
 //   planted_null its null twin
 //   demo_go, demo_go_null, planted_go, planted_go_null, planted_small(_null)
 //                the same sweeps on the earlier go-marker generator

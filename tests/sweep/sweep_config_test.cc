@@ -58,7 +58,14 @@ TEST(SweepConfig, PresetsParseAndRoundTrip) {
   auto planted = ParseSweepConfig(*SweepPresetJson("planted"));
   ASSERT_TRUE(planted.ok()) << planted.status();
   EXPECT_EQ(planted->contexts, (std::vector<int64_t>{512, 4096, 32768}));
-  EXPECT_EQ(planted->data.synthetic.lags, (std::vector<int64_t>{300, 3000, 15000}));
+  EXPECT_EQ(planted->data.synthetic.lags, (std::vector<int64_t>{200, 2000, 10000}));
+  // The design that passed on the H200 (docs/sweeps/keyed.md, eleventh session): keys a
+  // whole spread apart, four layers, Fourier inputs, 60 test days.
+  EXPECT_EQ(planted->data.synthetic.key_spread_step, 1.0);
+  EXPECT_EQ(planted->model.layers, 4);
+  EXPECT_EQ(planted->model.fourier_feature, 1);
+  EXPECT_EQ(planted->data.synthetic.days - planted->walk_forward.train_days, 60);
+  EXPECT_EQ(planted->training.validate_on, ValidateOn::kCalls);
   EXPECT_EQ(planted->data.synthetic.steps_per_day, 23400);
   EXPECT_EQ(planted->data.synthetic.generator, "planted_cue_keyed");
   EXPECT_EQ(planted->seeds.size(), 3u);
