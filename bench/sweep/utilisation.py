@@ -10,7 +10,29 @@ figure to hold against the bench."""
 import glob
 import json
 import os
+import re
 import sys
+
+
+def compact_stop_reason(reason):
+    """Consecutive folds with the same stop words as one entry ("folds 1–19 ... each"), as
+    the report does (research/report/stop_reason_text.h)."""
+    out, run = [], None  # run: [first fold, last fold, words]
+    def flush():
+        if run:
+            out.append("fold %d %s" % (run[0], run[2]) if run[0] == run[1] else
+                       "folds %d–%d %s" % (run[0], run[1], re.sub(r" steps\)$", " steps each)", run[2])))
+    for part in [p for p in reason.split("; ") if p]:
+        m = re.match(r"fold (\d+) (.+)$", part)
+        if m and run and int(m.group(1)) == run[1] + 1 and m.group(2) == run[2]:
+            run[1] += 1
+            continue
+        flush()
+        run = [int(m.group(1)), int(m.group(1)), m.group(2)] if m else None
+        if not m:
+            out.append(part)
+    flush()
+    return "; ".join(out)
 
 
 def main(results, sweep):
@@ -41,7 +63,7 @@ def main(results, sweep):
             a["arm_id"], n, max(1, tokens // n), tps, "%.0f" % ref if ref else "n/a", ratio,
             "%.2f" % (secs / (a["tokens"] / max(1, a["train_samples"])))
             if a["tokens"] else "n/a",
-            a.get("peak_memory_bytes", 0) / 2**20, a.get("stop_reason", "") or "no"))
+            a.get("peak_memory_bytes", 0) / 2**20, compact_stop_reason(a.get("stop_reason", "")) or "no"))
     smi = os.path.join(results, "nvidia_smi.csv")
     if os.path.exists(smi):
         util = []

@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "research/report/stop_reason_text.h"
 
 namespace flashtick {
 namespace {
@@ -167,7 +168,7 @@ void Arms(const json& r, std::string* md) {
   std::string stops;
   for (const json& a : arms) {
     if (!S(a, "stop_reason").empty()) {
-      absl::StrAppend(&stops, "- ", S(a, "arm_id"), ": ", S(a, "stop_reason"), "\n");
+      absl::StrAppend(&stops, "- ", S(a, "arm_id"), ": ", CompactStopReason(S(a, "stop_reason")), "\n");
     }
   }
   if (!stops.empty()) absl::StrAppend(md, "Training that stopped before its planned steps:\n\n",
