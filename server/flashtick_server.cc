@@ -70,9 +70,10 @@ absl::StatusOr<std::unique_ptr<FlashtickServer>> FlashtickServer::Start(
   ASSIGN_OR_RETURN(server->backend_, CreateBackend(options.device, backend_options));
   LogInfo(absl::StrCat("backend ", server->backend_->name(), " (--device ", options.device, ")"));
   ASSIGN_OR_RETURN(server->repository_,
-                   ModelRepository::Load(options.model_repository, server->backend_.get()));
+                   ModelRepository::Load(options.model_repository, server->backend_.get(),
+                                         options.max_loaded_models));
   server->metrics_ = std::make_unique<Metrics>();
-  for (const ModelEntry* entry : server->repository_->Entries()) {
+  for (const ModelEntryPtr& entry : server->repository_->Entries()) {
     if (!entry->unavailable_reason.empty()) continue;  // refused at load: not served
     server->metrics_->SetModelInfo(entry->name, entry->version_string(), entry->kernel_path,
                                    entry->device);
@@ -160,8 +161,9 @@ absl::Status FlashtickServer::StartExperiments() {
 }
 
 absl::Status FlashtickServer::StartGrpc() {
-  inference_service_ =
-      std::make_unique<InferenceService>(core_.get(), queue_.get(), metrics_.get(), &ready_);
+  model_control_ = std::make_unique<ModelControl>(repository_.get(), metrics_.get());
+  inference_service_ = std::make_unique<InferenceService>(core_.get(), queue_.get(), metrics_.get(),
+                                                          &ready_, model_control_.get());
   StreamLimits limits;
   limits.max_streams = options_.max_streams;
   limits.max_streams_per_client = options_.max_streams_per_client;

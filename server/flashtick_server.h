@@ -56,6 +56,7 @@ class FlashtickServer {
 
   int grpc_port() const { return grpc_port_; }
   int metrics_port() const { return metrics_port_; }  // -1 when disabled
+  // Changes at run time (RepositoryModelLoad / Unload); lookups are thread-safe.
   const ModelRepository& repository() const { return *repository_; }
   // The gRPC port's connection cap; null when not installed (e.g. a unix socket).
   ConnectionGate* connection_gate() const { return connection_gate_.get(); }
@@ -77,6 +78,7 @@ class FlashtickServer {
   std::shared_ptr<BackendMemoryCollector> memory_collector_;
   std::unique_ptr<WorkQueue> queue_;
   std::unique_ptr<InferenceCore> core_;
+  std::unique_ptr<ModelControl> model_control_;  // RepositoryModelLoad / Unload
   std::unique_ptr<InferenceService> inference_service_;
   std::unique_ptr<ClientNamer> client_namer_;  // names callers for per-client limits
   std::unique_ptr<StreamAdmission> stream_admission_;  // outlives the streams' reactors

@@ -7,13 +7,20 @@
 // GPU does not run) is refused apart: it stays listed as UNAVAILABLE with the reason
 // (log, RepositoryIndex, ModelReady false, FAILED_PRECONDITION on every call), its
 // weights are dropped, and the other models serve.
-// Immutable after Load, so lookups need no lock. An empty requested version
-// means the highest loaded version, as in Triton's "latest" policy.
+// Changeable at run time (RepositoryModelLoad / Unload) without a lock on the
+// request path: the served models are an immutable snapshot that writers replace
+// whole (copy, change, publish) one at a time. Lookups hand out shared_ptrs to
+// entries, so a request or an open stream keeps the version it started with (and
+// its weights) until it lets go, even after that version is unloaded or replaced.
+// An empty requested version means the highest loaded version, as in Triton's
+// "latest" policy.
 #pragma once
 
 #include <cstdint>
+#include <atomic>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -41,14 +48,27 @@ struct ModelEntry {
   std::string version_string() const { return std::to_string(version); }
 };
 
+using ModelEntryPtr = std::shared_ptr<const ModelEntry>;
+
+// What a load or unload changed: the entries that stopped being served and the
+// ones that started (the metrics follow both).
+struct ModelSwap {
+  std::vector<ModelEntryPtr> removed;
+  std::vector<ModelEntryPtr> added;
+};
+
 class ModelRepository {
  public:
   // Scans `root` and loads every <name>/<version> onto `backend` (not owned, must
   // outlive the repository). Non-numeric entries under a model are skipped with a
   // warning, as Triton does; a model with no version directory is an error.
+  // max_models: most models (names) served at once, 0 = no limit; a repository
+  // holding more fails to load, naming the flag.
   static absl::StatusOr<std::unique_ptr<ModelRepository>> Load(const std::string& root,
-                                                               Backend* backend);
-  // A repository over given entries (tests, embedded use).
+                                                               Backend* backend,
+                                                               int max_models = 0);
+  // A repository over given entries (tests, embedded use). LoadModel answers
+  // FAILED_PRECONDITION on it: it has no root to load from.
   static absl::StatusOr<std::unique_ptr<ModelRepository>> FromEntries(
       std::vector<std::unique_ptr<ModelEntry>> entries);
 
@@ -56,18 +76,39 @@ class ModelRepository {
   // or a version that is not a positive integer, FAILED_PRECONDITION (with the reason)
   // for a version refused at load. An empty version is the highest one that serves.
   // Messages list what exists.
-  absl::StatusOr<const ModelEntry*> Find(absl::string_view name, absl::string_view version) const;
+  absl::StatusOr<ModelEntryPtr> Find(absl::string_view name, absl::string_view version) const;
 
   std::vector<std::string> ModelNames() const;
   // Loaded versions of `name`, ascending; empty when unknown.
   std::vector<std::string> Versions(absl::string_view name) const;
   // Every entry, refused ones included (RepositoryIndex lists them with their reason).
-  std::vector<const ModelEntry*> Entries() const;
+  std::vector<ModelEntryPtr> Entries() const;
+
+  // (Re)loads <root>/<name>/ the way Load does at startup and replaces every version
+  // of `name` at once. On any error nothing served changes. INVALID_ARGUMENT for a
+  // name that is not one directory right under the root; NOT_FOUND when that
+  // directory is missing; RESOURCE_EXHAUSTED when a new name would pass max_models;
+  // otherwise the load's own error. Loads and unloads run one at a time.
+  absl::StatusOr<ModelSwap> LoadModel(absl::string_view name);
+  // Stops serving every version of `name`; NOT_FOUND when it is not loaded. Holders
+  // of its entries keep them until they let go.
+  absl::StatusOr<ModelSwap> UnloadModel(absl::string_view name);
 
  private:
+  // name -> version -> entry; never changed once published.
+  using Models = std::map<std::string, std::map<int64_t, ModelEntryPtr>, std::less<>>;
+
   ModelRepository() = default;
-  // name -> version -> entry
-  std::map<std::string, std::map<int64_t, std::unique_ptr<ModelEntry>>, std::less<>> models_;
+  std::shared_ptr<const Models> snapshot() const { return models_.load(); }
+  static absl::StatusOr<ModelEntryPtr> FindIn(const Models& models, absl::string_view name,
+                                              absl::string_view version);
+
+  std::string root_;           // "" for FromEntries
+  Backend* backend_ = nullptr;
+  int max_models_ = 0;
+  std::mutex writer_mu_;       // one LoadModel / UnloadModel at a time
+  // Readers load it without a lock (std::atomic<std::shared_ptr>, C++20).
+  std::atomic<std::shared_ptr<const Models>> models_{std::make_shared<const Models>()};
 };
 
 }  // namespace flashtick

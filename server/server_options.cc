@@ -31,6 +31,10 @@ void AddServerFlags(CLI::App* app, ServerOptions* o) {
   app->add_option("--max-message-bytes", o->max_message_bytes,
                   "largest gRPC message sent or received (a 23,400-step day is ~0.56 MB per row)")
       ->capture_default_str();
+  app->add_option("--max-loaded-models", o->max_loaded_models,
+                  "models served at once (startup and RepositoryModelLoad); "
+                  "one more is RESOURCE_EXHAUSTED; 0: no limit")
+      ->capture_default_str();
   app->add_option("--workers", o->workers, "inference worker threads")->capture_default_str();
   app->add_option("--max-queue", o->max_queue,
                   "inference requests queued before RESOURCE_EXHAUSTED")
@@ -150,6 +154,9 @@ absl::Status ServerOptions::Validate() const {
     return absl::InvalidArgumentError(
         absl::StrCat("--max-message-bytes must be between 1 MiB and ", INT_MAX,
                      " (gRPC's limit is an int)"));
+  }
+  if (max_loaded_models < 0) {
+    return absl::InvalidArgumentError("--max-loaded-models must be ≥ 0 (0: no limit)");
   }
   if (workers < 1) return absl::InvalidArgumentError("--workers must be ≥ 1");
   if (max_queue < 1) return absl::InvalidArgumentError("--max-queue must be ≥ 1");

@@ -22,6 +22,9 @@ struct ServerOptions {
   int metrics_threads = 8;                    // civetweb workers serving /metrics
   double metrics_request_timeout_seconds = 5; // a scraper silent this long is dropped
   std::string model_repository = "models";    // <name>/<version>/{config.json,...}
+  // Models (names, all their versions) served at once; RepositoryModelLoad of one
+  // more answers RESOURCE_EXHAUSTED, a larger repository fails startup. 0 = no limit.
+  int max_loaded_models = 64;
   std::string device = "auto";                // cpu | cuda | auto
   int64_t max_seq_len = 32768;                // largest N accepted (RESOURCE_EXHAUSTED above)
   int threads = 0;                            // CPU backend threads; 0 = all cores

@@ -11,6 +11,11 @@ namespace {
 
 // Services whose every method needs a token once --auth-token-file is set.
 constexpr absl::string_view kAlwaysProtected[] = {"/flashtick.v1.Experiments/"};
+// Methods that change what the server serves (model control): a token whenever
+// tokens are on, like Experiments, although the rest of their service may be open.
+constexpr absl::string_view kAlwaysProtectedMethods[] = {
+    "/inference.GRPCInferenceService/RepositoryModelLoad",
+    "/inference.GRPCInferenceService/RepositoryModelUnload"};
 // Services that need one only with --auth-inference.
 constexpr absl::string_view kInferenceServices[] = {"/inference.GRPCInferenceService/",
                                                     "/flashtick.v1.TickStream/"};
@@ -22,6 +27,9 @@ absl::string_view ToView(grpc::string_ref s) { return absl::string_view(s.data()
 bool ProtectedMethod(absl::string_view path, bool auth_inference) {
   for (absl::string_view prefix : kAlwaysProtected) {
     if (absl::StartsWith(path, prefix)) return true;
+  }
+  for (absl::string_view method : kAlwaysProtectedMethods) {
+    if (path == method) return true;
   }
   if (auth_inference) {
     for (absl::string_view prefix : kInferenceServices) {

@@ -20,7 +20,8 @@
 namespace flashtick {
 
 // Whether a full method path ("/package.Service/Method") needs a token:
-// flashtick.v1.Experiments always; inference.GRPCInferenceService and
+// flashtick.v1.Experiments and model control (RepositoryModelLoad / Unload)
+// always; the rest of inference.GRPCInferenceService and
 // flashtick.v1.TickStream only when `auth_inference`; anything else (health,
 // reflection) never.
 bool ProtectedMethod(absl::string_view path, bool auth_inference);

@@ -83,7 +83,7 @@ absl::Status InferenceCore::RunBatch(absl::Span<const Prepared* const> batch,
   std::vector<BatchedRequest> requests;
   requests.reserve(batch.size());
   for (const Prepared* prepared : batch) {
-    if (prepared->model != &model) {
+    if (prepared->model.get() != &model) {
       return absl::InternalError("a batch mixes model versions; this is a bug");
     }
     const ValidatedInfer& in = prepared->input;
@@ -141,7 +141,7 @@ absl::Status InferenceCore::FillResponse(const Prepared& prepared, std::vector<f
 
 absl::StatusOr<inference::ModelMetadataResponse> InferenceCore::ModelMetadata(
     const inference::ModelMetadataRequest& request) const {
-  ASSIGN_OR_RETURN(const ModelEntry* model, repository_->Find(request.name(), request.version()));
+  ASSIGN_OR_RETURN(ModelEntryPtr model, repository_->Find(request.name(), request.version()));
   inference::ModelMetadataResponse response;
   response.set_name(model->name);
   for (const std::string& version : repository_->Versions(model->name)) {
@@ -168,7 +168,7 @@ inference::ServerMetadataResponse InferenceCore::ServerMetadata() const {
 
 inference::RepositoryIndexResponse InferenceCore::RepositoryIndex() const {
   inference::RepositoryIndexResponse response;
-  for (const ModelEntry* entry : repository_->Entries()) {
+  for (const ModelEntryPtr& entry : repository_->Entries()) {
     auto* model = response.add_models();
     model->set_name(entry->name);
     model->set_version(entry->version_string());

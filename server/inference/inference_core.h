@@ -24,12 +24,14 @@ class InferenceCore {
  public:
   // A request that passed lookup and validation, ready to run.
   struct Prepared {
-    const ModelEntry* model = nullptr;
+    // Shared: the version stays loaded for this request even if it is unloaded or
+    // replaced while the request waits or runs.
+    ModelEntryPtr model;
     ValidatedInfer input;
     std::string id;  // echoed back, as the spec asks
   };
 
-  // `repository` is not owned. max_seq_len: the server-wide --max-seq-len.
+  // `repository` is not owned; it may change under the core (RepositoryModelLoad). max_seq_len: the server-wide --max-seq-len.
   // max_request_rows: largest B·N per ModelInfer (0: no cap).
   InferenceCore(const ModelRepository* repository, int64_t max_seq_len,
                 int64_t max_request_rows = 0);
@@ -62,8 +64,8 @@ class InferenceCore {
   inference::ServerMetadataResponse ServerMetadata() const;
   // False for unknown models and versions (the spec answers readiness, not errors).
   bool ModelReady(const inference::ModelReadyRequest& request) const;
-  // Triton's repository index: every loaded version, state READY (a version that
-  // fails to load stops the server, so there are no other states yet).
+  // Triton's repository index: every loaded version, state READY, or UNAVAILABLE
+  // with the reason for a version refused at load. Unloaded models are not listed.
   inference::RepositoryIndexResponse RepositoryIndex() const;
 
   // The largest N this server accepts for `model`.

@@ -2,6 +2,7 @@
 #include "server/inference/inference_service.h"
 
 #include <chrono>
+#include <cstdint>
 #include <memory>
 
 #include "absl/strings/str_cat.h"
@@ -13,8 +14,8 @@
 namespace flashtick {
 
 InferenceService::InferenceService(const InferenceCore* core, WorkQueue* queue, Metrics* metrics,
-                                   const std::atomic<bool>* ready)
-    : core_(core), queue_(queue), metrics_(metrics), ready_(ready) {}
+                                   const std::atomic<bool>* ready, ModelControl* control)
+    : core_(core), queue_(queue), metrics_(metrics), ready_(ready), control_(control) {}
 
 void InferenceService::Finish(grpc::ServerUnaryReactor* reactor, const std::string& model,
                               const char* method, absl::Time start, const absl::Status& status) {
@@ -98,10 +99,14 @@ struct InferJob : BatchJob {
 };
 
 // Requests merge only for the same model version and length bucket
-// (batched_predict.h), so padding stays under ~19 % of a request's rows.
+// (batched_predict.h), so padding stays under ~19 % of a request's rows. The
+// entry's address tells a reloaded version from the one it replaced (same name
+// and number, other weights); queued jobs hold their entry, so the address is
+// not reused while a job with this key waits.
 std::string BatchKey(const InferenceCore::Prepared& prepared) {
   return absl::StrCat(prepared.model->name, "/", prepared.model->version_string(), "/",
-                      LengthBucket(prepared.input.steps));
+                      LengthBucket(prepared.input.steps), "/",
+                      reinterpret_cast<uintptr_t>(prepared.model.get()));
 }
 
 }  // namespace
@@ -203,6 +208,32 @@ grpc::ServerUnaryReactor* InferenceService::RepositoryIndex(
   *response = core_->RepositoryIndex();
   auto* reactor = context->DefaultReactor();
   Finish(reactor, "", "RepositoryIndex", start, absl::OkStatus());
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* InferenceService::RepositoryModelLoad(
+    grpc::CallbackServerContext* context, const inference::RepositoryModelLoadRequest* request,
+    inference::RepositoryModelLoadResponse*) {
+  const absl::Time start = absl::Now();
+  const absl::Status status =
+      control_ == nullptr ? absl::UnimplementedError("model control is off on this server")
+                          : control_->Load(*request);
+  auto* reactor = context->DefaultReactor();
+  Finish(reactor, core_->ModelLabel(request->model_name()), "RepositoryModelLoad", start, status);
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* InferenceService::RepositoryModelUnload(
+    grpc::CallbackServerContext* context, const inference::RepositoryModelUnloadRequest* request,
+    inference::RepositoryModelUnloadResponse*) {
+  const absl::Time start = absl::Now();
+  // The label is taken before the unload: the name was served until now.
+  const std::string model = core_->ModelLabel(request->model_name());
+  const absl::Status status =
+      control_ == nullptr ? absl::UnimplementedError("model control is off on this server")
+                          : control_->Unload(*request);
+  auto* reactor = context->DefaultReactor();
+  Finish(reactor, model, "RepositoryModelUnload", start, status);
   return reactor;
 }
 

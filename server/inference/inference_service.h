@@ -18,6 +18,7 @@
 #include "absl/time/time.h"
 #include "inference/grpc_service.grpc.pb.h"
 #include "server/inference/inference_core.h"
+#include "server/inference/model_control.h"
 #include "server/metrics/metrics.h"
 #include "server/work_queue.h"
 
@@ -26,8 +27,9 @@ namespace flashtick {
 class InferenceService final : public inference::GRPCInferenceService::CallbackService {
  public:
   // None owned. `ready` is false until the server listens and once it drains.
+  // `control` null: RepositoryModelLoad / Unload answer UNIMPLEMENTED.
   InferenceService(const InferenceCore* core, WorkQueue* queue, Metrics* metrics,
-                   const std::atomic<bool>* ready);
+                   const std::atomic<bool>* ready, ModelControl* control = nullptr);
 
   grpc::ServerUnaryReactor* ServerLive(grpc::CallbackServerContext* context,
                                        const inference::ServerLiveRequest* request,
@@ -50,6 +52,14 @@ class InferenceService final : public inference::GRPCInferenceService::CallbackS
   grpc::ServerUnaryReactor* RepositoryIndex(grpc::CallbackServerContext* context,
                                             const inference::RepositoryIndexRequest* request,
                                             inference::RepositoryIndexResponse* response) override;
+  // Run on the RPC thread: a load reads weights from disk, but loads are rare,
+  // operator-driven and serialised, and a worker thread would delay inference instead.
+  grpc::ServerUnaryReactor* RepositoryModelLoad(
+      grpc::CallbackServerContext* context, const inference::RepositoryModelLoadRequest* request,
+      inference::RepositoryModelLoadResponse* response) override;
+  grpc::ServerUnaryReactor* RepositoryModelUnload(
+      grpc::CallbackServerContext* context, const inference::RepositoryModelUnloadRequest* request,
+      inference::RepositoryModelUnloadResponse* response) override;
 
  private:
   // Records the request's metrics and finishes the reactor with `status`.
@@ -63,6 +73,7 @@ class InferenceService final : public inference::GRPCInferenceService::CallbackS
   WorkQueue* queue_;
   Metrics* metrics_;
   const std::atomic<bool>* ready_;
+  ModelControl* control_;
 };
 
 }  // namespace flashtick

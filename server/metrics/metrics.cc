@@ -84,6 +84,11 @@ Metrics::Metrics() : registry_(std::make_shared<prometheus::Registry>()) {
                      .Name("flashtick_model_info")
                      .Help("1 for each loaded model version, labelled with its kernel path and device.")
                      .Register(*registry_);
+  model_loads_total_ = &prometheus::BuildCounter()
+                           .Name("flashtick_model_loads_total")
+                           .Help("RepositoryModelLoad calls, by model and result (gRPC status "
+                                 "code name).")
+                           .Register(*registry_);
   inference_queue_length_ = &prometheus::BuildGauge()
                                  .Name("flashtick_inference_queue_length")
                                  .Help("Inference requests queued for or running on a worker.")
@@ -285,6 +290,16 @@ void Metrics::RetireArm(const std::string& experiment, const std::string& arm) {
   RemoveSeries(train_arm_running_, labels);
   RemoveSeries(train_gpu_peak_bytes_, labels);
   RemoveSeries(sweep_arm_gpu_, labels);
+}
+
+void Metrics::RemoveModelInfo(const std::string& model, const std::string& version,
+                              const std::string& kernel_path, const std::string& device) {
+  RemoveSeries(model_info_, {{"model", model}, {"version", version},
+                             {"kernel_path", kernel_path}, {"device", device}});
+}
+
+void Metrics::RecordModelLoad(const std::string& model, const std::string& result) {
+  model_loads_total_->Add({{"model", model}, {"result", result}}).Increment();
 }
 
 void Metrics::SetSweepGpus(int busy, int total) {

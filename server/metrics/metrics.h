@@ -48,6 +48,12 @@ class Metrics {
   // Marks a loaded model version, with the kernel path and device it runs on.
   void SetModelInfo(const std::string& model, const std::string& version,
                     const std::string& kernel_path, const std::string& device);
+  // Drops that series again: the version was unloaded or replaced.
+  void RemoveModelInfo(const std::string& model, const std::string& version,
+                       const std::string& kernel_path, const std::string& device);
+  // One RepositoryModelLoad, by outcome (`result`: the gRPC status code name);
+  // `model` is "" when the name was not a model directory (bounded label set).
+  void RecordModelLoad(const std::string& model, const std::string& result);
   // Requests waiting for or running on an inference worker.
   void SetInferenceQueueLength(int64_t length);
   // One tick-stream step answered: from the tick's arrival to its prediction.
@@ -105,6 +111,8 @@ class Metrics {
   prometheus::Family<prometheus::Histogram>* request_gpu_peak_bytes_;
   // flashtick_model_info{model,version,kernel_path,device}: 1 per loaded model version.
   prometheus::Family<prometheus::Gauge>* model_info_;
+  // flashtick_model_loads_total{model,result}: RepositoryModelLoad calls by outcome.
+  prometheus::Family<prometheus::Counter>* model_loads_total_;
   // flashtick_inference_queue_length: inference requests queued or running.
   prometheus::Family<prometheus::Gauge>* inference_queue_length_;
   // flashtick_stream_tick_duration_seconds{model}: per-tick latency on TickStream.

@@ -64,7 +64,10 @@ class TickStreamReactor final
   StreamAdmission* admission_;
   const absl::Time start_;
   std::unique_ptr<StreamAdmission::Ticket> ticket_;  // null when refused
-  const ModelEntry* model_ = nullptr;
+  // Shared: the stream keeps the version it opened until it closes, even if that
+  // version is unloaded or replaced meanwhile. Declared before session_, whose
+  // decode state points into the model, so that the session goes first.
+  ModelEntryPtr model_;
   std::unique_ptr<TickSession> session_;
   int predict_every_ = 1;
   bool incremental_ = false;  // state mode: Step through a K/V cache, else recompute

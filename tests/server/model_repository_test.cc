@@ -33,7 +33,7 @@ std::unique_ptr<ModelRepository> TwoModels() {
   return std::move(repo).value();
 }
 
-void ExpectError(const absl::StatusOr<const ModelEntry*>& result, absl::StatusCode code,
+void ExpectError(const absl::StatusOr<ModelEntryPtr>& result, absl::StatusCode code,
                  const std::string& fragment) {
   ASSERT_FALSE(result.ok());
   EXPECT_EQ(result.status().code(), code) << result.status();
@@ -228,7 +228,7 @@ TEST_F(RepositoryDirTest, ShapeWithoutKernelIsRefusedAtLoadAndOthersServe) {
 
   // The index lists all three; the refused ones keep their reason and hold no weights.
   int refused = 0;
-  for (const ModelEntry* e : (*repo)->Entries()) {
+  for (const ModelEntryPtr& e : (*repo)->Entries()) {
     if (e->unavailable_reason.empty()) continue;
     ++refused;
     EXPECT_EQ(e->model, nullptr) << e->name;

@@ -75,7 +75,7 @@ class RequestPeakMemoryTest : public ::testing::Test {
   std::unique_ptr<Backend> backend_;
   std::unique_ptr<ModelRepository> repo_;
   std::unique_ptr<InferenceCore> core_;
-  const ModelEntry* model_ = nullptr;
+  ModelEntryPtr model_;
 };
 
 TEST_F(RequestPeakMemoryTest, ConcurrentRequestsOfDifferentLengthsEachReportTheirOwn) {
