@@ -1,12 +1,14 @@
 // Bearer tokens (--auth-token-file) on an in-process flashtickd: Experiments
 // without a token → UNAUTHENTICATED naming the header, wrong token →
 // UNAUTHENTICATED, right token → OK; inference open without --auth-inference and
-// closed with it (KServe v2 and the TickStream stream); health and reflection
+// closed with it (KServe v2 and the TickStream stream), model control
+// (RepositoryModelLoad / Unload) closed either way; health and reflection
 // always open; the same over TLS; and the token string
 // never appears in what the server writes to stderr (its log sink).
 #include <cstdlib>
 
 #include "flashtick/v1/tick_stream.grpc.pb.h"
+#include "inference/grpc_service.grpc.pb.h"
 #include "server/auth/token_auth_processor.h"
 #include "tests/security/security_fixture.h"
 
@@ -83,12 +85,48 @@ TEST(ProtectedMethodTest, ExperimentsAlwaysInferenceOnRequestHealthAndReflection
               auth_inference);
     EXPECT_EQ(ProtectedMethod("/flashtick.v1.TickStream/StreamTicks", auth_inference),
               auth_inference);
+    // Model control changes what is served: a token whenever tokens are on.
+    EXPECT_TRUE(ProtectedMethod("/inference.GRPCInferenceService/RepositoryModelLoad",
+                                auth_inference));
+    EXPECT_TRUE(ProtectedMethod("/inference.GRPCInferenceService/RepositoryModelUnload",
+                                auth_inference));
     EXPECT_FALSE(ProtectedMethod("/grpc.health.v1.Health/Check", auth_inference));
     EXPECT_FALSE(ProtectedMethod("/grpc.health.v1.Health/Watch", auth_inference));
     EXPECT_FALSE(ProtectedMethod(
         "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo", auth_inference));
     // A look-alike service name is not the Experiments service.
     EXPECT_FALSE(ProtectedMethod("/flashtick.v1.ExperimentsX/List", false));
+  }
+}
+
+// RepositoryModelLoad / Unload with the given token; no such model exists, so a
+// call that passes the token check answers NOT_FOUND.
+grpc::Status CallModelControl(const ClientOptions& client, bool load) {
+  auto stub = inference::GRPCInferenceService::NewStub(MakeChannel(client));
+  grpc::ClientContext ctx;
+  SetDeadline(client, &ctx);
+  if (load) {
+    inference::RepositoryModelLoadRequest req;
+    req.set_model_name("no_such_model");
+    inference::RepositoryModelLoadResponse resp;
+    return stub->RepositoryModelLoad(&ctx, req, &resp);
+  }
+  inference::RepositoryModelUnloadRequest req;
+  req.set_model_name("no_such_model");
+  inference::RepositoryModelUnloadResponse resp;
+  return stub->RepositoryModelUnload(&ctx, req, &resp);
+}
+
+TEST_F(TokenAuthTest, ModelControlNeedsATokenWhileInferenceIsOpen) {
+  StartServer(TokenOptions());  // no --auth-inference
+  EXPECT_TRUE(CallServerLive(Client()).ok());
+  for (bool load : {true, false}) {
+    grpc::Status missing = CallModelControl(Client(), load);
+    EXPECT_EQ(missing.error_code(), grpc::StatusCode::UNAUTHENTICATED) << missing.error_message();
+    EXPECT_EQ(CallModelControl(WithToken("ft-test-token"), load).error_code(),
+              grpc::StatusCode::UNAUTHENTICATED);
+    grpc::Status right = CallModelControl(WithToken(kToken), load);
+    EXPECT_EQ(right.error_code(), grpc::StatusCode::NOT_FOUND) << right.error_message();
   }
 }
 
