@@ -113,6 +113,21 @@ class ProtocolTest(unittest.TestCase):
             self.triton.get_model_metadata(e2e_env.model_name, "7")
         self.assertEqual(err.exception.status(), "StatusCode.NOT_FOUND")
 
+    def test_triton_model_control(self):
+        # tritonclient's own load_model / unload_model against RepositoryModelLoad /
+        # Unload. The shared model is only reloaded (still served after), never
+        # unloaded: the other modules use it (the unload is tested in C++,
+        # tests/server/model_control_e2e_test.cc).
+        self.triton.load_model(e2e_env.model_name)
+        self.assertTrue(self.triton.is_model_ready(e2e_env.model_name))
+        for call in (self.triton.load_model, self.triton.unload_model):
+            with self.assertRaises(InferenceServerException) as err:
+                call("no-such-model")
+            self.assertEqual(err.exception.status(), "StatusCode.NOT_FOUND")
+        with self.assertRaises(InferenceServerException) as err:
+            self.triton.load_model("../models")
+        self.assertEqual(err.exception.status(), "StatusCode.INVALID_ARGUMENT")
+
     def test_experiments_without_a_store_refuse_with_a_reason(self):
         # This server runs without an experiment store. Before the training
         # engine the RPCs are UNIMPLEMENTED ("lands with the training
