@@ -1,8 +1,7 @@
 // Model repository scan, load, lookup and run-time (re)load/unload (see
-// model_repository.h). Load reads
-// each version through Transformer::Load, which validates config.json and the
-// safetensors header against it; this file adds the layout rules and the
-// messages that name the offending path.
+// model_repository.h). Every version is read through Transformer::Load, which
+// validates config.json and the safetensors header against it; this file adds the
+// layout rules and the messages that name the offending path.
 #include "server/model_repository.h"
 
 #include <charconv>
