@@ -89,6 +89,8 @@ absl::StatusOr<std::unique_ptr<FlashtickServer>> FlashtickServer::Start(
       /*max_pending_bytes=*/options.max_queue_mb << 20);
   server->core_ = std::make_unique<InferenceCore>(server->repository_.get(), options.max_seq_len,
                                                   options.max_request_rows);
+  server->model_control_ =
+      std::make_unique<ModelControl>(server->repository_.get(), server->metrics_.get());
   RETURN_IF_ERROR(server->StartExperiments());
   RETURN_IF_ERROR(server->StartMetrics());
   RETURN_IF_ERROR(server->StartGrpc());
@@ -148,6 +150,7 @@ absl::Status FlashtickServer::StartExperiments() {
                                                           : DefaultExperimentMemoryBytes();
   experiments_core_ = std::make_unique<ExperimentsCore>(
       experiment_store_.get(), experiment_runner_.get(), progress_hub_.get(), limits);
+  experiments_core_->set_model_control(model_control_.get());  // PromoteArm
   LogInfo(absl::StrCat("experiments in ", options_.experiment_dir, " (SQLite journal ",
                        experiment_store_->journal_mode(), ", plots ",
                        runner.python.empty()        ? "off: no --report-python; reports have no plots"
@@ -161,7 +164,6 @@ absl::Status FlashtickServer::StartExperiments() {
 }
 
 absl::Status FlashtickServer::StartGrpc() {
-  model_control_ = std::make_unique<ModelControl>(repository_.get(), metrics_.get());
   inference_service_ = std::make_unique<InferenceService>(core_.get(), queue_.get(), metrics_.get(),
                                                           &ready_, model_control_.get());
   StreamLimits limits;

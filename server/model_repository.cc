@@ -4,11 +4,14 @@
 // layout rules and the messages that name the offending path.
 #include "server/model_repository.h"
 
+#include <algorithm>
 #include <charconv>
 #include <filesystem>
+#include <random>
 #include <system_error>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "common/status_macros.h"
 #include "server/logging.h"
@@ -96,11 +99,13 @@ absl::Status CheckModelCount(size_t count, int max_models) {
       "; unload one first (RepositoryModelUnload) or raise the flag"));
 }
 
+}  // namespace
+
 // A model name from a client names one directory right under the repository root
 // and nothing else: no separators, no "..", nothing absolute (the name is joined to
 // the root, so "/etc" would otherwise escape it). Symlinks the operator placed in
 // the repository are followed, as at startup.
-absl::Status ValidateModelName(absl::string_view name) {
+absl::Status ModelRepository::ValidateModelName(absl::string_view name) {
   constexpr size_t kMaxModelName = 255;  // one path component on common file systems
   if (name.empty()) return absl::InvalidArgumentError("model name is empty");
   if (name.size() > kMaxModelName) {
@@ -115,8 +120,6 @@ absl::Status ValidateModelName(absl::string_view name) {
   }
   return absl::OkStatus();
 }
-
-}  // namespace
 
 absl::StatusOr<std::unique_ptr<ModelRepository>> ModelRepository::Load(const std::string& root,
                                                                         Backend* backend,
@@ -247,15 +250,19 @@ absl::StatusOr<ModelSwap> ModelRepository::LoadModel(absl::string_view name) {
   if (backend_ == nullptr) {
     return absl::FailedPreconditionError("this repository was not loaded from a directory");
   }
+  // Held across the (slow) weight load: loads are rare and must not interleave,
+  // and requests never take this lock.
+  std::lock_guard<std::mutex> lock(writer_mu_);
+  return LoadModelLocked(name);
+}
+
+absl::StatusOr<ModelSwap> ModelRepository::LoadModelLocked(absl::string_view name) {
   const fs::path dir = fs::path(root_) / std::string(name);
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) {
     return absl::NotFoundError(absl::StrCat("no model directory '", dir.string(),
                                             "' in the model repository"));
   }
-  // Held across the (slow) weight load: loads are rare and must not interleave,
-  // and requests never take this lock.
-  std::lock_guard<std::mutex> lock(writer_mu_);
   std::shared_ptr<const Models> current = snapshot();
   if (!current->count(name)) RETURN_IF_ERROR(CheckModelCount(current->size() + 1, max_models_));
   // A failed load returns here, before anything served changed.
@@ -269,6 +276,64 @@ absl::StatusOr<ModelSwap> ModelRepository::LoadModel(absl::string_view name) {
   (*next)[std::string(name)] = std::move(versions);
   models_.store(std::move(next));
   return swap;
+}
+
+absl::StatusOr<AddedVersion> ModelRepository::AddVersion(
+    absl::string_view name, const std::function<absl::Status(const std::string& dir)>& write) {
+  RETURN_IF_ERROR(ValidateModelName(name));
+  if (backend_ == nullptr) {
+    return absl::FailedPreconditionError("this repository was not loaded from a directory");
+  }
+  std::lock_guard<std::mutex> lock(writer_mu_);
+  const fs::path model_dir = fs::path(root_) / std::string(name);
+  std::error_code ec;
+  fs::create_directories(model_dir, ec);
+  if (ec) {
+    return absl::InternalError(
+        absl::StrCat("creating ", model_dir.string(), ": ", ec.message()));
+  }
+  int64_t highest = 0;
+  for (const auto& entry : fs::directory_iterator(model_dir, ec)) {
+    int64_t version = 0;
+    if (entry.is_directory() && ParseVersion(entry.path().filename().string(), &version)) {
+      highest = std::max(highest, version);
+    }
+  }
+  if (ec) return absl::InternalError(absl::StrCat("reading ", model_dir.string(), ": ", ec.message()));
+  AddedVersion added;
+  added.version = highest + 1;
+  const fs::path final_dir = model_dir / std::to_string(added.version);
+  added.path = final_dir.string();
+  // Not a version name, so a scan that runs meanwhile (none can: the lock) or after a
+  // crash skips it.
+  std::random_device random;
+  const fs::path temp_dir =
+      model_dir / absl::StrCat(".promote-", absl::Hex(random(), absl::kZeroPad8));
+  fs::create_directory(temp_dir, ec);
+  if (ec) {
+    return absl::InternalError(absl::StrCat("creating ", temp_dir.string(), ": ", ec.message()));
+  }
+  if (absl::Status written = write(temp_dir.string()); !written.ok()) {
+    fs::remove_all(temp_dir, ec);
+    return written;
+  }
+  fs::rename(temp_dir, final_dir, ec);
+  if (ec) {
+    const std::string reason = ec.message();
+    fs::remove_all(temp_dir, ec);
+    return absl::InternalError(absl::StrCat("renaming ", temp_dir.string(), " to ",
+                                            final_dir.string(), ": ", reason));
+  }
+  absl::StatusOr<ModelSwap> swap = LoadModelLocked(name);
+  if (!swap.ok()) {
+    fs::remove_all(final_dir, ec);
+    // A name this call created holds nothing else; leave no empty model behind.
+    if (highest == 0) fs::remove(model_dir, ec);
+    return swap.status();
+  }
+  added.swap = *std::move(swap);
+  LogInfo(absl::StrCat("added model '", name, "' version ", added.version, " at ", added.path));
+  return added;
 }
 
 absl::StatusOr<ModelSwap> ModelRepository::UnloadModel(absl::string_view name) {

@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <atomic>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -57,8 +58,19 @@ struct ModelSwap {
   std::vector<ModelEntryPtr> added;
 };
 
+// A version AddVersion wrote and loaded.
+struct AddedVersion {
+  int64_t version = 0;
+  std::string path;  // <root>/<name>/<version>
+  ModelSwap swap;    // what LoadModel of the name changed
+};
+
 class ModelRepository {
  public:
+  // The rule for a model name from a client (RepositoryModelLoad, promotion): one
+  // directory right under the root; INVALID_ARGUMENT naming what is wrong.
+  static absl::Status ValidateModelName(absl::string_view name);
+
   // Scans `root` and loads every <name>/<version> onto `backend` (not owned, must
   // outlive the repository). Non-numeric entries under a model are skipped with a
   // warning, as Triton does; a model with no version directory is an error.
@@ -90,6 +102,15 @@ class ModelRepository {
   // directory is missing; RESOURCE_EXHAUSTED when a new name would pass max_models;
   // otherwise the load's own error. Loads and unloads run one at a time.
   absl::StatusOr<ModelSwap> LoadModel(absl::string_view name);
+  // Writes a new version of `name` and loads the model as LoadModel does, under the
+  // same writer lock (promotions and loads run one at a time). `write` fills a
+  // temporary directory <root>/<name>/.promote-<random> (config.json,
+  // model.safetensors); it is renamed to <root>/<name>/<v>, v = 1 + the highest
+  // version directory on disk (1 for a new name, whose directory is created). If
+  // `write` or the load fails, the new directory is removed and nothing served
+  // changes. Name errors as LoadModel's; FAILED_PRECONDITION without a root.
+  absl::StatusOr<AddedVersion> AddVersion(
+      absl::string_view name, const std::function<absl::Status(const std::string& dir)>& write);
   // Stops serving every version of `name`; NOT_FOUND when it is not loaded. Holders
   // of its entries keep them until they let go.
   absl::StatusOr<ModelSwap> UnloadModel(absl::string_view name);
@@ -100,6 +121,8 @@ class ModelRepository {
 
   ModelRepository() = default;
   std::shared_ptr<const Models> snapshot() const { return models_.load(); }
+  // LoadModel with writer_mu_ held and the name checked.
+  absl::StatusOr<ModelSwap> LoadModelLocked(absl::string_view name);
   static absl::StatusOr<ModelEntryPtr> FindIn(const Models& models, absl::string_view name,
                                               absl::string_view version);
 

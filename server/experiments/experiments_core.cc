@@ -3,12 +3,16 @@
 
 #include <filesystem>
 
+#include <nlohmann/json.hpp>
+
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "common/status_macros.h"
 #include "common/file_io.h"
+#include "server/experiments/arm_promotion.h"
 #include "server/experiments/experiment_proto.h"
 #include "server/experiments/sweep_memory_estimate.h"
 #include "ticks/data_file.h"
@@ -233,6 +237,58 @@ absl::StatusOr<v1::ExperimentProgress> ExperimentsCore::Snapshot(const std::stri
   auto last = hub_->Last(id);
   if (last.has_value() && !IsTerminal(record.state)) return *last;
   return StateEvent(record, absl::StrCat("experiment ", id, " is ", ExpStateName(record.state)));
+}
+
+absl::StatusOr<v1::PromoteArmResponse> ExperimentsCore::Promote(
+    const v1::PromoteArmRequest& request, const Caller& caller) {
+  RETURN_IF_ERROR(CheckId(request.experiment_id()));
+  RETURN_IF_ERROR(ModelRepository::ValidateModelName(request.model_name()));
+  ASSIGN_OR_RETURN(ExperimentRecord record, Visible(request.experiment_id(), caller));
+  if (model_control_ == nullptr) {
+    return absl::FailedPreconditionError(
+        "this flashtickd has no model repository to promote into (--model-repository)");
+  }
+  const std::string& id = record.id;
+  if (record.state != ExpState::kSucceeded) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "experiment ", id, " is ", ExpStateName(record.state),
+        "; only a SUCCEEDED experiment's arm can be promoted",
+        IsTerminal(record.state) ? "" : absl::StrCat(" (watch it: flashtick sweep watch ", id, ")")));
+  }
+  ASSIGN_OR_RETURN(v1::Experiment experiment, Get(id, caller));
+  std::string arm_id = request.arm_id();
+  if (arm_id.empty()) {
+    int64_t best_context = 0;
+    const nlohmann::json verdict =
+        nlohmann::json::parse(record.verdict_json, nullptr, /*allow_exceptions=*/false);
+    if (verdict.is_object() && verdict.contains("best_context") &&
+        verdict["best_context"].is_number_integer()) {
+      best_context = verdict["best_context"].get<int64_t>();
+    }
+    ASSIGN_OR_RETURN(arm_id, WinningArm(experiment, best_context));
+  }
+  std::vector<std::string> arm_ids;
+  const v1::ArmStatus* arm = nullptr;
+  for (const v1::ArmStatus& a : experiment.arms()) {
+    arm_ids.push_back(a.arm_id());
+    if (a.arm_id() == arm_id) arm = &a;
+  }
+  if (arm == nullptr) {
+    return absl::NotFoundError(absl::StrCat("experiment ", id, " has no arm '", arm_id,
+                                            "'; its arms: ", absl::StrJoin(arm_ids, ", ")));
+  }
+  // The arm's directory is the store's own; the id names an arm the store listed.
+  const std::string arm_dir = (fs::path(record.dir) / "arms" / arm_id).string();
+  ASSIGN_OR_RETURN(AddedVersion added,
+                   model_control_->AddVersion(request.model_name(), [&](const std::string& dir) {
+                     return ExportArmModel(arm_dir, dir);
+                   }));
+  v1::PromoteArmResponse out;
+  out.set_model_name(request.model_name());
+  out.set_version(added.version);
+  out.set_arm_id(arm_id);
+  out.set_path(added.path);
+  return out;
 }
 
 }  // namespace flashtick

@@ -19,6 +19,7 @@
 #include "server/experiments/experiment_runner.h"
 #include "server/experiments/experiment_store.h"
 #include "server/experiments/progress_hub.h"
+#include "server/inference/model_control.h"
 
 namespace flashtick {
 
@@ -60,6 +61,17 @@ class ExperimentsCore {
   absl::StatusOr<v1::ExperimentProgress> Snapshot(const std::string& id,
                                                   const Caller& caller = {});
 
+  // A SUCCEEDED experiment's arm (request.arm_id, or the winner: arm_promotion.h
+  // WinningArm) exported as the next version of request.model_name in the model
+  // repository and loaded (ModelControl::AddVersion). FAILED_PRECONDITION without a
+  // model repository (set_model_control) or for an experiment that did not succeed;
+  // NOT_FOUND for an unknown experiment or arm (naming the arms); INVALID_ARGUMENT for
+  // a model name the repository refuses (ModelRepository::ValidateModelName).
+  absl::StatusOr<v1::PromoteArmResponse> Promote(const v1::PromoteArmRequest& request,
+                                                 const Caller& caller = {});
+  // Where PromoteArm writes and loads; null (the default): promotion is refused.
+  void set_model_control(ModelControl* control) { model_control_ = control; }
+
   ProgressHub* hub() const { return hub_; }
 
  private:
@@ -73,6 +85,7 @@ class ExperimentsCore {
   ExperimentRunner* runner_;
   ProgressHub* hub_;
   ExperimentLimits limits_;
+  ModelControl* model_control_ = nullptr;
 };
 
 }  // namespace flashtick

@@ -158,4 +158,19 @@ grpc::ServerUnaryReactor* ExperimentsService::GetReport(grpc::CallbackServerCont
   return Done(context, "GetReport", status, start);
 }
 
+grpc::ServerUnaryReactor* ExperimentsService::PromoteArm(grpc::CallbackServerContext* context,
+                                                         const v1::PromoteArmRequest* request,
+                                                         v1::PromoteArmResponse* response) {
+  const double start = Now();
+  absl::Status status = Enabled();
+  if (status.ok()) {
+    // Runs on the callback thread: the export and the load are one arm's weights
+    // (seconds at most), and promotions are rare operator actions.
+    auto promoted = core_->Promote(*request, CallerOf(*context));
+    status = promoted.status();
+    if (promoted.ok()) *response = *std::move(promoted);
+  }
+  return Done(context, "PromoteArm", status, start);
+}
+
 }  // namespace flashtick

@@ -53,6 +53,9 @@ class ExperimentsService final : public flashtick::v1::Experiments::CallbackServ
   grpc::ServerUnaryReactor* GetReport(grpc::CallbackServerContext* context,
                                       const v1::GetReportRequest* request,
                                       v1::GetReportResponse* response) override;
+  grpc::ServerUnaryReactor* PromoteArm(grpc::CallbackServerContext* context,
+                                       const v1::PromoteArmRequest* request,
+                                       v1::PromoteArmResponse* response) override;
 
  private:
   // Finishes a unary call with `status`, recording it under `method`.

@@ -36,6 +36,22 @@ absl::Status ModelControl::Load(const inference::RepositoryModelLoadRequest& req
   return absl::OkStatus();
 }
 
+absl::StatusOr<AddedVersion> ModelControl::AddVersion(
+    const std::string& name, const std::function<absl::Status(const std::string& dir)>& write) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto added = repository_->AddVersion(name, write);
+  const absl::Status status = added.status();
+  // As Load: a refused name gets no label of its own.
+  const bool named = status.code() != absl::StatusCode::kInvalidArgument &&
+                     status.code() != absl::StatusCode::kNotFound;
+  metrics_->RecordModelLoad(named ? name : "", StatusCodeName(status));
+  if (!added.ok()) return status;
+  Publish(added->swap);
+  LogInfo(absl::StrCat("model '", name, "' version ", added->version, " added and loaded; ",
+                       added->swap.added.size(), " version(s) now served"));
+  return added;
+}
+
 absl::Status ModelControl::Unload(const inference::RepositoryModelUnloadRequest& request) {
   std::lock_guard<std::mutex> lock(mu_);
   auto swap = repository_->UnloadModel(request.model_name());

@@ -6,10 +6,12 @@
 // they finish on the version they started with.
 #pragma once
 
+#include <functional>
 #include <mutex>
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "inference/grpc_service.pb.h"
 #include "server/metrics/metrics.h"
 #include "server/model_repository.h"
@@ -28,6 +30,10 @@ class ModelControl {
   absl::Status Load(const inference::RepositoryModelLoadRequest& request);
   // repository_name and parameters (Triton's unload_dependents) are ignored.
   absl::Status Unload(const inference::RepositoryModelUnloadRequest& request);
+  // A new version of `name` written by `write` and loaded (ModelRepository::AddVersion),
+  // counted in flashtick_model_loads_total like a RepositoryModelLoad (sweep promotion).
+  absl::StatusOr<AddedVersion> AddVersion(
+      const std::string& name, const std::function<absl::Status(const std::string& dir)>& write);
 
  private:
   void Publish(const ModelSwap& swap);
