@@ -81,6 +81,16 @@ absl::Status SweepClient::Delete(const std::string& id) {
   return absl::OkStatus();
 }
 
+absl::StatusOr<v1::PromoteArmResponse> SweepClient::Promote(
+    const v1::PromoteArmRequest& request) {
+  grpc::ClientContext context;
+  SetDeadline(options_, &context);
+  v1::PromoteArmResponse response;
+  const grpc::Status status = stub_->PromoteArm(&context, request, &response);
+  if (!status.ok()) return FromGrpc("PromoteArm", status);
+  return response;
+}
+
 absl::StatusOr<v1::GetReportResponse> SweepClient::Report(const v1::GetReportRequest& request) {
   grpc::ClientContext context;
   SetDeadline(options_, &context);

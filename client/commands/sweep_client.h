@@ -27,6 +27,7 @@ class SweepClient {
   absl::StatusOr<v1::Experiment> Cancel(const std::string& id);
   absl::Status Delete(const std::string& id);
   absl::StatusOr<v1::GetReportResponse> Report(const v1::GetReportRequest& request);
+  absl::StatusOr<v1::PromoteArmResponse> Promote(const v1::PromoteArmRequest& request);
   // OK when the stream ended because the experiment ended.
   absl::Status Watch(const std::string& id,
                      const std::function<void(const v1::ExperimentProgress&)>& on_event);

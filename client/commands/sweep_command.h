@@ -1,4 +1,4 @@
-// `flashtick sweep submit|watch|list|cancel|report`: N-sweeps on flashtickd's
+// `flashtick sweep submit|watch|list|cancel|delete|report|promote`: N-sweeps on flashtickd's
 // Experiments service (docs/research/sweeps.md). Each subcommand is one file
 // (client/commands/sweep_<name>.cc); AddSweepCommand registers them all.
 //   submit (--preset NAME | --config FILE) [--request-key K] [--watch]
@@ -6,6 +6,9 @@
 //   list [--state S] [--limit N]
 //   cancel ID         stops it; finished arms and their results are kept
 //   report ID [--format json|markdown] [--out DIR]
+//   delete ID         removes a finished experiment and its files
+//   promote ID --model NAME [--arm ARM]
+//                     serves the winning (or named) arm as the model's next version
 // Exit codes: 0 done (whatever the verdict), 1 the experiment failed or was
 // cancelled, 2 an RPC or argument error.
 #pragma once
@@ -29,6 +32,7 @@ void AddSweepList(CLI::App* sweep, const ClientOptions* options, int* exit_code)
 void AddSweepCancel(CLI::App* sweep, const ClientOptions* options, int* exit_code);
 void AddSweepDelete(CLI::App* sweep, const ClientOptions* options, int* exit_code);
 void AddSweepReport(CLI::App* sweep, const ClientOptions* options, int* exit_code);
+void AddSweepPromote(CLI::App* sweep, const ClientOptions* options, int* exit_code);
 int WatchExperiment(const ClientOptions& options, const std::string& id);
 
 }  // namespace flashtick
