@@ -79,6 +79,7 @@ TEST(ProtectedMethodTest, ExperimentsAlwaysInferenceOnRequestHealthAndReflection
   for (bool auth_inference : {false, true}) {
     EXPECT_TRUE(ProtectedMethod("/flashtick.v1.Experiments/SubmitSweep", auth_inference));
     EXPECT_TRUE(ProtectedMethod("/flashtick.v1.Experiments/WatchExperiment", auth_inference));
+    EXPECT_TRUE(ProtectedMethod("/flashtick.v1.Experiments/PromoteArm", auth_inference));
     EXPECT_EQ(ProtectedMethod("/inference.GRPCInferenceService/ModelInfer", auth_inference),
               auth_inference);
     EXPECT_EQ(ProtectedMethod("/inference.GRPCInferenceService/RepositoryIndex", auth_inference),

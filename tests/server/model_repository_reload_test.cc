@@ -2,8 +2,11 @@
 // that appears on disk loads, a reload replaces every version at once, an unload
 // stops serving, bad names never touch the file system outside the root, a failed
 // load leaves the old version serving, an entry held by a request outlives its
-// unload, and --max-loaded-models refuses one model too many. Small random models
+// unload, and --max-loaded-models refuses one model too many. AddVersion (sweep
+// promotion) writes the next version through a temporary directory and loads it, and
+// removes it again when the write or the load fails. Small random models
 // on the CPU backend; no timing anywhere.
+#include <algorithm>
 #include <atomic>
 #include <filesystem>
 #include <fstream>
@@ -273,6 +276,97 @@ TEST_F(RepositoryReloadTest, ModelControlKeepsTheMetricsInStep) {
   ASSERT_TRUE(control.Unload(unload).ok());
   EXPECT_EQ(series("flashtick_model_info", "model", "alpha"), 0);
   EXPECT_EQ(control.Unload(unload).code(), absl::StatusCode::kNotFound);
+}
+
+// Writes a model like Save's into `dir` (AddVersion's writer).
+absl::Status WriteModel(Backend* backend, const std::string& dir, int width) {
+  ModelConfig config;
+  config.name = "promoted";
+  config.width = width;
+  config.layers = 1;
+  config.heads = 2;
+  config.kv_heads = 2;
+  config.max_context = 64;
+  auto model = Transformer::InitRandom(config, 11, backend);
+  if (!model.ok()) return model.status();
+  return (*model)->Save(dir);
+}
+
+std::vector<std::string> Leaves(const fs::path& dir) {
+  std::vector<std::string> out;
+  for (const auto& e : fs::directory_iterator(dir)) out.push_back(e.path().filename().string());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+TEST_F(RepositoryReloadTest, AddVersionWritesTheNextVersionAndServesItAsLatest) {
+  ASSERT_NO_FATAL_FAILURE(Save("alpha", 1));
+  ASSERT_NO_FATAL_FAILURE(Save("alpha", 3));  // numbering follows the highest on disk
+  auto repo = Open();
+  ASSERT_NE(repo, nullptr);
+  auto added = repo->AddVersion("alpha", [&](const std::string& dir) {
+    EXPECT_NE(fs::path(dir).filename().string().find(".promote-"), std::string::npos) << dir;
+    return WriteModel(backend_.get(), dir, 32);
+  });
+  ASSERT_TRUE(added.ok()) << added.status();
+  EXPECT_EQ(added->version, 4);
+  EXPECT_EQ(added->path, (root_ / "alpha" / "4").string());
+  EXPECT_EQ(repo->Versions("alpha"), (std::vector<std::string>{"1", "3", "4"}));
+  auto latest = repo->Find("alpha", "");
+  ASSERT_TRUE(latest.ok()) << latest.status();
+  EXPECT_EQ((*latest)->version, 4);
+  EXPECT_EQ(Leaves(root_ / "alpha"), (std::vector<std::string>{"1", "3", "4"}));
+
+  // A new name starts at version 1.
+  added = repo->AddVersion("fresh", [&](const std::string& dir) {
+    return WriteModel(backend_.get(), dir, 16);
+  });
+  ASSERT_TRUE(added.ok()) << added.status();
+  EXPECT_EQ(added->version, 1);
+  EXPECT_TRUE(repo->Find("fresh", "1").ok());
+}
+
+TEST_F(RepositoryReloadTest, AddVersionThatFailsLeavesNothingBehind) {
+  ASSERT_NO_FATAL_FAILURE(Save("alpha", 1));
+  auto repo = Open();
+  ASSERT_NE(repo, nullptr);
+  auto before = repo->Find("alpha", "");
+  ASSERT_TRUE(before.ok());
+  // The writer fails: its error, and no temporary directory left.
+  auto added = repo->AddVersion("alpha", [](const std::string&) {
+    return absl::DataLossError("checkpoint unreadable");
+  });
+  EXPECT_EQ(added.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_EQ(Leaves(root_ / "alpha"), (std::vector<std::string>{"1"}));
+  // The written version does not load: removed again, version 1 still serves.
+  added = repo->AddVersion("alpha", [](const std::string& dir) {
+    std::ofstream(dir + "/config.json") << "{ not json";
+    return absl::OkStatus();
+  });
+  ASSERT_FALSE(added.ok());
+  EXPECT_NE(added.status().message().find("loading model 'alpha' version 2"), std::string::npos)
+      << added.status();
+  EXPECT_EQ(Leaves(root_ / "alpha"), (std::vector<std::string>{"1"}));
+  auto after = repo->Find("alpha", "");
+  ASSERT_TRUE(after.ok()) << after.status();
+  EXPECT_EQ(after->get(), before->get());
+  // A failed first version of a new name leaves no model directory either.
+  added = repo->AddVersion("fresh", [](const std::string&) { return absl::OkStatus(); });
+  EXPECT_FALSE(added.ok());
+  EXPECT_FALSE(fs::exists(root_ / "fresh"));
+  // Names: the LoadModel rule; nothing created outside the root.
+  for (const std::string bad : {"", "..", "../out", "a/b"}) {
+    added = repo->AddVersion(bad, [](const std::string&) { return absl::OkStatus(); });
+    EXPECT_EQ(added.status().code(), absl::StatusCode::kInvalidArgument) << "'" << bad << "'";
+  }
+  EXPECT_FALSE(fs::exists(root_.parent_path() / "out"));
+  // A repository made of entries has no root to write into.
+  auto entries = ModelRepository::FromEntries({});
+  ASSERT_TRUE(entries.ok());
+  EXPECT_EQ((*entries)->AddVersion("alpha", [](const std::string&) { return absl::OkStatus(); })
+                .status()
+                .code(),
+            absl::StatusCode::kFailedPrecondition);
 }
 
 }  // namespace
