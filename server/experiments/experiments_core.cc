@@ -277,6 +277,11 @@ absl::StatusOr<v1::PromoteArmResponse> ExperimentsCore::Promote(
     return absl::NotFoundError(absl::StrCat("experiment ", id, " has no arm '", arm_id,
                                             "'; its arms: ", absl::StrJoin(arm_ids, ", ")));
   }
+  if (arm->arm_state() != "done") {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "arm ", arm_id, " of experiment ", id, " is ", arm->arm_state(),
+        ", not done: it has no final weights to promote"));
+  }
   // The arm's directory is the store's own; the id names an arm the store listed.
   const std::string arm_dir = (fs::path(record.dir) / "arms" / arm_id).string();
   ASSIGN_OR_RETURN(AddedVersion added,
