@@ -189,6 +189,15 @@ TEST_F(ExperimentsLimitsTest, ExperimentsBelongToTheirSubmitter) {
     }
     EXPECT_EQ(reader->Finish().error_code(), grpc::StatusCode::NOT_FOUND);
   }
+  {
+    grpc::ClientContext ctx;
+    As(&ctx, 1);
+    v1::PromoteArmRequest req;
+    req.set_experiment_id(id);
+    req.set_model_name("stolen");
+    v1::PromoteArmResponse resp;
+    EXPECT_EQ(stub_->PromoteArm(&ctx, req, &resp).error_code(), grpc::StatusCode::NOT_FOUND);
+  }
   // Bob's equal request_key is his own submission, not Alice's experiment.
   ASSERT_TRUE(Submit(1, TinySweep("bob").dump(), &theirs, "key-1").ok());
   EXPECT_NE(theirs.id(), id);
