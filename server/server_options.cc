@@ -48,7 +48,9 @@ void AddServerFlags(CLI::App* app, ServerOptions* o) {
       ->capture_default_str();
   app->add_option("--batch-max-delay-us", o->batch_max_delay_us,
                   "ModelInfer batching: longest wait (microseconds, from the first request's "
-                  "arrival) for requests of the same model and length bucket; 0: no batching")
+                  "arrival) for requests of the same model and length bucket, applied only "
+                  "while another batch is computing (an idle worker runs a request at once "
+                  "with whatever is already queued); 0: no batching")
       ->capture_default_str();
   app->add_option("--batch-max-size", o->batch_max_size,
                   "ModelInfer batching: most requests merged into one forward (1: no batching)")

@@ -124,7 +124,13 @@ std::vector<std::shared_ptr<BatchJob>> WorkQueue::Gather(std::unique_lock<std::m
       ++running_;  // queued -> running: the reported length does not change
       it = jobs_.erase(it);
     }
-    if (batch.size() >= max_size || stopping_ || absl::Now() >= flush_at) break;
+    // No other worker is computing: the device is idle, and holding the batch
+    // back for company would only add the delay to its latency. Run what is here.
+    if (batch.size() >= max_size || stopping_ || executing_ == 0 || absl::Now() >= flush_at) {
+      break;
+    }
+    // Another batch is running: company that arrives before it ends (or before
+    // flush_at) joins this one. A worker ending a job wakes us (WorkerLoop).
     cv_.wait_until(lock, absl::ToChronoTime(flush_at));
   }
   gathering_.erase(first.key);
@@ -145,6 +151,7 @@ void WorkQueue::WorkerLoop() {
     jobs_.erase(it);
     ++running_;
     if (entry.key.empty()) {
+      ++executing_;
       lock.unlock();
       entry.run();
       lock.lock();
@@ -152,12 +159,16 @@ void WorkQueue::WorkerLoop() {
     } else {
       std::vector<std::shared_ptr<BatchJob>> batch = Gather(lock, entry);
       const int64_t size = static_cast<int64_t>(batch.size());
+      ++executing_;
       lock.unlock();
       entry.run_batch(std::move(batch));
       lock.lock();
       running_ -= size;
     }
+    --executing_;
     ReportLength();
+    // A worker gathering a batch waits only while another one computes.
+    cv_.notify_all();
   }
 }
 

@@ -2,10 +2,20 @@
 // compute runs here, not on gRPC's callback threads, so a multi-second full-day
 // prediction never stalls health checks or metadata RPCs. The bound turns
 // overload into a quick RESOURCE_EXHAUSTED instead of unbounded memory (docs/reliability.md).
-// Batching (after Triton's dynamic batcher; docs/serving.md): a job submitted with a batch key
-// is popped together with the queued jobs of the same key, up to max_size, and
-// the worker waits for more until the first one has waited max_delay; a busy
-// server therefore batches what piled up without waiting at all.
+// Batching (docs/serving.md): a job submitted with a batch key is popped together
+// with the queued jobs of the same key, up to max_size. The worker waits for more
+// (until the first job has waited max_delay, or the batch is full) ONLY while
+// another worker is computing: then the device is busy anyway and a job that
+// joins costs nothing extra. When no other job runs, the batch goes at once with
+// what is queued, so a lone request on an idle server never pays the delay, and a
+// busy server batches what piled up behind the running forward. With one worker
+// (the default) the delay therefore never applies; it matters with --workers > 1.
+// Triton's dynamic batcher differs: with max_queue_delay_microseconds set, its
+// scheduler holds a batch smaller than the preferred/max size for up to that
+// delay even when a model instance is free (its documentation presents the delay
+// as a latency-for-throughput trade; the default delay is 0, i.e. no wait). We
+// keep the delay for the case where waiting is free and drop it where it is not
+// (https://docs.nvidia.com/deeplearning/triton-inference-server/user-guide/docs/batcher.html).
 #pragma once
 
 #include <condition_variable>
@@ -98,7 +108,8 @@ class WorkQueue {
   std::condition_variable cv_;
   std::deque<Entry> jobs_;
   std::set<std::string> gathering_;  // keys a worker is collecting a batch of
-  int64_t running_ = 0;
+  int64_t running_ = 0;    // jobs popped by workers (gathering or computing)
+  int executing_ = 0;      // workers inside a job or batch runner
   bool stopping_ = false;
   std::vector<std::thread> workers_;
 };
