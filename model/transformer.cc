@@ -145,22 +145,40 @@ absl::StatusOr<std::vector<float>> Transformer::Predict(absl::Span<const float> 
 absl::StatusOr<std::vector<float>> Transformer::Predict(absl::Span<const float> ticks, int64_t B,
                                                         int64_t T, bool last_only,
                                                         const std::function<bool()>& stop) {
+  const int64_t F = config_.features;
+  if (B < 1 || T < 1 || T > config_.max_context || B > (int64_t{1} << 40) / (T * F) ||
+      static_cast<int64_t>(ticks.size()) != B * T * F) {
+    return PredictInto(ticks, B, T, last_only, stop, {});  // its shape error, before allocating
+  }
+  std::vector<float> probs(static_cast<size_t>(B * (last_only ? 1 : T) * config_.classes));
+  RETURN_IF_ERROR(PredictInto(ticks, B, T, last_only, stop, absl::MakeSpan(probs)));
+  return probs;
+}
+
+absl::Status Transformer::PredictInto(absl::Span<const float> ticks, int64_t B, int64_t T,
+                                      bool last_only, const std::function<bool()>& stop,
+                                      absl::Span<float> probs) {
   const int64_t F = config_.features, K = config_.classes;
   RETURN_IF_ERROR(CheckForwardInput(config_, ticks, B, T, "predict"));
+  const int64_t out_steps = last_only ? 1 : T;
+  if (static_cast<int64_t>(probs.size()) != B * out_steps * K) {
+    return absl::InvalidArgumentError(absl::StrCat("predict: the output has room for ",
+                                                   probs.size(), " values; [B=", B, ", ",
+                                                   out_steps, ", K=", K, "] needs ",
+                                                   B * out_steps * K));
+  }
   std::lock_guard<std::mutex> lock(mu_);
   // Whole sequences per chunk, as many as the workspace budget allows (at least one).
   const size_t per_seq =
       ForwardWorkspace::Carve(nullptr, backend_->device(), config_, impl_->act, 1, T, last_only).bytes;
   const int64_t Bc = std::clamp<int64_t>(
       impl_->options.workspace_bytes / static_cast<int64_t>(std::max<size_t>(per_seq, 1)), 1, B);
-  const int64_t out_steps = last_only ? 1 : T;
-  std::vector<float> probs(static_cast<size_t>(B * out_steps * K));
   for (int64_t b0 = 0; b0 < B; b0 += Bc) {
     const int64_t n = std::min(Bc, B - b0);
     RETURN_IF_ERROR(impl_->ForwardChunk(config_, backend_, ticks.data() + b0 * T * F, n, T,
                                         last_only, probs.data() + b0 * out_steps * K, stop));
   }
-  return probs;
+  return absl::OkStatus();
 }
 
 std::string Transformer::kernel_path() const {

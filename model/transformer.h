@@ -71,6 +71,12 @@ class Transformer {
   // request costs to about one layer of its forward.
   absl::StatusOr<std::vector<float>> Predict(absl::Span<const float> ticks, int64_t B, int64_t T,
                                              bool last_only, const std::function<bool()>& stop);
+  // The same, writing the probabilities into `probs` (exactly B × (T or 1) ×
+  // classes floats, else INVALID_ARGUMENT) instead of a new vector: the server
+  // downloads them straight into the response's buffer. On error `probs` may
+  // hold part of the answer.
+  absl::Status PredictInto(absl::Span<const float> ticks, int64_t B, int64_t T, bool last_only,
+                           const std::function<bool()>& stop, absl::Span<float> probs);
 
   // Incremental decoding (model/decode_state.h): runs one new step `row` (host fp32
   // [F]) at position state->steps() against the state's per-layer K/V cache, appends

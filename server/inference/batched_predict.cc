@@ -19,19 +19,31 @@ int LengthBucket(int64_t steps) {
   return static_cast<int>(std::floor(4.0 * std::log2(static_cast<double>(steps)) + 1e-9));
 }
 
-absl::StatusOr<std::vector<std::vector<float>>> PredictBatched(
-    Transformer* model, absl::Span<const BatchedRequest> requests,
-    const std::function<bool()>& abandoned, int64_t chunk_tokens) {
-  if (requests.empty()) return std::vector<std::vector<float>>{};
+absl::Status PredictBatchedInto(Transformer* model, absl::Span<const BatchedRequest> requests,
+                                absl::Span<const absl::Span<float>> outputs,
+                                const std::function<bool()>& abandoned, int64_t chunk_tokens) {
+  if (requests.empty()) return absl::OkStatus();
   const int64_t F = model->config().features;
   const int64_t classes = model->config().classes;
+  if (outputs.size() != requests.size()) {
+    return absl::InternalError(absl::StrCat("PredictBatched got ", requests.size(),
+                                            " requests and ", outputs.size(),
+                                            " outputs; this is a bug"));
+  }
   int64_t rows = 0, T = 0;
   bool all_last = true, same_length = true;
-  for (const BatchedRequest& r : requests) {
+  for (size_t i = 0; i < requests.size(); ++i) {
+    const BatchedRequest& r = requests[i];
     if (r.batch < 1 || r.steps < 1 || static_cast<int64_t>(r.ticks.size()) != r.batch * r.steps * F) {
       return absl::InternalError(absl::StrCat("batched request of shape [", r.batch, ", ", r.steps,
                                               ", ", F, "] has ", r.ticks.size(),
                                               " values; this is a bug"));
+    }
+    const int64_t keep = r.last_only ? 1 : r.steps;
+    if (static_cast<int64_t>(outputs[i].size()) != r.batch * keep * classes) {
+      return absl::InternalError(absl::StrCat("the output of batched request ", i, " has room for ",
+                                              outputs[i].size(), " probabilities, not ",
+                                              r.batch * keep * classes, "; this is a bug"));
     }
     rows += r.batch;
     same_length = same_length && r.steps == requests.front().steps;
@@ -39,10 +51,12 @@ absl::StatusOr<std::vector<std::vector<float>>> PredictBatched(
     all_last = all_last && r.last_only;
   }
   const bool forward_last_only = all_last && same_length;
+  const bool single = requests.size() == 1;
 
-  // [rows, T, F], each sequence's steps first, zeros after (right padding).
+  // [rows, T, F], each sequence's steps first, zeros after (right padding). A
+  // single request is forwarded from its own buffer (the request's bytes).
   std::vector<float> stacked;
-  if (requests.size() > 1) {
+  if (!single) {
     stacked.assign(static_cast<size_t>(rows * T * F), 0.0f);
     int64_t row = 0;
     for (const BatchedRequest& r : requests) {
@@ -52,66 +66,71 @@ absl::StatusOr<std::vector<std::vector<float>>> PredictBatched(
       }
     }
   }
-  absl::Span<const float> input = requests.size() > 1 ? absl::MakeConstSpan(stacked)
-                                                      : requests.front().ticks;
+  absl::Span<const float> input = single ? requests.front().ticks : absl::MakeConstSpan(stacked);
   const int64_t out_T = forward_last_only ? 1 : T;
+  // A single request's forward writes straight into its output (the response's
+  // buffer); a batch's goes to one buffer that is sliced below.
+  std::vector<float> batch_probs;
+  if (!single) batch_probs.resize(static_cast<size_t>(rows * out_T * classes));
+  const absl::Span<float> probs = single ? outputs.front() : absl::MakeSpan(batch_probs);
   // Chunks of whole rows: a long batch stops at the next boundary once every
   // client is gone (cancelled or past its deadline) instead of holding the worker.
   const int64_t chunk_rows = std::max<int64_t>(1, chunk_tokens / T);
-  std::vector<float> probs;
   // Inside each forward the model asks again between layers: one long row, which
   // no row split shortens, stops there (model/transformer.h).
-  const auto predict = [&](absl::Span<const float> part,
-                           int64_t n) -> absl::StatusOr<std::vector<float>> {
-    auto result = model->Predict(part, n, T, forward_last_only, abandoned);
-    if (result.status().code() == absl::StatusCode::kCancelled) {
+  for (int64_t row0 = 0; row0 < rows; row0 += chunk_rows) {
+    if (row0 > 0 && abandoned && abandoned()) {
+      return absl::CancelledError(absl::StrCat(
+          "every client of this request has gone (cancelled or past its deadline); the "
+          "forward stopped after ", row0, " of ", rows, " rows"));
+    }
+    const int64_t n = std::min(chunk_rows, rows - row0);
+    const absl::Status status = model->PredictInto(
+        input.subspan(static_cast<size_t>(row0 * T * F), static_cast<size_t>(n * T * F)), n, T,
+        forward_last_only, abandoned,
+        probs.subspan(static_cast<size_t>(row0 * out_T * classes),
+                      static_cast<size_t>(n * out_T * classes)));
+    if (status.code() == absl::StatusCode::kCancelled) {
       return absl::CancelledError(absl::StrCat(
           "every client of this request has gone (cancelled or past its deadline); ",
-          result.status().message()));
+          status.message()));
     }
-    return result;
-  };
-  if (chunk_rows >= rows) {
-    ASSIGN_OR_RETURN(probs, predict(input, rows));
-  } else {
-    probs.reserve(static_cast<size_t>(rows * out_T * classes));
-    for (int64_t row0 = 0; row0 < rows; row0 += chunk_rows) {
-      if (row0 > 0 && abandoned && abandoned()) {
-        return absl::CancelledError(absl::StrCat(
-            "every client of this request has gone (cancelled or past its deadline); the "
-            "forward stopped after ", row0, " of ", rows, " rows"));
-      }
-      const int64_t n = std::min(chunk_rows, rows - row0);
-      ASSIGN_OR_RETURN(std::vector<float> part,
-                       predict(input.subspan(static_cast<size_t>(row0 * T * F),
-                                             static_cast<size_t>(n * T * F)),
-                               n));
-      probs.insert(probs.end(), part.begin(), part.end());
-    }
+    RETURN_IF_ERROR(status);
   }
-  if (static_cast<int64_t>(probs.size()) != rows * out_T * classes) {
-    return absl::InternalError(absl::StrCat("the model returned ", probs.size(),
-                                            " probabilities for a batch of ", rows, " × ", out_T,
-                                            " × ", classes, "; this is a bug"));
-  }
-  if (requests.size() == 1) {  // the forward's output is already the answer
-    return std::vector<std::vector<float>>{std::move(probs)};
-  }
+  if (single) return absl::OkStatus();  // the forward's output is already the answer
 
-  std::vector<std::vector<float>> out;
-  out.reserve(requests.size());
   int64_t row = 0;
-  for (const BatchedRequest& r : requests) {
+  for (size_t i = 0; i < requests.size(); ++i) {
+    const BatchedRequest& r = requests[i];
     const int64_t keep = r.last_only ? 1 : r.steps;  // output steps of this request
     const int64_t first = forward_last_only ? 0 : (r.last_only ? r.steps - 1 : 0);
-    std::vector<float> mine(static_cast<size_t>(r.batch * keep * classes));
     for (int64_t b = 0; b < r.batch; ++b, ++row) {
-      std::memcpy(mine.data() + b * keep * classes,
-                  probs.data() + (row * out_T + first) * classes,
+      std::memcpy(outputs[i].data() + b * keep * classes,
+                  batch_probs.data() + (row * out_T + first) * classes,
                   static_cast<size_t>(keep * classes) * sizeof(float));
     }
-    out.push_back(std::move(mine));
   }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<std::vector<float>>> PredictBatched(
+    Transformer* model, absl::Span<const BatchedRequest> requests,
+    const std::function<bool()>& abandoned, int64_t chunk_tokens) {
+  const int64_t F = model->config().features;
+  const int64_t classes = model->config().classes;
+  std::vector<std::vector<float>> out(requests.size());
+  std::vector<absl::Span<float>> spans;
+  spans.reserve(requests.size());
+  for (size_t i = 0; i < requests.size(); ++i) {
+    const BatchedRequest& r = requests[i];
+    // A malformed request gets no room; PredictBatchedInto names its shape.
+    if (r.batch >= 1 && r.steps >= 1 &&
+        static_cast<int64_t>(r.ticks.size()) == r.batch * r.steps * F) {
+      out[i].resize(static_cast<size_t>(r.batch * (r.last_only ? 1 : r.steps) * classes));
+    }
+    spans.push_back(absl::MakeSpan(out[i]));
+  }
+  RETURN_IF_ERROR(PredictBatchedInto(model, requests, spans, abandoned, chunk_tokens));
   return out;
 }
 

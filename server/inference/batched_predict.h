@@ -37,6 +37,13 @@ inline constexpr int64_t kChunkTokens = 65536;
 // probabilities [batch, steps or 1, classes], in order. A failing forward fails
 // every request with its status. `abandoned` (may be empty) is asked between
 // chunks; true stops the forward with CANCELLED (nobody is waiting for it).
+// The same, writing request i's probabilities into outputs[i] (exactly
+// batch × (steps or 1) × classes floats; INTERNAL otherwise). The server passes
+// the responses' own buffers, so the answer is written where gRPC reads it.
+absl::Status PredictBatchedInto(Transformer* model, absl::Span<const BatchedRequest> requests,
+                                absl::Span<const absl::Span<float>> outputs,
+                                const std::function<bool()>& abandoned = {},
+                                int64_t chunk_tokens = kChunkTokens);
 absl::StatusOr<std::vector<std::vector<float>>> PredictBatched(
     Transformer* model, absl::Span<const BatchedRequest> requests,
     const std::function<bool()>& abandoned = {}, int64_t chunk_tokens = kChunkTokens);

@@ -1,10 +1,11 @@
-// ModelInfer / metadata logic (see inference_core.h). Output bytes are the
-// Transformer's host FP32 probabilities copied once into the response; a batch
-// of requests runs as one forward (batched_predict.h) and is split back here.
+// ModelInfer / metadata logic (see inference_core.h). The response's output
+// buffer is sized before the forward, which writes the host FP32 probabilities
+// straight into it (batched_predict.h lists every copy of a request's bytes).
 #include "server/inference/inference_core.h"
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
@@ -82,48 +83,46 @@ absl::Status InferenceCore::RunBatch(absl::Span<const Prepared* const> batch,
   }
   std::vector<BatchedRequest> requests;
   requests.reserve(batch.size());
-  for (const Prepared* prepared : batch) {
+  std::vector<absl::Span<float>> outputs;
+  outputs.reserve(batch.size());
+  for (size_t i = 0; i < batch.size(); ++i) {
+    const Prepared* prepared = batch[i];
     if (prepared->model.get() != &model) {
       return absl::InternalError("a batch mixes model versions; this is a bug");
     }
     const ValidatedInfer& in = prepared->input;
     requests.push_back({in.ticks(), in.batch, in.steps, in.last_only});
+    ASSIGN_OR_RETURN(absl::Span<float> output, PrepareResponse(*prepared, responses[i]));
+    outputs.push_back(output);
   }
   const ForwardWindow window(*model.model->backend());
-  ASSIGN_OR_RETURN(std::vector<std::vector<float>> probs,
-                   PredictBatched(model.model.get(), requests, abandoned));
+  RETURN_IF_ERROR(PredictBatchedInto(model.model.get(), requests, outputs, abandoned));
   const double seconds = window.seconds();
   if (cost != nullptr) *cost = {seconds, window.peak_bytes()};
-  for (size_t i = 0; i < batch.size(); ++i) {
-    RETURN_IF_ERROR(FillResponse(*batch[i], std::move(probs[i]), seconds, responses[i]));
+  for (inference::ModelInferResponse* response : responses) {
+    auto* params = response->mutable_parameters();
+    // The batch's forward time: requests batched together report the same figure.
+    // compute_microseconds is an int64_param, a type of the KServe v2 protocol itself;
+    // compute_seconds (double_param) is Triton's extension, kept for its clients.
+    (*params)["compute_microseconds"].set_int64_param(
+        static_cast<int64_t>(std::llround(seconds * 1e6)));
+    (*params)["compute_seconds"].set_double_param(seconds);
   }
   return absl::OkStatus();
 }
 
-absl::Status InferenceCore::FillResponse(const Prepared& prepared, std::vector<float> probs,
-                                         double compute_seconds,
-                                         inference::ModelInferResponse* response) const {
+absl::StatusOr<absl::Span<float>> InferenceCore::PrepareResponse(
+    const Prepared& prepared, inference::ModelInferResponse* response) const {
   const ModelEntry& model = *prepared.model;
   const ValidatedInfer& in = prepared.input;
   const int64_t out_steps = in.last_only ? 1 : in.steps;
-  const int64_t expected = in.batch * out_steps * model.classes;
-  if (static_cast<int64_t>(probs.size()) != expected) {
-    return absl::InternalError(absl::StrCat("model '", model.name, "' returned ", probs.size(),
-                                            " probabilities, expected ", expected,
-                                            " (B × steps × classes); this is a bug"));
-  }
+  const size_t count = static_cast<size_t>(in.batch * out_steps * model.classes);
   response->set_model_name(model.name);
   response->set_model_version(model.version_string());
   response->set_id(prepared.id);
   auto* params = response->mutable_parameters();
   SetStringParameter(params, kKernelPathParameter, model.kernel_path);
   SetStringParameter(params, kDeviceParameter, model.device);
-  // The batch's forward time: requests batched together report the same figure.
-  // compute_microseconds is an int64_param, a type of the KServe v2 protocol itself;
-  // compute_seconds (double_param) is Triton's extension, kept for its clients.
-  (*params)["compute_microseconds"].set_int64_param(
-      static_cast<int64_t>(std::llround(compute_seconds * 1e6)));
-  (*params)["compute_seconds"].set_double_param(compute_seconds);
   auto* output = response->add_outputs();
   output->set_name(kProbsOutputName);
   output->set_datatype(kFp32Datatype);
@@ -131,12 +130,21 @@ absl::Status InferenceCore::FillResponse(const Prepared& prepared, std::vector<f
   output->add_shape(out_steps);
   output->add_shape(model.classes);
   if (in.raw_output) {
-    response->add_raw_output_contents()->assign(reinterpret_cast<const char*>(probs.data()),
-                                                probs.size() * sizeof(float));
-  } else {
-    output->mutable_contents()->mutable_fp32_contents()->Assign(probs.begin(), probs.end());
+    // Sized once; the forward writes the probabilities into it. Reserving past
+    // the small-string buffer (15 bytes in libstdc++, 22 in libc++, where it is
+    // not float-aligned) puts the bytes in a block from operator new, which is.
+    std::string* raw = response->add_raw_output_contents();
+    raw->reserve(std::max<size_t>(count * sizeof(float), 32));
+    raw->resize(count * sizeof(float));
+    if (reinterpret_cast<uintptr_t>(raw->data()) % alignof(float) != 0) {
+      return absl::InternalError("the response's output buffer is not aligned for float; "
+                                 "this is a bug");
+    }
+    return absl::MakeSpan(reinterpret_cast<float*>(raw->data()), count);
   }
-  return absl::OkStatus();
+  auto* typed = output->mutable_contents()->mutable_fp32_contents();
+  typed->Resize(static_cast<int>(count), 0.0f);
+  return absl::MakeSpan(typed->mutable_data(), count);
 }
 
 absl::StatusOr<inference::ModelMetadataResponse> InferenceCore::ModelMetadata(

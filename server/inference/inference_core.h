@@ -75,9 +75,11 @@ class InferenceCore {
   const ModelRepository& repository() const { return *repository_; }
 
  private:
-  // Fills one response from its request's probabilities.
-  absl::Status FillResponse(const Prepared& prepared, std::vector<float> probs,
-                            double compute_seconds, inference::ModelInferResponse* response) const;
+  // Fills one response's metadata and sizes its output (raw_output_contents[0]
+  // or fp32_contents, as the request sent its input); returns that buffer, which
+  // the forward fills. compute_* parameters are set after the forward.
+  absl::StatusOr<absl::Span<float>> PrepareResponse(
+      const Prepared& prepared, inference::ModelInferResponse* response) const;
 
   const ModelRepository* repository_;
   int64_t max_seq_len_;
