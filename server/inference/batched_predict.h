@@ -5,6 +5,14 @@
 // changes none of its outputs (LayerNorm, matmuls and the head are row-wise).
 // Each request gets its rows [0, T_i) back, or its row T_i − 1 when last_only.
 // LengthBucket groups lengths whose padding stays under 2^(1/4) − 1 ≈ 19 %.
+//
+// Copies of a request's tensor bytes (docs/serving.md, "Where a request's bytes
+// go"): in — gRPC parse into raw_input_contents(0) (library); moved, not copied,
+// into ValidatedInfer (request_validation.cc); a span here; stacked only for a
+// merged batch (PredictBatchedInto); uploaded by ForwardOps::Embed (Backend::Copy).
+// Out — ForwardChunk downloads into the response's own buffer (sized by
+// InferenceCore::PrepareResponse); a merged batch's rows are sliced into each
+// response here; gRPC serialises the response (library).
 #pragma once
 
 #include <cstdint>
