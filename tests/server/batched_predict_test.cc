@@ -127,6 +127,35 @@ TEST_F(BatchedPredictTest, ChunkedForwardEqualsOneForward) {
   EXPECT_LE(MaxAbsDiff((*whole)[0], (*chunked)[0]), kTol);
 }
 
+TEST_F(BatchedPredictTest, IntoWritesEachAnswerIntoTheCallersBuffer) {
+  // The server passes the responses' own buffers: a merged batch (sliced into
+  // them) and a chunked single request (each chunk downloaded in place) must
+  // fill them exactly as PredictBatched answers.
+  const int64_t F = model_->config().features;
+  const int64_t K = model_->config().classes;
+  const std::vector<float> a = RandomTicks(2 * 40 * F, 11), b = RandomTicks(1 * 35 * F, 12);
+  const std::vector<BatchedRequest> merged = {{a, 2, 40, false}, {b, 1, 35, true}};
+  auto expected = PredictBatched(model_.get(), merged);
+  ASSERT_TRUE(expected.ok()) << expected.status();
+  std::vector<float> out_a(2 * 40 * K, -1.0f), out_b(1 * 1 * K, -1.0f);
+  const std::vector<absl::Span<float>> outs = {absl::MakeSpan(out_a), absl::MakeSpan(out_b)};
+  ASSERT_TRUE(PredictBatchedInto(model_.get(), merged, outs).ok());
+  EXPECT_EQ(out_a, (*expected)[0]);
+  EXPECT_EQ(out_b, (*expected)[1]);
+
+  const std::vector<BatchedRequest> single = {{a, 2, 40, false}};
+  std::vector<float> out_single(2 * 40 * K, -1.0f);
+  const std::vector<absl::Span<float>> one_out = {absl::MakeSpan(out_single)};
+  ASSERT_TRUE(PredictBatchedInto(model_.get(), single, one_out, {}, /*chunk_tokens=*/40).ok());
+  EXPECT_LE(MaxAbsDiff(out_single, (*expected)[0]), kTol);
+
+  // A buffer of the wrong size is a bug, reported before any forward.
+  std::vector<float> small(K, -1.0f);
+  const std::vector<absl::Span<float>> bad = {absl::MakeSpan(small)};
+  EXPECT_EQ(PredictBatchedInto(model_.get(), single, bad).code(), absl::StatusCode::kInternal);
+  EXPECT_EQ(small, std::vector<float>(K, -1.0f));
+}
+
 TEST_F(BatchedPredictTest, AnAbandonedForwardStopsBetweenChunks) {
   // A forward whose clients are all gone stops at the next chunk instead of
   // holding the worker to the end.
