@@ -40,8 +40,8 @@ void AddServerFlags(CLI::App* app, ServerOptions* o) {
                   "inference requests queued before RESOURCE_EXHAUSTED")
       ->capture_default_str();
   app->add_option("--max-queue-mb", o->max_queue_mb,
-                  "memory queued inference requests may hold together (each counted twice: "
-                  "the request and its validated copy)")
+                  "memory queued inference requests may hold together (each counted once: its "
+                  "tensor, moved out of the request, plus what remains of the request)")
       ->capture_default_str();
   app->add_option("--max-request-rows", o->max_request_rows,
                   "largest B·N (rows × steps) one ModelInfer may ask for")
