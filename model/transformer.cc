@@ -117,18 +117,25 @@ absl::Status Transformer::Save(const std::string& dir) const {
   return WriteFileAtomic(absl::StrCat(dir, "/", kConfigFile), config_.ToJson() + "\n");
 }
 
-absl::Status CheckForwardInput(const ModelConfig& c, absl::Span<const float> ticks, int64_t B,
-                               int64_t T, const char* what) {
+absl::Status CheckForwardShape(const ModelConfig& c, size_t values, int64_t B, int64_t T,
+                               const char* what) {
   const int64_t F = c.features;
   if (B < 1 || T < 1)
     return absl::InvalidArgumentError(absl::StrCat(what, ": B and T must be >= 1, got B=", B, ", T=", T));
   if (T > c.max_context)
     return absl::ResourceExhaustedError(absl::StrCat(what, ": T=", T, " exceeds the model's max_context of ",
                                                      c.max_context));
-  if (B > (int64_t{1} << 40) / (T * F) || static_cast<int64_t>(ticks.size()) != B * T * F)
-    return absl::InvalidArgumentError(absl::StrCat(what, ": ticks has ", ticks.size(),
+  if (B > (int64_t{1} << 40) / (T * F) || static_cast<int64_t>(values) != B * T * F)
+    return absl::InvalidArgumentError(absl::StrCat(what, ": ticks has ", values,
                                                    " values; [B=", B, ", T=", T, ", F=", F,
                                                    "] needs ", B * T * F));
+  return absl::OkStatus();
+}
+
+absl::Status CheckForwardInput(const ModelConfig& c, absl::Span<const float> ticks, int64_t B,
+                               int64_t T, const char* what) {
+  RETURN_IF_ERROR(CheckForwardShape(c, ticks.size(), B, T, what));
+  const int64_t F = c.features;
   for (size_t i = 0; i < ticks.size(); ++i)
     if (!std::isfinite(ticks[i]))
       return absl::InvalidArgumentError(absl::StrCat(
@@ -145,11 +152,8 @@ absl::StatusOr<std::vector<float>> Transformer::Predict(absl::Span<const float> 
 absl::StatusOr<std::vector<float>> Transformer::Predict(absl::Span<const float> ticks, int64_t B,
                                                         int64_t T, bool last_only,
                                                         const std::function<bool()>& stop) {
-  const int64_t F = config_.features;
-  if (B < 1 || T < 1 || T > config_.max_context || B > (int64_t{1} << 40) / (T * F) ||
-      static_cast<int64_t>(ticks.size()) != B * T * F) {
-    return PredictInto(ticks, B, T, last_only, stop, {});  // its shape error, before allocating
-  }
+  // The shape first, so a bad one is refused before the output is allocated.
+  RETURN_IF_ERROR(CheckForwardShape(config_, ticks.size(), B, T, "predict"));
   std::vector<float> probs(static_cast<size_t>(B * (last_only ? 1 : T) * config_.classes));
   RETURN_IF_ERROR(PredictInto(ticks, B, T, last_only, stop, absl::MakeSpan(probs)));
   return probs;

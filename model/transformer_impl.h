@@ -37,6 +37,9 @@ struct ForwardWorkspace {
 
 // The checks every forward entry point makes on host ticks [B, T, F]: sizes, T within
 // max_context (RESOURCE_EXHAUSTED), finite values. `what` starts the message.
+// CheckForwardShape is the first part alone (no pass over the values).
+absl::Status CheckForwardShape(const ModelConfig& c, size_t values, int64_t B, int64_t T,
+                               const char* what);
 absl::Status CheckForwardInput(const ModelConfig& c, absl::Span<const float> ticks, int64_t B,
                                int64_t T, const char* what);
 
