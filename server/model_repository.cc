@@ -245,11 +245,17 @@ std::vector<ModelEntryPtr> ModelRepository::Entries() const {
   return out;
 }
 
-absl::StatusOr<ModelSwap> ModelRepository::LoadModel(absl::string_view name) {
+// What LoadModel and AddVersion both need before touching the disk.
+absl::Status ModelRepository::CheckChangeable(absl::string_view name) const {
   RETURN_IF_ERROR(ValidateModelName(name));
   if (backend_ == nullptr) {
     return absl::FailedPreconditionError("this repository was not loaded from a directory");
   }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<ModelSwap> ModelRepository::LoadModel(absl::string_view name) {
+  RETURN_IF_ERROR(CheckChangeable(name));
   // Held across the (slow) weight load: loads are rare and must not interleave,
   // and requests never take this lock.
   std::lock_guard<std::mutex> lock(writer_mu_);
@@ -280,10 +286,7 @@ absl::StatusOr<ModelSwap> ModelRepository::LoadModelLocked(absl::string_view nam
 
 absl::StatusOr<AddedVersion> ModelRepository::AddVersion(
     absl::string_view name, const std::function<absl::Status(const std::string& dir)>& write) {
-  RETURN_IF_ERROR(ValidateModelName(name));
-  if (backend_ == nullptr) {
-    return absl::FailedPreconditionError("this repository was not loaded from a directory");
-  }
+  RETURN_IF_ERROR(CheckChangeable(name));
   std::lock_guard<std::mutex> lock(writer_mu_);
   const fs::path model_dir = fs::path(root_) / std::string(name);
   std::error_code ec;

@@ -121,6 +121,8 @@ class ModelRepository {
 
   ModelRepository() = default;
   std::shared_ptr<const Models> snapshot() const { return models_.load(); }
+  // A valid name, and a repository with a root to load from.
+  absl::Status CheckChangeable(absl::string_view name) const;
   // LoadModel with writer_mu_ held and the name checked.
   absl::StatusOr<ModelSwap> LoadModelLocked(absl::string_view name);
   static absl::StatusOr<ModelEntryPtr> FindIn(const Models& models, absl::string_view name,
