@@ -26,6 +26,7 @@
 #include "inference/grpc_service.grpc.pb.h"
 #include "research/sweep/sweep_engine.h"
 #include "tests/support/in_process_server.h"
+#include "tests/support/sweep_cli.h"
 
 namespace flashtick {
 namespace {
@@ -230,34 +231,6 @@ TEST_F(SweepPromoteTest, WinnerBecomesVersionOneAndTheNextPromotionVersionTwo) {
   EXPECT_FALSE(fs::exists(root_ + "/models/swept/3"));
 }
 
-struct CliResult {
-  int exit_code = -1;
-  std::string out, err;
-};
-
-// `flashtick sweep <args...>` as main.cc runs it, stdout and stderr captured
-// (sweep_submit_cli_test.cc's harness).
-CliResult Sweep(const ClientOptions& options, std::vector<std::string> args) {
-  args.insert(args.begin(), {"flashtick", "sweep"});
-  std::vector<char*> argv;
-  for (std::string& a : args) argv.push_back(a.data());
-  CliResult r;
-  r.exit_code = 0;
-  CLI::App app{"flashtick"};
-  app.require_subcommand(1);
-  AddSweepCommand(&app, &options, &r.exit_code);
-  ::testing::internal::CaptureStdout();
-  ::testing::internal::CaptureStderr();
-  try {
-    app.parse(static_cast<int>(argv.size()), argv.data());
-  } catch (const CLI::ParseError& e) {
-    r.exit_code = app.exit(e);
-  }
-  r.out = ::testing::internal::GetCapturedStdout();
-  r.err = ::testing::internal::GetCapturedStderr();
-  return r;
-}
-
 TEST_F(SweepPromoteTest, CliPromotePrintsTheVersionAndMapsRefusalsToExitTwo) {
   const v1::Experiment x = RunToEnd("tiny");
   ASSERT_EQ(x.state(), v1::EXPERIMENT_STATE_SUCCEEDED) << x.error();
@@ -265,26 +238,26 @@ TEST_F(SweepPromoteTest, CliPromotePrintsTheVersionAndMapsRefusalsToExitTwo) {
   options.server = Address();
   options.timeout_seconds = 60;
 
-  CliResult r = Sweep(options, {"promote", x.id(), "--model", "cli-model", "--arm", "n8"});
+  CliResult r = RunSweepCli(options, {"promote", x.id(), "--model", "cli-model", "--arm", "n8"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("arm n8"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("model cli-model version 1"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find(root_ + "/models/cli-model/1"), std::string::npos) << r.out;
-  r = Sweep(options, {"promote", x.id(), "--model", "cli-model"});
+  r = RunSweepCli(options, {"promote", x.id(), "--model", "cli-model"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("version 2"), std::string::npos) << r.out;
   EXPECT_EQ(Index(), (std::vector<std::string>{"cli-model/1:READY", "cli-model/2:READY"}));
 
-  r = Sweep(options, {"promote", x.id(), "--model", "../x"});
+  r = RunSweepCli(options, {"promote", x.id(), "--model", "../x"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("INVALID_ARGUMENT"), std::string::npos) << r.err;
-  r = Sweep(options, {"promote", "exp-999999", "--model", "cli-model"});
+  r = RunSweepCli(options, {"promote", "exp-999999", "--model", "cli-model"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("NOT_FOUND"), std::string::npos) << r.err;
-  r = Sweep(options, {"promote", x.id(), "--model", "cli-model", "--arm", "n5"});
+  r = RunSweepCli(options, {"promote", x.id(), "--model", "cli-model", "--arm", "n5"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("n8, n32"), std::string::npos) << r.err;
-  r = Sweep(options, {"promote", x.id()});  // --model is required
+  r = RunSweepCli(options, {"promote", x.id()});  // --model is required
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.err.find("--model"), std::string::npos) << r.err;
 }

@@ -17,14 +17,10 @@
 #include "research/sweep/sweep_config.h"
 #include "research/sweep/sweep_presets.h"
 #include "tests/support/in_process_server.h"
+#include "tests/support/sweep_cli.h"
 
 namespace flashtick {
 namespace {
-
-struct CliResult {
-  int exit_code = -1;
-  std::string out, err;
-};
 
 class SweepSubmitCliTest : public InProcessServerTest {
  protected:
@@ -35,27 +31,8 @@ class SweepSubmitCliTest : public InProcessServerTest {
     options_.timeout_seconds = 60;
   }
 
-  // `flashtick sweep <args...>` as main.cc runs it, with stdout and stderr captured.
-  CliResult Sweep(std::vector<std::string> args) {
-    args.insert(args.begin(), {"flashtick", "sweep"});
-    std::vector<char*> argv;
-    for (std::string& a : args) argv.push_back(a.data());
-    CliResult r;
-    r.exit_code = 0;
-    CLI::App app{"flashtick"};
-    app.require_subcommand(1);
-    AddSweepCommand(&app, &options_, &r.exit_code);
-    ::testing::internal::CaptureStdout();
-    ::testing::internal::CaptureStderr();
-    try {
-      app.parse(static_cast<int>(argv.size()), argv.data());
-    } catch (const CLI::ParseError& e) {
-      r.exit_code = app.exit(e);
-    }
-    r.out = ::testing::internal::GetCapturedStdout();
-    r.err = ::testing::internal::GetCapturedStderr();
-    return r;
-  }
+  CliResult Sweep(std::vector<std::string> args) { return RunSweepCli(options_, std::move(args)); }
+
   int ExperimentCount() {
     SweepClient client(options_);
     auto list = client.List(v1::ListExperimentsRequest());
