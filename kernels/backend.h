@@ -28,12 +28,23 @@ struct MemoryStats {
   int64_t total_bytes = 0;  // device capacity (0 when unknown, e.g. host RAM)
 };
 
+// The priority of a CUDA backend's stream (BackendOptions::stream_priority).
+enum class StreamPriority { kNormal, kHigh };
+
 struct BackendOptions {
   int threads = 0;      // CPU worker threads; 0 = hardware concurrency
   int device_index = 0; // CUDA device ordinal
   // CUDA attention forward: k ≥ 1 fixes the number of key splits (1: never split), for
   // benchmarks that compare split-KV with the unsplit kernel; 0 = chosen per shape.
   int attention_fwd_splits = 0;
+  // CUDA: kHigh creates the backend's stream at the device's greatest priority
+  // (cudaDeviceGetStreamPriorityRange). When several streams have work queued, the
+  // block scheduler starts the high-priority stream's blocks first as SMs free up; it
+  // does not preempt blocks already running. flashtickd serves on a kHigh backend and
+  // trains sweep arms on kNormal ones, so a request's kernels overtake the queued
+  // kernels of a training step (docs/serving.md, "Serving beside a sweep"). The CPU
+  // backend ignores it.
+  StreamPriority stream_priority = StreamPriority::kNormal;
 };
 
 class Backend {

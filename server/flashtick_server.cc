@@ -67,8 +67,14 @@ absl::StatusOr<std::unique_ptr<FlashtickServer>> FlashtickServer::Start(
   server->client_namer_ = std::make_unique<ClientNamer>(std::move(tokens));
   BackendOptions backend_options;
   backend_options.threads = options.threads;
+  // Inference on a high-priority stream: a sweep's arms train on their own backends
+  // (normal priority) on the same GPU, and a request's kernels start ahead of theirs.
+  backend_options.stream_priority = options.serve_stream_priority == "high"
+                                        ? StreamPriority::kHigh
+                                        : StreamPriority::kNormal;
   ASSIGN_OR_RETURN(server->backend_, CreateBackend(options.device, backend_options));
-  LogInfo(absl::StrCat("backend ", server->backend_->name(), " (--device ", options.device, ")"));
+  LogInfo(absl::StrCat("backend ", server->backend_->name(), " (--device ", options.device,
+                       ", stream priority ", options.serve_stream_priority, ")"));
   ASSIGN_OR_RETURN(server->repository_,
                    ModelRepository::Load(options.model_repository, server->backend_.get(),
                                          options.max_loaded_models));

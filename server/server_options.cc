@@ -28,6 +28,10 @@ void AddServerFlags(CLI::App* app, ServerOptions* o) {
       ->capture_default_str();
   app->add_option("--threads", o->threads, "CPU backend threads (0: all cores)")
       ->capture_default_str();
+  app->add_option("--serve-stream-priority", o->serve_stream_priority,
+                  "CUDA stream priority of inference: high (ahead of sweep training) or normal")
+      ->check(CLI::IsMember({"high", "normal"}))
+      ->capture_default_str();
   app->add_option("--max-message-bytes", o->max_message_bytes,
                   "largest gRPC message sent or received (a 23,400-step day is ~0.56 MB per row)")
       ->capture_default_str();
@@ -152,6 +156,10 @@ absl::Status ServerOptions::Validate() const {
   }
   if (max_seq_len < 1) return absl::InvalidArgumentError("--max-seq-len must be ≥ 1");
   if (threads < 0) return absl::InvalidArgumentError("--threads must be ≥ 0 (0: all cores)");
+  if (serve_stream_priority != "high" && serve_stream_priority != "normal") {
+    return absl::InvalidArgumentError(absl::StrCat("--serve-stream-priority must be high or normal, got '",
+                                                   serve_stream_priority, "'"));
+  }
   if (max_message_bytes < (1 << 20) || max_message_bytes > INT_MAX) {
     return absl::InvalidArgumentError(
         absl::StrCat("--max-message-bytes must be between 1 MiB and ", INT_MAX,

@@ -28,6 +28,9 @@ struct ServerOptions {
   std::string device = "auto";                // cpu | cuda | auto
   int64_t max_seq_len = 32768;                // largest N accepted (RESOURCE_EXHAUSTED above)
   int threads = 0;                            // CPU backend threads; 0 = all cores
+  // CUDA stream priority of the serving backend: "high" (the device's greatest, so a
+  // request's kernels start ahead of a sweep arm's queued ones) or "normal".
+  std::string serve_stream_priority = "high";
   int64_t max_message_bytes = 64LL << 20;     // gRPC send/receive limit
   int workers = 1;                            // inference worker threads
   int max_queue = 64;                         // queued inference requests before refusing

@@ -14,7 +14,13 @@
 #      per-tick latency (incremental K/V state) over a 23,400-step day;
 #   4. load: load_gen, open-loop Poisson arrivals at rising rates, stopping after the
 #      knee (docs/serving.md, "Serving under load");
-#   5. stop the server (its /metrics scraped first), then, when SERVE_INPROC is set and
+#   5. under a sweep (SERVE_UNDER_SWEEP, 1 on cuda): submit a sweep to the same server
+#      (SERVE_SWEEP_PRESET, on the same GPU), wait until its arms train (the
+#      flashtick_train_step_seconds count on /metrics grows), then load_gen at
+#      SERVE_SWEEP_RATES and the tick stream again while it trains; the sweep is
+#      cancelled after. Inference runs on a high-priority CUDA stream
+#      (--serve-stream-priority, SERVE_PRIORITY: high), the arms on normal ones;
+#   6. stop the server (its /metrics scraped first), then, when SERVE_INPROC is set and
 #      enough time is left, bench/scripts/gpu_serve_latency.sh (the in-process CUDA and
 #      PyTorch rows: same model flags and seed, so the same weights) under what is left.
 # One deadline: SERVE_BUDGET seconds from the start (default 570, inside the device
@@ -38,7 +44,9 @@
 #   CUDA kernels run natively), SERVE_N (512,4096,23400), SERVE_CLIENTS (1,8),
 #   SERVE_REPS (50), SERVE_TICKS (23400), SERVE_LOAD_N (23400), SERVE_RATES
 #   (50,100,200,400,800,1600,3200), SERVE_LOAD_S (10 s a rate), SERVE_SLO_MS (10),
-#   SERVE_INPROC (1 on cuda), SERVE_PYTHON (python3), SERVE_PACK (.carry/serve),
+#   SERVE_INPROC (1 on cuda), SERVE_UNDER_SWEEP (1 on cuda), SERVE_SWEEP_PRESET (planted),
+#   SERVE_SWEEP_RATES (100), SERVE_SWEEP_TICKS (4000), SERVE_PRIORITY (high),
+#   SERVE_PYTHON (python3), SERVE_PACK (.carry/serve),
 #   SERVE_WHEELS (.carry/wheels), FLASHTICK_COMMIT (recorded in every result).
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
@@ -61,12 +69,14 @@ if [ "$device" = cpu ]; then
   # --no-stop: both rates run, so the sweep itself is exercised; with a second of samples
   # on a busy machine one scheduling hiccup can read as a knee (generator_behind).
   d_inproc=0; load_extra=(--no-stop); threads=(--threads 1)
+  d_under_sweep=0; d_sweep_preset=demo; d_sweep_rates=5; d_sweep_ticks=64
 else
   d_model="--width 256 --heads 4 --layers 2 --max-context 32768"; d_n=512,4096,23400
   d_clients=1,8; d_reps=50; d_ticks=23400; d_load_n=23400
   d_rates=50,100,200,400,800,1600,3200; d_load_s=10; d_warm_s=2; d_slo=10; d_inproc=1
   # The GPU machine has 16 cores: the generator may spin for exact send times.
   load_extra=(--spin); threads=()
+  d_under_sweep=1; d_sweep_preset=planted; d_sweep_rates=100; d_sweep_ticks=4000
 fi
 model_flags=${SERVE_MODEL:-$d_model}
 n=${SERVE_N:-$d_n}; clients=${SERVE_CLIENTS:-$d_clients}; reps=${SERVE_REPS:-$d_reps}
@@ -74,6 +84,9 @@ ticks=${SERVE_TICKS:-$d_ticks}; load_n=${SERVE_LOAD_N:-$d_load_n}; rates=${SERVE
 load_s=${SERVE_LOAD_S:-$d_load_s}; slo=${SERVE_SLO_MS:-$d_slo}; inproc=${SERVE_INPROC:-$d_inproc}
 pack=${SERVE_PACK:-.carry/serve}
 wheels=${SERVE_WHEELS:-.carry/wheels}
+under_sweep=${SERVE_UNDER_SWEEP:-$d_under_sweep}; sweep_preset=${SERVE_SWEEP_PRESET:-$d_sweep_preset}
+sweep_rates=${SERVE_SWEEP_RATES:-$d_sweep_rates}; sweep_ticks=${SERVE_SWEEP_TICKS:-$d_sweep_ticks}
+priority=${SERVE_PRIORITY:-high}
 
 note() { echo "$*" | tee -a "$summary"; }
 left() { echo $((deadline - $(date +%s))); }
@@ -97,7 +110,8 @@ stop_server() {
 }
 finish() {
   stop_server
-  tar czf "$out/logs.tgz" -C "$r" --exclude=./models --exclude=./site --exclude=./inproc . 2> /dev/null
+  tar czf "$out/logs.tgz" -C "$r" --exclude=./models --exclude=./site --exclude=./inproc \
+    --exclude=./experiments . 2> /dev/null
   note "== end ($(date -u +%T), $(($(date +%s) - t0)) s):${status:- nothing ran}"
   rm -rf "$r"
 }
@@ -183,7 +197,8 @@ LD_LIBRARY_PATH="$serve_ld" "$pack/bin/flashtick_make_model" --out "$r/models" -
   --seed 1 $model_flags > "$r/make_model.log" 2>&1 || fail "flashtick_make_model: $(tail -2 "$r/make_model.log")"
 note "model $model_name: $model_flags --seed 1 ($(tail -1 "$r/make_model.log"))"
 server_flags=(--listen 127.0.0.1:0 --metrics-port 0 --model-repository "$r/models" --device "$device"
-              --max-queue 1024 --shutdown-grace-seconds 5 "${threads[@]}")
+              --max-queue 1024 --shutdown-grace-seconds 5 --experiment-dir "$r/experiments"
+              --serve-stream-priority "$priority" "${threads[@]}")
 note "flashtickd ${server_flags[*]}"
 LD_LIBRARY_PATH="$serve_ld" "$pack/bin/flashtickd" "${server_flags[@]}" > "$out/flashtickd.log" 2>&1 &
 srv=$!
@@ -248,11 +263,71 @@ else
   status="$status load=$rc"
 fi
 
-stage "server stop"
-if [ -n "$mport" ] && [ "$mport" != "-1" ]; then
+# scrape: the server's /metrics text on stdout (nothing when the port is off).
+scrape() {
+  [ -n "$mport" ] && [ "$mport" != "-1" ] || return 0
   python3 -c 'import sys, urllib.request
 print(urllib.request.urlopen("http://127.0.0.1:%s/metrics" % sys.argv[1], timeout=5).read().decode())' \
-    "$mport" > "$r/metrics.txt" 2>&1
+    "$mport" 2> /dev/null
+}
+# train_steps: optimizer steps the server's sweep arms have taken so far.
+train_steps() { scrape | awk '/^flashtick_train_step_seconds_count/ {s += $2} END {print s + 0}'; }
+
+stage "under a sweep: $sweep_preset on the same device; load_gen at $sweep_rates /s, $sweep_ticks ticks (stream priority $priority)"
+if [ "$under_sweep" != 1 ]; then
+  note "skipped (SERVE_UNDER_SWEEP=$under_sweep; off by default with SERVE_DEVICE=cpu)"
+  status="$status sweep=skipped"
+elif [ "$(limit 300)" -lt 60 ]; then
+  note "skipped: $(limit 300) s left"
+  status="$status sweep=skipped"
+else
+  LD_LIBRARY_PATH="$serve_ld" timeout 30 "$pack/bin/flashtick" --server "$addr" sweep submit \
+    --preset "$sweep_preset" > "$r/sweep_submit.log" 2>&1
+  rc=$?
+  exp=$(sed -n 's/^submitted \([^ ]*\) .*/\1/p' "$r/sweep_submit.log" | head -1)
+  note "sweep submit exit $rc: $(tail -1 "$r/sweep_submit.log")"
+  # The arms first build their data; load starts once a step has been taken.
+  wait_until=$(($(date +%s) + $(limit 150) / 2))
+  steps0=0
+  while [ "$(date +%s)" -lt "$wait_until" ]; do
+    steps0=$(train_steps)
+    [ "$steps0" -gt 0 ] 2> /dev/null && break
+    sleep 1
+  done
+  if ! [ "$steps0" -gt 0 ] 2> /dev/null; then
+    note "the sweep took no training step in time: measuring nothing under it"
+    status="$status sweep=no_training"
+  else
+    note "sweep training ($steps0 steps so far, $(($(date +%s) - t0)) s in)"
+    lim=$(limit 120)
+    timeout "$lim" env LD_LIBRARY_PATH="$serve_ld" "$pack/bin/load_gen" --server "$addr" \
+      --model "$model_name" --n "$load_n" --rates "$sweep_rates" --duration-s "$load_s" \
+      --warmup-s "${SERVE_WARMUP_S:-$d_warm_s}" --slo-ms "$slo" --gpu "$gpu" --commit "$commit" \
+      --json "$r/load_under_sweep.jsonl" "${load_extra[@]}" > "$r/load_under_sweep.log" 2>&1
+    rc=$?
+    note "load_gen under the sweep exit $rc$(cut_note $rc "$lim" rates)"
+    head -20 "$r/load_under_sweep.log" | tee -a "$summary"
+    if [ -n "$py" ] && [ "$(limit 120)" -ge 10 ]; then
+      lim=$(limit 120)
+      timeout "$lim" env PYTHONPATH="$client_pp" PYTHONUNBUFFERED=1 "$py" bench/serve_latency/serve_latency.py \
+        --server "$addr" --model "$model_name" --out "$r/grpc_under_sweep" --n "" \
+        --ticks "$sweep_ticks" --commit "$commit" > "$r/grpc_under_sweep.log" 2>&1
+      rc=$?
+      note "tick stream under the sweep exit $rc$(cut_note $rc "$lim" rows)"
+      "$py" bench/serve_latency/latency_table.py "$r/grpc_under_sweep/results.jsonl" 2>&1 | tee -a "$summary"
+    fi
+    steps1=$(train_steps)
+    note "the sweep took $((steps1 - steps0)) training steps while it was measured"
+    status="$status sweep=$rc"
+  fi
+  LD_LIBRARY_PATH="$serve_ld" timeout 20 "$pack/bin/flashtick" --server "$addr" sweep cancel "$exp" \
+    > "$r/sweep_cancel.log" 2>&1
+  note "sweep cancel exit $?"
+fi
+
+stage "server stop"
+if [ -n "$mport" ] && [ "$mport" != "-1" ]; then
+  scrape > "$r/metrics.txt"
   note "metrics: $(grep -c '^flashtick_' "$r/metrics.txt") flashtick_* samples (metrics.txt in logs.tgz)"
 fi
 # In process and PyTorch run after the server stopped, each with the GPU to itself.

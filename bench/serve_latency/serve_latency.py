@@ -220,7 +220,7 @@ def measure_grpc(args, address, sink):
                                                       ("grpc.max_receive_message_length", -1)])
     stub = pb_grpc.GRPCInferenceServiceStub(channel)
     features = 6
-    for n in [int(v) for v in args.n.split(",")]:
+    for n in [int(v) for v in args.n.split(",") if v]:  # --n "": ticks only
         for c in [int(v) for v in args.clients.split(",")]:
             sink(bench_model_infer(stub, n, c, args.reps, args.warmup, features))
     if args.ticks > 0:

@@ -16,7 +16,8 @@
 
 namespace flashtick::cuda {
 
-absl::StatusOr<std::shared_ptr<CudaDevice>> CudaDevice::Create(int device_index) {
+absl::StatusOr<std::shared_ptr<CudaDevice>> CudaDevice::Create(int device_index,
+                                                               StreamPriority priority) {
   int count = 0;
   RETURN_IF_CUDA_ERROR(cudaGetDeviceCount(&count));
   if (device_index < 0 || device_index >= count)
@@ -37,7 +38,12 @@ absl::StatusOr<std::shared_ptr<CudaDevice>> CudaDevice::Create(int device_index)
         " is ", prop.major, ".", prop.minor, ": use --device cpu"));
 
   // Non-blocking: our stream never waits on work a library queued on the legacy stream.
-  RETURN_IF_CUDA_ERROR(cudaStreamCreateWithFlags(&dev->ctx_.stream, cudaStreamNonBlocking));
+  // CUDA numbers priorities downwards: `greatest` is the most urgent (e.g. −5), 0 normal.
+  int least = 0, greatest = 0;
+  RETURN_IF_CUDA_ERROR(cudaDeviceGetStreamPriorityRange(&least, &greatest));
+  dev->stream_priority_ = priority == StreamPriority::kHigh ? greatest : least;
+  RETURN_IF_CUDA_ERROR(cudaStreamCreateWithPriority(&dev->ctx_.stream, cudaStreamNonBlocking,
+                                                    dev->stream_priority_));
   RETURN_IF_CUBLAS_ERROR(cublasLtCreate(&dev->ctx_.cublaslt));
 
   cudaMemPoolProps props{};

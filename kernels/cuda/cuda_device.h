@@ -31,7 +31,9 @@ class CudaDevice : public std::enable_shared_from_this<CudaDevice> {
   // split-K and stream-K kernels (smaller workspaces rule those algorithms out).
   static constexpr size_t kWorkspaceBytes = size_t{32} << 20;
 
-  static absl::StatusOr<std::shared_ptr<CudaDevice>> Create(int device_index);
+  // `priority` kHigh: the stream takes the device's greatest priority (BackendOptions).
+  static absl::StatusOr<std::shared_ptr<CudaDevice>> Create(
+      int device_index, StreamPriority priority = StreamPriority::kNormal);
   ~CudaDevice();
   CudaDevice(const CudaDevice&) = delete;
   CudaDevice& operator=(const CudaDevice&) = delete;
@@ -49,6 +51,8 @@ class CudaDevice : public std::enable_shared_from_this<CudaDevice> {
   CudaContext& context() { return ctx_; }
   int device_index() const { return device_index_; }
   const std::string& device_name() const { return device_name_; }
+  // The CUDA priority the stream was created with (lower is more urgent; 0 is normal).
+  int stream_priority() const { return stream_priority_; }
 
  private:
   explicit CudaDevice(int device_index) : device_index_(device_index) {}
@@ -57,6 +61,7 @@ class CudaDevice : public std::enable_shared_from_this<CudaDevice> {
 
   int device_index_;
   std::string device_name_;
+  int stream_priority_ = 0;
   int64_t total_bytes_ = 0;
   CudaContext ctx_;
   cudaMemPool_t pool_ = nullptr;
