@@ -246,12 +246,27 @@ else
   fi
 fi
 
+# scrape: the server's /metrics text on stdout (nothing when the port is off).
+scrape() {
+  [ -n "$mport" ] && [ "$mport" != "-1" ] || return 0
+  python3 -c 'import sys, urllib.request
+print(urllib.request.urlopen("http://127.0.0.1:%s/metrics" % sys.argv[1], timeout=5).read().decode())' \
+    "$mport" 2> /dev/null
+}
+# split FROM TO: the server's mean request, queue, compute and rest per method between
+# two scrapes (bench/serve_latency/metrics_split.py), into the summary.
+split() {
+  [ -s "$1" ] && [ -s "$2" ] || return 0
+  python3 bench/serve_latency/metrics_split.py "$1" "$2" 2>&1 | tee -a "$summary"
+}
+
 stage "load: load_gen (open loop, N = $load_n, rates $rates /s, $load_s s each, SLO p99 $slo ms)"
 lim=$(limit 200)
 if [ "$lim" -lt 10 ]; then
   note "skipped: $lim s left"
   status="$status load=skipped"
 else
+  scrape > "$r/metrics_load_before.txt"
   timeout "$lim" env LD_LIBRARY_PATH="$serve_ld" "$pack/bin/load_gen" --server "$addr" \
     --model "$model_name" --n "$load_n" --rates "$rates" --duration-s "$load_s" \
     --warmup-s "${SERVE_WARMUP_S:-$d_warm_s}" --slo-ms "$slo" --gpu "$gpu" --commit "$commit" \
@@ -260,16 +275,12 @@ else
   note "load_gen exit $rc$(cut_note $rc "$lim" rates)"
   head -40 "$r/load_gen.log" | tee -a "$summary"
   grep '"what":"summary"' "$out/load.jsonl" 2> /dev/null | tee -a "$summary"
+  scrape > "$r/metrics_load_after.txt"
+  note "server-side split of the load stage's requests (every rate together):"
+  split "$r/metrics_load_before.txt" "$r/metrics_load_after.txt"
   status="$status load=$rc"
 fi
 
-# scrape: the server's /metrics text on stdout (nothing when the port is off).
-scrape() {
-  [ -n "$mport" ] && [ "$mport" != "-1" ] || return 0
-  python3 -c 'import sys, urllib.request
-print(urllib.request.urlopen("http://127.0.0.1:%s/metrics" % sys.argv[1], timeout=5).read().decode())' \
-    "$mport" 2> /dev/null
-}
 # train_steps: optimizer steps the server's sweep arms have taken so far.
 train_steps() { scrape | awk '/^flashtick_train_step_seconds_count/ {s += $2} END {print s + 0}'; }
 
@@ -300,6 +311,7 @@ else
   else
     note "sweep training ($steps0 steps so far, $(($(date +%s) - t0)) s in)"
     lim=$(limit 120)
+    scrape > "$r/metrics_sweep_before.txt"
     timeout "$lim" env LD_LIBRARY_PATH="$serve_ld" "$pack/bin/load_gen" --server "$addr" \
       --model "$model_name" --n "$load_n" --rates "$sweep_rates" --duration-s "$load_s" \
       --warmup-s "${SERVE_WARMUP_S:-$d_warm_s}" --slo-ms "$slo" --gpu "$gpu" --commit "$commit" \
@@ -316,6 +328,9 @@ else
       note "tick stream under the sweep exit $rc$(cut_note $rc "$lim" rows)"
       "$py" bench/serve_latency/latency_table.py "$r/grpc_under_sweep/results.jsonl" 2>&1 | tee -a "$summary"
     fi
+    scrape > "$r/metrics_sweep_after.txt"
+    note "server-side split under the sweep:"
+    split "$r/metrics_sweep_before.txt" "$r/metrics_sweep_after.txt"
     steps1=$(train_steps)
     note "the sweep took $((steps1 - steps0)) training steps while it was measured"
     status="$status sweep=$rc"
