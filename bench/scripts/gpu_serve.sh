@@ -260,6 +260,14 @@ split() {
   python3 bench/serve_latency/metrics_split.py "$1" "$2" 2>&1 | tee -a "$summary"
 }
 
+# run_load_gen LIMIT RATES JSON LOG: load_gen's open-loop sweep at N = $load_n.
+run_load_gen() {
+  timeout "$1" env LD_LIBRARY_PATH="$serve_ld" "$pack/bin/load_gen" --server "$addr" \
+    --model "$model_name" --n "$load_n" --rates "$2" --duration-s "$load_s" \
+    --warmup-s "${SERVE_WARMUP_S:-$d_warm_s}" --slo-ms "$slo" --gpu "$gpu" --commit "$commit" \
+    --json "$3" "${load_extra[@]}" > "$4" 2>&1
+}
+
 stage "load: load_gen (open loop, N = $load_n, rates $rates /s, $load_s s each, SLO p99 $slo ms)"
 lim=$(limit 200)
 if [ "$lim" -lt 10 ]; then
@@ -267,10 +275,7 @@ if [ "$lim" -lt 10 ]; then
   status="$status load=skipped"
 else
   scrape > "$r/metrics_load_before.txt"
-  timeout "$lim" env LD_LIBRARY_PATH="$serve_ld" "$pack/bin/load_gen" --server "$addr" \
-    --model "$model_name" --n "$load_n" --rates "$rates" --duration-s "$load_s" \
-    --warmup-s "${SERVE_WARMUP_S:-$d_warm_s}" --slo-ms "$slo" --gpu "$gpu" --commit "$commit" \
-    --json "$out/load.jsonl" "${load_extra[@]}" > "$r/load_gen.log" 2>&1
+  run_load_gen "$lim" "$rates" "$out/load.jsonl" "$r/load_gen.log"
   rc=$?
   note "load_gen exit $rc$(cut_note $rc "$lim" rates)"
   head -40 "$r/load_gen.log" | tee -a "$summary"
@@ -312,10 +317,7 @@ else
     note "sweep training ($steps0 steps so far, $(($(date +%s) - t0)) s in)"
     lim=$(limit 120)
     scrape > "$r/metrics_sweep_before.txt"
-    timeout "$lim" env LD_LIBRARY_PATH="$serve_ld" "$pack/bin/load_gen" --server "$addr" \
-      --model "$model_name" --n "$load_n" --rates "$sweep_rates" --duration-s "$load_s" \
-      --warmup-s "${SERVE_WARMUP_S:-$d_warm_s}" --slo-ms "$slo" --gpu "$gpu" --commit "$commit" \
-      --json "$r/load_under_sweep.jsonl" "${load_extra[@]}" > "$r/load_under_sweep.log" 2>&1
+    run_load_gen "$lim" "$sweep_rates" "$r/load_under_sweep.jsonl" "$r/load_under_sweep.log"
     rc=$?
     note "load_gen under the sweep exit $rc$(cut_note $rc "$lim" rates)"
     head -20 "$r/load_under_sweep.log" | tee -a "$summary"
