@@ -140,6 +140,7 @@ absl::Status FlashtickServer::StartArmExecutor() {
                         ? std::filesystem::absolute(options_.experiment_dir).lexically_normal().string()
                         : options_.k8s_pvc_mount_path;
   arms.sweep_binary = options_.k8s_sweep_binary;
+  arms.arm_device = options_.k8s_arm_device;
   arms.parallelism = options_.k8s_parallelism;
   arms.backoff_limit_per_index = options_.k8s_backoff_limit_per_index;
   arms.ttl_seconds_after_finished = options_.k8s_ttl_seconds_after_finished;

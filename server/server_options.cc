@@ -160,6 +160,11 @@ void AddServerFlags(CLI::App* app, ServerOptions* o) {
   app->add_option("--k8s-pvc-mount-path", o->k8s_pvc_mount_path,
                   "where arm pods mount --k8s-pvc: where this server mounts it (empty: "
                   "--experiment-dir), so experiment directories have one path everywhere");
+  app->add_option("--k8s-arm-device", o->k8s_arm_device,
+                  "where arm pods train a sweep whose device is auto (cuda: one GPU per pod); "
+                  "the server's own --device serves inference here and may be cpu")
+      ->check(CLI::IsMember({"cpu", "cuda", "auto"}))
+      ->capture_default_str();
   app->add_option("--k8s-parallelism", o->k8s_parallelism,
                   "arm pods of one experiment at once (0: its max_parallel_arms)")
       ->capture_default_str();

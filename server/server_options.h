@@ -75,6 +75,7 @@ struct ServerOptions {
   std::string k8s_sweep_binary = "flashtick_sweep";  // in that image
   std::string k8s_pvc;                        // the ReadWriteMany claim holding experiment_dir
   std::string k8s_pvc_mount_path;             // where pods mount it; "" = experiment_dir
+  std::string k8s_arm_device = "cuda";        // arm pods' device for sweeps that say "auto"
   int k8s_parallelism = 0;                    // arm pods at once; 0 = max_parallel_arms
   int k8s_backoff_limit_per_index = 1;        // retries of one arm's pod
   int k8s_ttl_seconds_after_finished = 86400; // finished Jobs kept this long

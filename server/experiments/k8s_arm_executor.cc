@@ -145,13 +145,15 @@ class JobRun {
     s.experiment_id = experiment_id_;
     s.image = options_.image;
     s.image_pull_policy = options_.image_pull_policy;
+    const std::string device = setup_.config->device == "auto" ? options_.arm_device
+                                                                : setup_.config->device;
     s.command = {options_.sweep_binary, "--run-arm", "--dir", dir_, "--arm-indexes",
-                 absl::StrJoin(pending_, ","), "--device", setup_.device};
+                 absl::StrJoin(pending_, ","), "--device", device};
     s.completions = static_cast<int>(pending_.size());
     const int want =
         options_.parallelism > 0 ? options_.parallelism : setup_.config->max_parallel_arms;
     s.parallelism = std::clamp(want, 1, s.completions);
-    s.gpu = setup_.device == "cuda";
+    s.gpu = device == "cuda";
     s.pvc = options_.pvc;
     s.mount_path = options_.mount_path;
     s.backoff_limit_per_index = options_.backoff_limit_per_index;

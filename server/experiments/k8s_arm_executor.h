@@ -25,6 +25,9 @@ struct K8sArmOptions {
   std::string pvc;                         // --k8s-pvc: the experiments claim
   std::string mount_path;                  // --k8s-pvc-mount-path
   std::string sweep_binary = "flashtick_sweep";  // --k8s-sweep-binary, in the image
+  // The device of a sweep whose config says "auto" (the pods', not the coordinator's
+  // --device, which may be cpu on a node without a GPU); cuda asks one GPU per pod.
+  std::string arm_device = "cuda";
   int parallelism = 0;                     // pods at once; 0: the config's max_parallel_arms
   int backoff_limit_per_index = 1;
   int ttl_seconds_after_finished = 86400;

@@ -206,6 +206,8 @@ class WorkloadTest(unittest.TestCase):
         self.assertEqual(flags["--k8s-image"], spec["containers"][0]["image"])
         self.assertNotIn("nvidia.com/gpu", json.dumps(spec["containers"][0]["resources"]),
                          "the coordinator trains nothing itself")
+        self.assertEqual(flags["--device"], "cpu", "a GPU-less pod cannot start with --device=cuda")
+        self.assertEqual(flags["--k8s-arm-device"], "cuda", "arm pods of 'auto' sweeps ask a GPU")
 
     def test_experiments_service_account_may_only_run_jobs(self):
         sa = pod_spec(self.experiments)["serviceAccountName"]

@@ -11,9 +11,10 @@ local process), docs/deploy.md "Sweep arms as Kubernetes Jobs":
      token of --k8s-token-file on every request; completions = the 4 arms,
      parallelism 2, the experiment's labels, the claim mounted at the experiments
      root, POD_NAME/NODE_NAME from the downward API, no GPU for a CPU sweep.
-  3. Resubmitting the finished experiment's arms is not needed: a CUDA sweep's Job asks
-     one nvidia.com/gpu per pod (and tolerates GPU taints); its pods fail on this
-     CPU machine, so the experiment FAILS with the pod's termination as the reason.
+  3. A sweep whose device is "auto" trains on --k8s-arm-device (default cuda, though
+     flashtickd itself runs --device cpu): its Job asks one nvidia.com/gpu per pod and
+     tolerates GPU taints; its pods fail on this CPU machine, so the experiment FAILS
+     with the pod's termination (exit code) as the reason.
   4. Cancel of a running sweep issues DELETE of its Job with propagationPolicy
      Background and the experiment ends CANCELLED.
 
@@ -230,15 +231,16 @@ def main():
         checks.check(any(r["method"] == "GET" and r["path"] == jobs_path + "/" + job["metadata"]["name"]
                          for r in reqs), "the Job's status was polled")
 
-        # 3. A CUDA sweep: one GPU per pod; its pods fail here, and so does the experiment.
+        # 3. An "auto" sweep trains on --k8s-arm-device (default cuda): one GPU per pod;
+        #    its pods fail on this CPU machine, and so does the experiment.
         n_before = len(requests(log))
-        g = client.Submit(sweep("k8s-cuda", device="cuda"))
+        g = client.Submit(sweep("k8s-auto-gpu", device="auto"))  # --k8s-arm-device cuda
         gdone = wait_for(lambda: (lambda e: e if client.State(e) in ("SUCCEEDED", "FAILED", "CANCELLED")
-                                  else None)(client.Get(g.id)), 300, "the CUDA sweep to end")
+                                  else None)(client.Get(g.id)), 300, "the GPU sweep to end")
         gpost = [r for r in requests(log)[n_before:] if r["method"] == "POST"]
         gc = gpost[0]["body"]["spec"]["template"]["spec"]["containers"][0] if gpost else {}
         checks.check(str(gc.get("resources", {}).get("limits", {}).get("nvidia.com/gpu")) == "1",
-                     "a CUDA sweep's pods each ask one nvidia.com/gpu")
+                     "an 'auto' sweep's pods each ask one nvidia.com/gpu")
         tol = gpost[0]["body"]["spec"]["template"]["spec"].get("tolerations", []) if gpost else []
         checks.check(any(t.get("key") == "nvidia.com/gpu" for t in tol), "and tolerate GPU taints")
         checks.check(client.State(gdone) == "FAILED" and "failed: pod flashtick-arms-" in gdone.error
