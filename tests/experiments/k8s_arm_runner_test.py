@@ -17,6 +17,9 @@ local process), docs/deploy.md "Sweep arms as Kubernetes Jobs":
      with the pod's termination (exit code) as the reason.
   4. Cancel of a running sweep issues DELETE of its Job with propagationPolicy
      Background and the experiment ends CANCELLED.
+  5. A Job of the experiment's name left by an earlier run (409 on create) is deleted
+     with propagationPolicy Foreground and waited for, then the Job is created again
+     and the sweep SUCCEEDS.
 
 usage: k8s_arm_runner_test.py --flashtickd BIN --flashtick-sweep BIN
 """
@@ -28,6 +31,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 
 import grpc
 
@@ -263,6 +267,36 @@ def main():
                      and deletes[0]["body"].get("propagationPolicy") == "Background",
                      "cancel DELETEs the Job with propagationPolicy Background: %s"
                      % [(r["path"], r["body"]) for r in deletes])
+
+        # 5. A Job of the same name left by an earlier run (a restarted coordinator) is
+        #    deleted with Foreground propagation, and waited for, before the new one.
+        next_id = "exp-%06d" % (int(y.id.split("-")[1]) + 1)
+        stale_name = "flashtick-arms-" + next_id
+        stale = {"apiVersion": "batch/v1", "kind": "Job",
+                 "metadata": {"name": stale_name, "labels": {"flashtick.dev/experiment": next_id}},
+                 "spec": {"completionMode": "Indexed", "completions": 1, "parallelism": 1,
+                          "template": {"metadata": {"labels": {"flashtick.dev/experiment": next_id}},
+                                       "spec": {"restartPolicy": "Never", "containers": [
+                                           {"name": "arm", "image": "stale", "command": ["sleep", "300"]}]}}}}
+        req = urllib.request.Request("http://127.0.0.1:%d%s" % (port, jobs_path), method="POST",
+                                     data=json.dumps(stale).encode(),
+                                     headers={"Authorization": "Bearer " + TOKEN,
+                                              "Content-Type": "application/json"})
+        checks.check(urllib.request.urlopen(req, timeout=10).status == 201, "a stale Job is planted")
+        n_before = len(requests(log))
+        z = client.Submit(sweep("k8s-stale"))
+        checks.check(z.id == next_id, "the next experiment is %s (%s)" % (next_id, z.id))
+        zdone = wait_for(lambda: (lambda e: e if client.State(e) in ("SUCCEEDED", "FAILED", "CANCELLED")
+                                  else None)(client.Get(z.id)), 300, "the sweep after the stale Job")
+        checks.check(client.State(zdone) == "SUCCEEDED", "the sweep after a stale Job SUCCEEDED (%s %s)"
+                     % (client.State(zdone), zdone.error))
+        seq = [(r["method"], (r["body"] or {}).get("propagationPolicy")) for r in requests(log)[n_before:]
+               if r["path"] == jobs_path or r["path"] == jobs_path + "/" + stale_name]
+        first_post = seq.index(("POST", None)) if ("POST", None) in seq else -1
+        checks.check(seq[first_post + 1:first_post + 2] == [("DELETE", "Foreground")] and
+                     seq.count(("POST", None)) == 2 and
+                     seq.index(("POST", None), first_post + 1) > seq.index(("DELETE", "Foreground")),
+                     "409 → DELETE (Foreground) → wait → POST again: %s" % seq[:6])
         checks.check(server.alive(), "flashtickd is still serving")
     except Exception as e:  # noqa: BLE001 - any failure is a failed check, with the log
         checks.check(False, "unexpected: %r" % e)
