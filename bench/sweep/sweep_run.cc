@@ -13,7 +13,8 @@
 // where the coordinator's resume finds it, and exits (0: the arm finished; 1: it
 // failed or was stopped by SIGTERM after a checkpoint). The arm: --arm-index, else
 // $JOB_COMPLETION_INDEX (a Kubernetes Indexed Job's pod index), mapped through
-// --arm-indexes when given (the coordinator's list of unfinished arms).
+// --arm-indexes when given (the coordinator's list of unfinished arms). With --run-arm,
+// --device cpu or cuda overrides the config's device (the coordinator resolved it).
 // docs/deploy.md, "Sweep arms as Kubernetes Jobs".
 #include <atomic>
 #include <chrono>

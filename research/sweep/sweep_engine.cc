@@ -184,17 +184,18 @@ absl::Status Judge(const SweepConfig& config, size_t arm_count, SweepOutcome* ou
 }
 
 // The precision check (precision_check.h) of the chosen arm's saved model on its last
-// test day, on a fresh backend with the sweep's whole CPU thread budget (every arm
-// has finished by now).
+// test day, on a fresh backend of `device` with the sweep's whole CPU thread budget
+// (every arm has finished by now).
 absl::StatusOr<PrecisionReport> CheckChosenArm(const SweepConfig& config,
                                                const ResearchDataset& dataset,
-                                               const ArmSlot& s, const ArmPoolSetup& setup) {
+                                               const ArmSlot& s, const ArmPoolSetup& setup,
+                                               const std::string& device) {
   const int day = s.plan.test_days.back();
   ASSIGN_OR_RETURN(FoldLabels labels, dataset.LabelFold(s.plan.folds.back().fold));
   ASSIGN_OR_RETURN(std::vector<float> features, ArmFeatures(dataset, s.plan));
   BackendOptions bo;
   bo.threads = setup.threads;
-  ASSIGN_OR_RETURN(std::unique_ptr<Backend> backend, CreateBackend(setup.device, bo));
+  ASSIGN_OR_RETURN(std::unique_ptr<Backend> backend, CreateBackend(device, bo));
   std::vector<EvalWindow> windows = PlanDayWindows(dataset.context().day_offset(day),
                                                    labels.classes[day], s.context,
                                                    s.plan.eval_stride);
@@ -237,7 +238,10 @@ absl::StatusOr<SweepOutcome> SweepEngine::Run(const SweepConfig& config,
 
   RETURN_IF_ERROR(Judge(config, slots.size(), &out));
   if (out.chosen_arm >= 0 && config.precision_check.enabled) {
-    ASSIGN_OR_RETURN(out.precision, CheckChosenArm(config, dataset, slots[out.chosen_arm], setup));
+    const std::string device =
+        options.precision_device.empty() ? setup.device : options.precision_device;
+    ASSIGN_OR_RETURN(out.precision,
+                     CheckChosenArm(config, dataset, slots[out.chosen_arm], setup, device));
   }
   out.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   RETURN_IF_ERROR(WriteSweepReport(options.dir, options.python, options.plot_script, &out));
@@ -257,7 +261,9 @@ absl::StatusOr<ArmResult> SweepEngine::RunOneArm(const SweepConfig& config,
                                                    slots.size() - 1, ")"));
   }
   const std::vector<ArmSlot> one = {slots[arm_index]};
-  ASSIGN_OR_RETURN(ArmPoolSetup setup, PoolSetup(config, options, dataset, data, one));
+  SweepConfig placed = config;  // the device the caller resolved wins (sweep_engine.h)
+  if (options.device == "cpu" || options.device == "cuda") placed.device = options.device;
+  ASSIGN_OR_RETURN(ArmPoolSetup setup, PoolSetup(placed, options, dataset, data, one));
   setup.parallel = 1;
   if (options.cpu_threads > 0) setup.threads = options.cpu_threads;
   ArmPoolResult pool = RunArmPool(setup, hooks);

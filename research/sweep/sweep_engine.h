@@ -42,6 +42,10 @@ struct SweepEngineOptions {
   // Where the arms train (arm_executor.h); null: in this process (RunArmPool).
   // Outlives Run.
   ArmExecutor* executor = nullptr;
+  // The device of the precision check, which runs in this process after the arms:
+  // "" = the arms' device; an executor that trains arms elsewhere names this
+  // process's own (a coordinator without a GPU: "cpu").
+  std::string precision_device;
 };
 
 // Where an arm trains (research/parallel/gpu_scheduler.h): sent when the scheduler places
@@ -97,7 +101,9 @@ class SweepEngine {
   // options.dir/arms/<arm_id>, resuming it from its checkpoints, and concludes
   // nothing: the process that ran Run and handed the arm to an ArmExecutor does. The
   // config must be the one that Run recorded in options.dir/config.json, so the plan
-  // is the same. options.cpu_threads > 0 overrides the config's cpu_threads.
+  // is the same. options.cpu_threads > 0 overrides the config's cpu_threads, and
+  // options.device cpu or cuda its device (the coordinator resolved it; "auto" leaves
+  // the config's).
   static absl::StatusOr<ArmResult> RunOneArm(const SweepConfig& config,
                                              const SweepEngineOptions& options, int arm_index,
                                              const SweepHooks& hooks);

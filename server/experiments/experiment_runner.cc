@@ -188,6 +188,8 @@ SweepEngineOptions ExperimentRunner::EngineOptions(const std::string& dir) const
   eo.python = options_.python;
   eo.plot_script = options_.plot_script;
   eo.executor = options_.arm_executor;
+  // Arms trained elsewhere: the precision check runs here, on this server's device.
+  if (eo.executor != nullptr) eo.precision_device = options_.device;
   return eo;
 }
 

@@ -15,6 +15,9 @@ in --log, so a test can check what the coordinator asked for:
   DELETE /apis/batch/v1/namespaces/<ns>/jobs/<name>  SIGTERM to its running pods, gone
   GET    /api/v1/namespaces/<ns>/pods?labelSelector=batch.kubernetes.io/job-name=<name>
          its pods, with the completion-index annotation and terminated container state
+  POST   /fake/simulate-gpu {"on": true}  (test control, not Kubernetes) from then on a
+         pod that asks an nvidia.com/gpu runs with `--device cuda` replaced by cpu, as if
+         it were on a GPU node, so a CUDA sweep can succeed on a CPU-only machine
 Every request needs `Authorization: Bearer <--token>` (401 otherwise).
 
 usage: fake_kube_apiserver.py --port-file F --log F --token T --workdir D
@@ -83,8 +86,9 @@ def validate_job(job, ns):
 class FakeJob:
     """One Job: runs its indexes as local processes, keeps their pods' status."""
 
-    def __init__(self, job, workdir):
+    def __init__(self, job, workdir, simulate_gpu):
         self.obj = job
+        self.simulate_gpu = simulate_gpu
         self.name = job["metadata"]["name"]
         spec = job["spec"]
         self.completions = spec["completions"]
@@ -122,7 +126,7 @@ class FakeJob:
                 with self.lock:
                     if self.deleted:
                         return
-                    proc = subprocess.Popen(self.container["command"], env=self.env_for(index, pod_name),
+                    proc = subprocess.Popen(self.command(), env=self.env_for(index, pod_name),
                                             stdout=log, stderr=subprocess.STDOUT)
                     self.running[index] = proc
                 code = proc.wait()
@@ -144,6 +148,14 @@ class FakeJob:
                     return
         with self.lock:
             self.failed_indexes.add(index)
+
+    def command(self):
+        cmd = list(self.container["command"])
+        gpu = "nvidia.com/gpu" in json.dumps(self.container.get("resources", {}))
+        if self.simulate_gpu and gpu:
+            cmd = ["cpu" if a == "cuda" and i > 0 and cmd[i - 1] == "--device" else a
+                   for i, a in enumerate(cmd)]
+        return cmd
 
     def run(self):
         threads = []
@@ -249,7 +261,7 @@ class Handler(BaseHTTPRequestHandler):
                 with state["jobs_lock"]:
                     if key in jobs:
                         return self.reply(409, status_obj(409, "AlreadyExists", "jobs %s already exists" % key[1]))
-                    jobs[key] = FakeJob(body, state["workdir"])
+                    jobs[key] = FakeJob(body, state["workdir"], state["simulate_gpu"])
                 return self.reply(201, body)
             with state["jobs_lock"]:
                 job = jobs.get((ns, name))
@@ -262,6 +274,9 @@ class Handler(BaseHTTPRequestHandler):
                 with state["jobs_lock"]:
                     jobs.pop((ns, name), None)
                 return self.reply(200, {"kind": "Status", "apiVersion": "v1", "status": "Success"})
+        if url.path == "/fake/simulate-gpu" and method == "POST":
+            state["simulate_gpu"] = bool((body or {}).get("on"))
+            return self.reply(200, {"simulate_gpu": state["simulate_gpu"]})
         m = PODS.match(url.path)
         if m and method == "GET":
             selector = urllib.parse.parse_qs(url.query).get("labelSelector", [""])[0]
@@ -295,7 +310,8 @@ def main():
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     httpd.daemon_threads = True
     httpd.state = {"log": args.log, "log_lock": threading.Lock(), "token": args.token,
-                   "workdir": args.workdir, "jobs": {}, "jobs_lock": threading.Lock()}
+                   "workdir": args.workdir, "jobs": {}, "jobs_lock": threading.Lock(),
+                   "simulate_gpu": False}
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     with open(args.port_file + ".tmp", "w") as f:
         f.write(str(httpd.server_address[1]))

@@ -20,6 +20,9 @@ local process), docs/deploy.md "Sweep arms as Kubernetes Jobs":
   5. A Job of the experiment's name left by an earlier run (409 on create) is deleted
      with propagationPolicy Foreground and waited for, then the Job is created again
      and the sweep SUCCEEDS.
+  6. A CUDA sweep whose pods succeed (the fake runs them as if on GPU nodes) SUCCEEDS:
+     the precision check after the arms runs on the coordinator's own device (cpu),
+     not on the arms' CUDA, which the coordinator does not have.
 
 usage: k8s_arm_runner_test.py --flashtickd BIN --flashtick-sweep BIN
 """
@@ -297,6 +300,24 @@ def main():
                      seq.count(("POST", None)) == 2 and
                      seq.index(("POST", None), first_post + 1) > seq.index(("DELETE", "Foreground")),
                      "409 → DELETE (Foreground) → wait → POST again: %s" % seq[:6])
+
+        # 6. A CUDA sweep concludes on the GPU-less coordinator.
+        def fake_post(path, obj):
+            r = urllib.request.Request("http://127.0.0.1:%d%s" % (port, path), method="POST",
+                                       data=json.dumps(obj).encode(),
+                                       headers={"Authorization": "Bearer " + TOKEN,
+                                                "Content-Type": "application/json"})
+            return urllib.request.urlopen(r, timeout=10).status
+        fake_post("/fake/simulate-gpu", {"on": True})
+        c2 = client.Submit(sweep("k8s-cuda-ok", device="cuda"))
+        c2done = wait_for(lambda: (lambda e: e if client.State(e) in ("SUCCEEDED", "FAILED", "CANCELLED")
+                                   else None)(client.Get(c2.id)), 300, "the CUDA sweep to end")
+        checks.check(client.State(c2done) == "SUCCEEDED", "a CUDA sweep whose pods succeed SUCCEEDS (%s %s)"
+                     % (client.State(c2done), c2done.error))
+        if client.State(c2done) == "SUCCEEDED":
+            precision = load_json(os.path.join(c2done.directory, "report.json")).get("precision_check", {})
+            checks.check(precision.get("ran") is True and precision.get("fast_path") == "cpu_reference",
+                         "its precision check ran on the coordinator's CPU: %s" % json.dumps(precision)[:200])
         checks.check(server.alive(), "flashtickd is still serving")
     except Exception as e:  # noqa: BLE001 - any failure is a failed check, with the log
         checks.check(False, "unexpected: %r" % e)
