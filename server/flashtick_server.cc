@@ -181,6 +181,7 @@ absl::Status FlashtickServer::StartExperiments() {
       experiment_store_.get(), progress_hub_.get(), metrics_.get(), runner);
   ExperimentLimits limits;
   limits.max_config_bytes = options_.max_config_bytes;
+  limits.arms_elsewhere = k8s_arm_executor_ != nullptr;  // arms train in pods
   limits.memory_bytes = options_.experiment_memory_mb > 0 ? options_.experiment_memory_mb << 20
                                                           : DefaultExperimentMemoryBytes();
   experiments_core_ = std::make_unique<ExperimentsCore>(
