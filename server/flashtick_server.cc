@@ -136,9 +136,9 @@ absl::Status FlashtickServer::StartArmExecutor() {
   arms.image = options_.k8s_image;
   arms.image_pull_policy = options_.k8s_image_pull_policy;
   arms.pvc = options_.k8s_pvc;
-  arms.mount_path = options_.k8s_pvc_mount_path.empty()
-                        ? std::filesystem::absolute(options_.experiment_dir).lexically_normal().string()
-                        : options_.k8s_pvc_mount_path;
+  const std::filesystem::path root = std::filesystem::absolute(options_.experiment_dir);
+  arms.mount_path = options_.k8s_pvc_mount_path.empty() ? root.lexically_normal().string()
+                                                        : options_.k8s_pvc_mount_path;
   arms.sweep_binary = options_.k8s_sweep_binary;
   arms.arm_device = options_.k8s_arm_device;
   arms.parallelism = options_.k8s_parallelism;

@@ -52,12 +52,18 @@ absl::Status HttpStatus(const K8sResponse& r, const std::string& what) {
   const std::string msg = absl::StrCat(what, ": HTTP ", r.status, ": ", ApiMessage(r));
   switch (r.status) {
     case 400:
-    case 422: return absl::InvalidArgumentError(msg);
-    case 401: return absl::UnauthenticatedError(msg);
-    case 403: return absl::PermissionDeniedError(msg);
-    case 404: return absl::NotFoundError(msg);
-    case 409: return absl::AlreadyExistsError(msg);
-    default: return absl::UnavailableError(msg);
+    case 422:
+      return absl::InvalidArgumentError(msg);
+    case 401:
+      return absl::UnauthenticatedError(msg);
+    case 403:
+      return absl::PermissionDeniedError(msg);
+    case 404:
+      return absl::NotFoundError(msg);
+    case 409:
+      return absl::AlreadyExistsError(msg);
+    default:
+      return absl::UnavailableError(msg);
   }
 }
 
@@ -66,7 +72,7 @@ std::string Str(const json& j, const char* key) {
 }
 
 struct JobStatus {
-  bool finished = false;  // a Complete or Failed condition is True
+  bool finished = false;       // a Complete or Failed condition is True
   std::string failed_message;  // the Failed condition's reason and message
   std::set<int> completed, failed;
 };
@@ -145,10 +151,11 @@ class JobRun {
     s.experiment_id = experiment_id_;
     s.image = options_.image;
     s.image_pull_policy = options_.image_pull_policy;
-    const std::string device = setup_.config->device == "auto" ? options_.arm_device
-                                                                : setup_.config->device;
-    s.command = {options_.sweep_binary, "--run-arm", "--dir", dir_, "--arm-indexes",
-                 absl::StrJoin(pending_, ","), "--device", device};
+    const std::string device =
+        setup_.config->device == "auto" ? options_.arm_device : setup_.config->device;
+    s.command = {options_.sweep_binary, "--run-arm", "--dir", dir_};
+    s.command.insert(s.command.end(),
+                     {"--arm-indexes", absl::StrJoin(pending_, ","), "--device", device});
     s.completions = static_cast<int>(pending_.size());
     const int want =
         options_.parallelism > 0 ? options_.parallelism : setup_.config->max_parallel_arms;
@@ -177,15 +184,14 @@ class JobRun {
       return HttpStatus(*created, absl::StrCat("creating Job ", name_));
     }
     LogInfo(absl::StrCat("experiment ", experiment_id_, ": Job ", client_.ns(), "/", name_,
-                         " trains ", spec.completions, " arms, ", spec.parallelism,
-                         " at a time", spec.gpu ? ", one GPU each" : ""));
+                         " trains ", spec.completions, " arms, ", spec.parallelism, " at a time",
+                         spec.gpu ? ", one GPU each" : ""));
     return absl::OkStatus();
   }
 
   absl::StatusOr<K8sResponse> Delete(const char* propagation) {
-    const json options = {{"kind", "DeleteOptions"},
-                          {"apiVersion", "v1"},
-                          {"propagationPolicy", propagation}};
+    const json options = {
+        {"kind", "DeleteOptions"}, {"apiVersion", "v1"}, {"propagationPolicy", propagation}};
     return client_.Request("DELETE", jobs_path_ + "/" + name_, options.dump());
   }
 
@@ -197,14 +203,15 @@ class JobRun {
     if (del->status != 200 && del->status != 202 && del->status != 404) {
       return HttpStatus(*del, absl::StrCat("deleting the earlier Job ", name_));
     }
-    const auto deadline = Clock::now() + std::chrono::duration<double>(options_.delete_wait_seconds);
+    const auto deadline =
+        Clock::now() + std::chrono::duration<double>(options_.delete_wait_seconds);
     while (Clock::now() < deadline) {
       auto got = client_.Request("GET", jobs_path_ + "/" + name_, "");
       if (got.ok() && got->status == 404) return absl::OkStatus();
       std::this_thread::sleep_for(std::chrono::milliseconds(200));
     }
-    return absl::DeadlineExceededError(absl::StrCat("the earlier Job ", name_, " was not gone after ",
-                                                    options_.delete_wait_seconds, " s"));
+    return absl::DeadlineExceededError(absl::StrCat(
+        "the earlier Job ", name_, " was not gone after ", options_.delete_wait_seconds, " s"));
   }
 
   absl::StatusOr<JobStatus> GetStatus() {
@@ -288,7 +295,8 @@ class JobRun {
       if (!result_.arms[i].arm_id.empty()) continue;
       std::string why;
       if (last.failed.count(static_cast<int>(k)) > 0) {
-        why = absl::StrCat("Job ", name_, " index ", k, " failed: ", PodFailure(static_cast<int>(k)));
+        why =
+            absl::StrCat("Job ", name_, " index ", k, " failed: ", PodFailure(static_cast<int>(k)));
       } else if (last.completed.count(static_cast<int>(k)) > 0) {
         why = absl::StrCat("Job ", name_, " index ", k, " completed but ", ArmDir(i),
                            "/state.json is not a finished arm");
@@ -347,7 +355,7 @@ class JobRun {
   const std::vector<ArmSlot>& slots_;
   const SweepHooks& hooks_;
   std::string dir_, experiment_id_, name_, jobs_path_;
-  std::vector<int> pending_;        // completion index k trains slot pending_[k]
+  std::vector<int> pending_;          // completion index k trains slot pending_[k]
   std::map<int, int64_t> last_step_;  // by slot: the step last reported
   ArmPoolResult result_;
 };

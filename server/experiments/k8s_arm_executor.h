@@ -20,20 +20,20 @@
 namespace flashtick {
 
 struct K8sArmOptions {
-  std::string image;                       // --k8s-image
+  std::string image;  // --k8s-image
   std::string image_pull_policy = "IfNotPresent";
-  std::string pvc;                         // --k8s-pvc: the experiments claim
-  std::string mount_path;                  // --k8s-pvc-mount-path
+  std::string pvc;                               // --k8s-pvc: the experiments claim
+  std::string mount_path;                        // --k8s-pvc-mount-path
   std::string sweep_binary = "flashtick_sweep";  // --k8s-sweep-binary, in the image
   // The device of a sweep whose config says "auto" (the pods', not the coordinator's
   // --device, which may be cpu on a node without a GPU); cuda asks one GPU per pod.
   std::string arm_device = "cuda";
-  int parallelism = 0;                     // pods at once; 0: the config's max_parallel_arms
+  int parallelism = 0;  // pods at once; 0: the config's max_parallel_arms
   int backoff_limit_per_index = 1;
   int ttl_seconds_after_finished = 86400;
-  double poll_seconds = 5;                 // Job status and state.json reads
-  double delete_wait_seconds = 300;        // for an earlier run's Job to be gone
-  int max_poll_errors = 12;                // consecutive failed status reads, then fail
+  double poll_seconds = 5;           // Job status and state.json reads
+  double delete_wait_seconds = 300;  // for an earlier run's Job to be gone
+  int max_poll_errors = 12;          // consecutive failed status reads, then fail
 };
 
 class K8sArmExecutor : public ArmExecutor {

@@ -40,9 +40,8 @@ absl::StatusOr<std::string> ReadSmallFile(const std::string& path, const char* w
         absl::StrCat("the Kubernetes ", what, " file ", path, ": ", text.status().message()));
   }
   if (static_cast<int64_t>(text->size()) > kMaxSmallFileBytes) {
-    return absl::FailedPreconditionError(absl::StrCat("the Kubernetes ", what, " file ", path,
-                                                      " is larger than ", kMaxSmallFileBytes,
-                                                      " bytes"));
+    return absl::FailedPreconditionError(absl::StrCat(
+        "the Kubernetes ", what, " file ", path, " is larger than ", kMaxSmallFileBytes, " bytes"));
   }
   return std::string(absl::StripAsciiWhitespace(*text));
 }
@@ -133,8 +132,7 @@ absl::StatusOr<K8sResponse> K8sClient::Request(absl::string_view method, const s
         options_.max_response_bytes, ")"));
   }
   if (rc != CURLE_OK) {
-    return absl::UnavailableError(
-        absl::StrCat(verb, " ", url, ": ", curl_easy_strerror(rc)));
+    return absl::UnavailableError(absl::StrCat(verb, " ", url, ": ", curl_easy_strerror(rc)));
   }
   K8sResponse out;
   curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &out.status);

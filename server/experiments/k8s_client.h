@@ -25,7 +25,7 @@ struct K8sClientOptions {
   std::string api_server;  // "" = https://$KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT
   std::string token_file = std::string(kServiceAccountDir) + "/token";  // "" = no token
   std::string ca_file = std::string(kServiceAccountDir) + "/ca.crt";    // "" = system CAs
-  std::string ns;          // "" = the contents of namespace_file
+  std::string ns;  // "" = the contents of namespace_file
   std::string namespace_file = std::string(kServiceAccountDir) + "/namespace";
   double request_timeout_seconds = 30;
   int64_t max_response_bytes = 8 << 20;

@@ -80,7 +80,7 @@ json BuildArmJob(const ArmJobSpec& s) {
       {"volumeMounts", json::array({{{"name", "experiments"}, {"mountPath", s.mount_path}},
                                     {{"name", "tmp"}, {"mountPath", "/tmp"}}})}};
   json pod = {
-      {"restartPolicy", "Never"},  // backoffLimitPerIndex requires it
+      {"restartPolicy", "Never"},               // backoffLimitPerIndex requires it
       {"automountServiceAccountToken", false},  // an arm never calls the API
       {"terminationGracePeriodSeconds", 60},    // time to write a final checkpoint
       {"securityContext",
@@ -89,9 +89,9 @@ json BuildArmJob(const ArmJobSpec& s) {
         {"runAsGroup", s.run_as_user},
         {"fsGroup", s.run_as_user},
         {"seccompProfile", {{"type", "RuntimeDefault"}}}}},
-      {"volumes", json::array({{{"name", "experiments"},
-                                {"persistentVolumeClaim", {{"claimName", s.pvc}}}},
-                               {{"name", "tmp"}, {"emptyDir", json::object()}}})}};
+      {"volumes",
+       json::array({{{"name", "experiments"}, {"persistentVolumeClaim", {{"claimName", s.pvc}}}},
+                    {{"name", "tmp"}, {"emptyDir", json::object()}}})}};
   if (s.gpu) {
     container["resources"] = {{"limits", {{"nvidia.com/gpu", 1}}}};
     pod["tolerations"] = json::array(

@@ -19,20 +19,20 @@
 namespace flashtick {
 
 struct ArmJobSpec {
-  std::string name;           // ArmJobName(experiment_id)
+  std::string name;  // ArmJobName(experiment_id)
   std::string ns;
   std::string experiment_id;  // label flashtick.dev/experiment
   std::string image;
   std::string image_pull_policy = "IfNotPresent";
   std::vector<std::string> command;  // the container's command, arguments included
-  int completions = 1;        // arms to train
-  int parallelism = 1;        // pods at once
-  bool gpu = false;           // resources.limits["nvidia.com/gpu"] = 1
-  std::string pvc;            // the experiments claim
-  std::string mount_path;     // where the claim is mounted (same as the coordinator's)
+  int completions = 1;               // arms to train
+  int parallelism = 1;               // pods at once
+  bool gpu = false;                  // resources.limits["nvidia.com/gpu"] = 1
+  std::string pvc;                   // the experiments claim
+  std::string mount_path;            // where the claim is mounted (same as the coordinator's)
   int backoff_limit_per_index = 1;
   int ttl_seconds_after_finished = 86400;
-  int run_as_user = 10001;    // the image's USER (Dockerfile)
+  int run_as_user = 10001;  // the image's USER (Dockerfile)
 };
 
 // The labels of the Job and its pods.

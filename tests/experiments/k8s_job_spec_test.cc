@@ -19,7 +19,7 @@ ArmJobSpec Spec(bool gpu) {
   s.experiment_id = "exp-000007";
   s.image = "registry.example/flashtick:1.2";
   s.command = {"flashtick_sweep", "--run-arm", "--dir", "/var/lib/flashtick/experiments/exp-000007",
-               "--arm-indexes", "1,3,4"};
+               "--arm-indexes",   "1,3,4"};
   s.completions = 3;
   s.parallelism = 2;
   s.gpu = gpu;
