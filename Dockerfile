@@ -28,11 +28,12 @@ RUN scripts/setup.sh && rm -rf /var/lib/apt/lists/*
 
 COPY . .
 # The README's build (CMake preset `release`), with CUDA required and only the
-# binaries the image ships.
+# binaries the image ships; flashtick_sweep (a bench/ target) is the command of the
+# sweep-arm pods flashtickd --sweep-arm-runner=kubernetes creates (docs/deploy.md).
 RUN cmake --preset release -DFLASHTICK_WITH_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES="${CUDA_ARCHS}" \
-      -DFLASHTICK_BUILD_TESTS=OFF -DFLASHTICK_BUILD_BENCH=OFF \
+      -DFLASHTICK_BUILD_TESTS=OFF -DFLASHTICK_BUILD_BENCH=ON \
  && cmake --build --preset release ${BUILD_JOBS:+-j ${BUILD_JOBS}} \
-      --target flashtickd flashtick flashtick_make_model
+      --target flashtickd flashtick flashtick_make_model flashtick_sweep
 
 # Binaries, their non-system shared libraries and the default model, under /stage.
 RUN deploy/docker/stage-runtime.sh build/release /stage
@@ -49,7 +50,7 @@ RUN ldconfig \
       --shell /usr/sbin/nologin flashtick \
  && mkdir -p /var/lib/flashtick \
  && chown 10001:10001 /var/lib/flashtick \
- && for bin in /usr/local/bin/flashtickd /usr/local/bin/flashtick; do \
+ && for bin in /usr/local/bin/flashtickd /usr/local/bin/flashtick /usr/local/bin/flashtick_sweep; do \
       # Every library resolves here; libcuda comes from the host driver at run time.
       if ldd "$bin" | grep -v 'libcuda\.so' | grep -q 'not found'; then ldd "$bin"; exit 1; fi; \
     done

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <exception>
+#include <filesystem>
 
 #include <grpcpp/ext/proto_server_reflection_plugin.h>
 #include <grpcpp/health_check_service_interface.h>
@@ -125,6 +126,38 @@ absl::Status FlashtickServer::StartMetrics() {
   return absl::OkStatus();
 }
 
+// --sweep-arm-runner=kubernetes: the API client and the executor that runs arms as
+// Jobs (docs/deploy.md); nothing for local.
+absl::Status FlashtickServer::StartArmExecutor() {
+  if (options_.sweep_arm_runner != "kubernetes") return absl::OkStatus();
+  K8sClientOptions client;
+  client.api_server = options_.k8s_api_server;
+  client.token_file = options_.k8s_token_file;
+  client.ca_file = options_.k8s_ca_file;
+  client.ns = options_.k8s_namespace;
+  client.request_timeout_seconds = options_.k8s_request_timeout_seconds;
+  client.max_response_bytes = options_.k8s_max_response_bytes;
+  ASSIGN_OR_RETURN(k8s_client_, K8sClient::Create(std::move(client)));
+  K8sArmOptions arms;
+  arms.image = options_.k8s_image;
+  arms.image_pull_policy = options_.k8s_image_pull_policy;
+  arms.pvc = options_.k8s_pvc;
+  const std::filesystem::path root = std::filesystem::absolute(options_.experiment_dir);
+  arms.mount_path = options_.k8s_pvc_mount_path.empty() ? root.lexically_normal().string()
+                                                        : options_.k8s_pvc_mount_path;
+  arms.sweep_binary = options_.k8s_sweep_binary;
+  arms.arm_device = options_.k8s_arm_device;
+  arms.parallelism = options_.k8s_parallelism;
+  arms.backoff_limit_per_index = options_.k8s_backoff_limit_per_index;
+  arms.ttl_seconds_after_finished = options_.k8s_ttl_seconds_after_finished;
+  arms.poll_seconds = options_.k8s_poll_seconds;
+  k8s_arm_executor_ = std::make_unique<K8sArmExecutor>(k8s_client_.get(), std::move(arms));
+  LogInfo(absl::StrCat("sweep arms run as Kubernetes Jobs in namespace ", k8s_client_->ns(),
+                       " via ", k8s_client_->api_server(), " (image ", options_.k8s_image,
+                       ", claim ", options_.k8s_pvc, ")"));
+  return absl::OkStatus();
+}
+
 // The experiment store, queue and core (docs/research/sweeps.md); off without --experiment-dir.
 absl::Status FlashtickServer::StartExperiments() {
   if (options_.experiment_dir.empty()) {
@@ -145,6 +178,8 @@ absl::Status FlashtickServer::StartExperiments() {
   runner.python = options_.report_python;
   runner.plot_script = options_.plot_script.empty() ? DefaultPlotScript() : options_.plot_script;
   runner.max_resume_attempts = options_.max_resume_attempts;
+  RETURN_IF_ERROR(StartArmExecutor());
+  runner.arm_executor = k8s_arm_executor_.get();
   runner.run_sweep = seams_.run_sweep;
   runner.before_register = seams_.before_register;
   runner.on_start = seams_.on_start;
@@ -152,6 +187,7 @@ absl::Status FlashtickServer::StartExperiments() {
       experiment_store_.get(), progress_hub_.get(), metrics_.get(), runner);
   ExperimentLimits limits;
   limits.max_config_bytes = options_.max_config_bytes;
+  limits.arms_elsewhere = k8s_arm_executor_ != nullptr;  // arms train in pods
   limits.memory_bytes = options_.experiment_memory_mb > 0 ? options_.experiment_memory_mb << 20
                                                           : DefaultExperimentMemoryBytes();
   experiments_core_ = std::make_unique<ExperimentsCore>(

@@ -23,6 +23,8 @@
 #include "server/experiments/experiment_store.h"
 #include "server/experiments/experiments_core.h"
 #include "server/experiments/experiments_service.h"
+#include "server/experiments/k8s_arm_executor.h"
+#include "server/experiments/k8s_client.h"
 #include "server/experiments/progress_hub.h"
 #include "server/inference/inference_core.h"
 #include "server/inference/inference_service.h"
@@ -66,6 +68,7 @@ class FlashtickServer {
   absl::Status StartMetrics();
   absl::Status StartGrpc();
   absl::Status StartExperiments();
+  absl::Status StartArmExecutor();
 
   ServerOptions options_;
   ExperimentSeams seams_;  // empty: the real sweep engine
@@ -85,6 +88,8 @@ class FlashtickServer {
   std::unique_ptr<TickStreamService> tick_stream_service_;
   std::unique_ptr<ExperimentStore> experiment_store_;
   std::unique_ptr<ProgressHub> progress_hub_;
+  std::unique_ptr<K8sClient> k8s_client_;             // --sweep-arm-runner=kubernetes
+  std::unique_ptr<K8sArmExecutor> k8s_arm_executor_;  // before the runner that uses it
   std::unique_ptr<ExperimentRunner> experiment_runner_;
   std::unique_ptr<ExperimentsCore> experiments_core_;
   std::unique_ptr<ExperimentsService> experiments_service_;

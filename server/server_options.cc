@@ -133,6 +133,60 @@ void AddServerFlags(CLI::App* app, ServerOptions* o) {
   app->add_option("--operator-client", o->operator_clients,
                   "client name (token#N, tls:NAME, peer:HOST) that may see, cancel and delete "
                   "every experiment; repeatable. Others see only their own");
+  app->add_option("--sweep-arm-runner", o->sweep_arm_runner,
+                  "where sweep arms train: local (threads here) or kubernetes (an Indexed Job "
+                  "per experiment run, one pod per arm; docs/deploy.md)")
+      ->check(CLI::IsMember({"local", "kubernetes"}))
+      ->capture_default_str();
+  app->add_option("--k8s-api-server", o->k8s_api_server,
+                  "Kubernetes API server URL (empty: in-cluster, "
+                  "https://$KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT)");
+  app->add_option("--k8s-token-file", o->k8s_token_file,
+                  "bearer token for the API server, read on every request (empty: none)")
+      ->capture_default_str();
+  app->add_option("--k8s-ca-file", o->k8s_ca_file,
+                  "CA bundle the API server's certificate must chain to (empty: system CAs)")
+      ->capture_default_str();
+  app->add_option("--k8s-namespace", o->k8s_namespace,
+                  "namespace of the arm Jobs (empty: the service account's namespace)");
+  app->add_option("--k8s-image", o->k8s_image,
+                  "image of the arm pods (it must have --k8s-sweep-binary); required with "
+                  "--sweep-arm-runner=kubernetes");
+  app->add_option("--k8s-image-pull-policy", o->k8s_image_pull_policy, "of the arm pods")
+      ->check(CLI::IsMember({"Always", "IfNotPresent", "Never"}))
+      ->capture_default_str();
+  app->add_option("--k8s-sweep-binary", o->k8s_sweep_binary,
+                  "the arm pods' command: flashtick_sweep in --k8s-image")
+      ->capture_default_str();
+  app->add_option("--k8s-pvc", o->k8s_pvc,
+                  "ReadWriteMany PersistentVolumeClaim holding --experiment-dir, mounted in "
+                  "every arm pod; required with --sweep-arm-runner=kubernetes");
+  app->add_option("--k8s-pvc-mount-path", o->k8s_pvc_mount_path,
+                  "where arm pods mount --k8s-pvc: where this server mounts it (empty: "
+                  "--experiment-dir), so experiment directories have one path everywhere");
+  app->add_option("--k8s-arm-device", o->k8s_arm_device,
+                  "where arm pods train a sweep whose device is auto (cuda: one GPU per pod); "
+                  "the server's own --device serves inference here and may be cpu")
+      ->check(CLI::IsMember({"cpu", "cuda", "auto"}))
+      ->capture_default_str();
+  app->add_option("--k8s-parallelism", o->k8s_parallelism,
+                  "arm pods of one experiment at once (0: its max_parallel_arms)")
+      ->capture_default_str();
+  app->add_option("--k8s-backoff-limit-per-index", o->k8s_backoff_limit_per_index,
+                  "times one arm's pod is retried before the arm fails")
+      ->capture_default_str();
+  app->add_option("--k8s-ttl-seconds-after-finished", o->k8s_ttl_seconds_after_finished,
+                  "how long Kubernetes keeps a finished arm Job")
+      ->capture_default_str();
+  app->add_option("--k8s-poll-seconds", o->k8s_poll_seconds,
+                  "how often the arm Job's status and the arms' state are read")
+      ->capture_default_str();
+  app->add_option("--k8s-request-timeout-seconds", o->k8s_request_timeout_seconds,
+                  "deadline of one Kubernetes API request")
+      ->capture_default_str();
+  app->add_option("--k8s-max-response-bytes", o->k8s_max_response_bytes,
+                  "largest Kubernetes API response read")
+      ->capture_default_str();
   app->add_option("--tls-cert", o->tls_cert,
                   "PEM certificate chain for TLS on the gRPC port (with --tls-key; "
                   "default: plaintext)");
@@ -144,6 +198,42 @@ void AddServerFlags(CLI::App* app, ServerOptions* o) {
                   "needs 'authorization: Bearer <token>'");
   app->add_flag("--auth-inference", o->auth_inference,
                 "with --auth-token-file, require a token for inference and the tick stream too");
+}
+
+absl::Status ServerOptions::ValidateK8s() const {
+  if (sweep_arm_runner != "local" && sweep_arm_runner != "kubernetes") {
+    return absl::InvalidArgumentError("--sweep-arm-runner must be local or kubernetes");
+  }
+  if (sweep_arm_runner == "local") return absl::OkStatus();
+  if (experiment_dir.empty()) {
+    return absl::InvalidArgumentError("--sweep-arm-runner=kubernetes needs --experiment-dir");
+  }
+  if (k8s_image.empty() || k8s_pvc.empty() || k8s_sweep_binary.empty()) {
+    return absl::InvalidArgumentError(
+        "--sweep-arm-runner=kubernetes needs --k8s-image, --k8s-pvc and --k8s-sweep-binary");
+  }
+  if (!k8s_pvc_mount_path.empty() && k8s_pvc_mount_path.front() != '/') {
+    return absl::InvalidArgumentError("--k8s-pvc-mount-path must be an absolute path");
+  }
+  if (k8s_parallelism < 0 || k8s_parallelism > 10000) {
+    return absl::InvalidArgumentError("--k8s-parallelism must be between 0 and 10000");
+  }
+  if (k8s_backoff_limit_per_index < 0 || k8s_backoff_limit_per_index > 100) {
+    return absl::InvalidArgumentError("--k8s-backoff-limit-per-index must be between 0 and 100");
+  }
+  if (k8s_ttl_seconds_after_finished < 0) {
+    return absl::InvalidArgumentError("--k8s-ttl-seconds-after-finished must be ≥ 0");
+  }
+  if (!(k8s_poll_seconds >= 0.05) || k8s_poll_seconds > 3600) {
+    return absl::InvalidArgumentError("--k8s-poll-seconds must be between 0.05 and 3600");
+  }
+  if (!(k8s_request_timeout_seconds > 0) || k8s_request_timeout_seconds > 600) {
+    return absl::InvalidArgumentError("--k8s-request-timeout-seconds must be > 0 and ≤ 600");
+  }
+  if (k8s_max_response_bytes < 4096 || k8s_max_response_bytes > (int64_t{1} << 30)) {
+    return absl::InvalidArgumentError("--k8s-max-response-bytes must be between 4096 and 1 GiB");
+  }
+  return absl::OkStatus();
 }
 
 absl::Status ServerOptions::Validate() const {
@@ -223,6 +313,7 @@ absl::Status ServerOptions::Validate() const {
   if (max_resume_attempts < 1) {
     return absl::InvalidArgumentError("--max-resume-attempts must be ≥ 1");
   }
+  if (absl::Status s = ValidateK8s(); !s.ok()) return s;
   if (tls_cert.empty() != tls_key.empty()) {
     return absl::InvalidArgumentError(
         "--tls-cert and --tls-key go together: give both (TLS) or neither (plaintext)");

@@ -65,6 +65,26 @@ struct ServerOptions {
   int64_t experiment_memory_mb = 0;           // estimate a sweep may need; 0 = 3/4 of RAM
   int max_resume_attempts = 3;                // starts without a clean end, then FAILED
   std::vector<std::string> operator_clients;  // client names that see every experiment
+  // Where sweep arms train (docs/deploy.md, "Sweep arms as Kubernetes Jobs"): "local"
+  // (threads of this process) or "kubernetes" (an Indexed Job per experiment run,
+  // server/experiments/k8s_arm_executor.h). The k8s_* flags serve "kubernetes" only.
+  std::string sweep_arm_runner = "local";
+  std::string k8s_api_server;                 // "" = in-cluster (KUBERNETES_SERVICE_HOST/PORT)
+  std::string k8s_token_file = "/var/run/secrets/kubernetes.io/serviceaccount/token";
+  std::string k8s_ca_file = "/var/run/secrets/kubernetes.io/serviceaccount/ca.crt";
+  std::string k8s_namespace;                  // "" = the service account's namespace file
+  std::string k8s_image;                      // the arm pods' image (has flashtick_sweep)
+  std::string k8s_image_pull_policy = "IfNotPresent";
+  std::string k8s_sweep_binary = "flashtick_sweep";  // in that image
+  std::string k8s_pvc;                        // the ReadWriteMany claim holding experiment_dir
+  std::string k8s_pvc_mount_path;             // where pods mount it; "" = experiment_dir
+  std::string k8s_arm_device = "cuda";        // arm pods' device for sweeps that say "auto"
+  int k8s_parallelism = 0;                    // arm pods at once; 0 = max_parallel_arms
+  int k8s_backoff_limit_per_index = 1;        // retries of one arm's pod
+  int k8s_ttl_seconds_after_finished = 86400; // finished Jobs kept this long
+  double k8s_poll_seconds = 5;                // Job status and arm state reads
+  double k8s_request_timeout_seconds = 30;    // one API request
+  int64_t k8s_max_response_bytes = 8 << 20;   // one API response
   // Security (docs/security.md): TLS when both PEM files are given;
   // mutual TLS with tls_client_ca; bearer tokens with auth_token_file.
   std::string tls_cert;                       // PEM certificate chain of the gRPC port
@@ -75,6 +95,8 @@ struct ServerOptions {
 
   // INVALID_ARGUMENT naming the flag and the accepted range.
   absl::Status Validate() const;
+  // The --sweep-arm-runner and --k8s-* part of Validate.
+  absl::Status ValidateK8s() const;
   // The host part of `listen` (the metrics endpoint binds to the same host).
   std::string ListenHost() const;
 };

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Stages what the runtime image needs, under STAGE (copied to / by the Dockerfile):
 #   usr/local/bin/{flashtickd,flashtick}    the server and the CLI
+#   usr/local/bin/flashtick_sweep           one sweep arm per Kubernetes Job pod
 #   opt/flashtick/lib/                      their shared libraries that the CUDA
 #                                           runtime image lacks (gRPC, Protobuf,
 #                                           Abseil, prometheus-cpp, SQLite, ...)
@@ -25,15 +26,16 @@ find_bin() {
 flashtickd=$(find_bin flashtickd)
 flashtick=$(find_bin flashtick)
 make_model=$(find_bin flashtick_make_model)
+sweep=$(find_bin flashtick_sweep)
 
 mkdir -p "$stage/usr/local/bin" "$stage/opt/flashtick/lib" "$stage/etc/ld.so.conf.d" "$stage/models"
-install -m 0755 "$flashtickd" "$flashtick" "$stage/usr/local/bin/"
+install -m 0755 "$flashtickd" "$flashtick" "$sweep" "$stage/usr/local/bin/"
 
 # Shared libraries: everything ldd resolves, minus what the runtime image or the
 # host driver provides.
 system_lib='/(ld-linux[^/]*|libc|libm|libdl|libpthread|librt|libresolv|libutil|libstdc\+\+|libgcc_s)\.so'
 cuda_lib='^/usr/local/cuda|/(libcuda|libnvidia-[^/]*|libcudnn[^/]*|libcublas(Lt)?|libcudart|libnccl|libnvrtc|libnvJitLink|libcurand|libcufft|libcusparse|libcusolver)\.so'
-for bin in "$flashtickd" "$flashtick"; do
+for bin in "$flashtickd" "$flashtick" "$sweep"; do
   ldd "$bin" | awk '$2 == "=>" && $3 ~ /^\// {print $3}'
 done | sort -u | while read -r lib; do
   if [[ "$lib" =~ $system_lib ]] || [[ "$lib" =~ $cuda_lib ]]; then

@@ -164,6 +164,16 @@ void Arms(const json& r, std::string* md) {
   std::vector<std::string> paths;
   for (const json& a : arms) paths.push_back(absl::StrCat(S(a, "arm_id"), " ", S(a, "kernel_path")));
   absl::StrAppend(md, absl::StrJoin(paths, ", "), ".\n\n");
+  // Where each arm trained (a pod and node for Kubernetes arms, docs/deploy.md).
+  std::vector<std::string> places;
+  for (const json& a : arms) {
+    if (!S(a, "ran_on").empty()) {
+      places.push_back(absl::StrCat(S(a, "arm_id"), " ", S(a, "ran_on")));
+    }
+  }
+  if (!places.empty()) {
+    absl::StrAppend(md, "Where each arm ran: ", absl::StrJoin(places, ", "), ".\n\n");
+  }
   SeedSpread(arms, md);
   std::string stops;
   for (const json& a : arms) {

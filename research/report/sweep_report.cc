@@ -79,6 +79,7 @@ json ArmJson(const ArmResult& a) {
           {"batch", a.batch},
           {"kernel_path", a.kernel_path},
           {"backend", a.backend},
+          {"ran_on", a.ran_on},
           {"cost",
            {{"train_seconds", a.train_seconds},
             {"eval_seconds", a.eval_seconds},

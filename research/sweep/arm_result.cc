@@ -192,6 +192,7 @@ json ArmResultToJson(const ArmResult& a) {
           {"parameters", a.parameters},
           {"kernel_path", a.kernel_path},
           {"backend", a.backend},
+          {"ran_on", a.ran_on},
           {"plain_steps", a.plain_steps},
           {"plain_step_seconds", a.plain_step_seconds},
           {"refresh_steps", a.refresh_steps},
@@ -235,6 +236,7 @@ absl::StatusOr<ArmResult> ArmResultFromJson(const json& j) {
   FT_READ(j, "parameters", &a.parameters);
   FT_READ(j, "kernel_path", &a.kernel_path);
   FT_READ(j, "backend", &a.backend);
+  if (j.contains("ran_on")) FT_READ(j, "ran_on", &a.ran_on);  // absent in older states
   // Step counts and seconds by kind: absent (0) in states written before they existed,
   // strict about their type when present.
   for (auto [key, out] : {std::pair{"plain_steps", &a.plain_steps}, {"refresh_steps", &a.refresh_steps}}) {

@@ -84,6 +84,9 @@ struct ArmResult {
   int64_t plain_steps = 0, refresh_steps = 0;
   double plain_step_seconds = 0, refresh_step_seconds = 0;
   std::string backend;
+  // Where the arm trained (run_location.h): "pod P on node K" for a Kubernetes arm,
+  // "host H" otherwise; "" in states written before it was recorded.
+  std::string ran_on;
   // Benefit.
   std::vector<DayResult> days;
   std::vector<EventTally> events;

@@ -25,6 +25,7 @@
 #include "research/parallel/data_parallel_trainer.h"
 #include "ticks/features.h"
 #include "research/sweep/fold_evaluator.h"
+#include "research/sweep/run_location.h"
 #include "research/sweep/window_sampler.h"
 
 namespace flashtick {
@@ -122,6 +123,7 @@ absl::Status Arm::Prepare() {
   r_.error.clear();
   if (r_.state == ArmState::kDone) return absl::OkStatus();
   RETURN_IF_ERROR(CatchUpWithCheckpoint());
+  r_.ran_on = RunLocation();  // a resumed arm records where it finished
   r_.state = ArmState::kRunning;
   bucket_ = std::max<int64_t>(1, (plan_.total_steps + kLossCurvePoints - 1) / kLossCurvePoints);
   ASSIGN_OR_RETURN(features_, ArmFeatures(*in_.dataset, plan_));

@@ -14,6 +14,7 @@
 #include "kernels/backend.h"
 #include "research/report/sweep_report.h"
 #include "research/split/research_dataset.h"
+#include "research/sweep/arm_executor.h"
 #include "research/sweep/arm_plan.h"
 #include "research/sweep/arm_pool.h"
 #include "research/sweep/day_predictor.h"
@@ -183,17 +184,18 @@ absl::Status Judge(const SweepConfig& config, size_t arm_count, SweepOutcome* ou
 }
 
 // The precision check (precision_check.h) of the chosen arm's saved model on its last
-// test day, on a fresh backend with the sweep's whole CPU thread budget (every arm
-// has finished by now).
+// test day, on a fresh backend of `device` with the sweep's whole CPU thread budget
+// (every arm has finished by now).
 absl::StatusOr<PrecisionReport> CheckChosenArm(const SweepConfig& config,
                                                const ResearchDataset& dataset,
-                                               const ArmSlot& s, const ArmPoolSetup& setup) {
+                                               const ArmSlot& s, const ArmPoolSetup& setup,
+                                               const std::string& device) {
   const int day = s.plan.test_days.back();
   ASSIGN_OR_RETURN(FoldLabels labels, dataset.LabelFold(s.plan.folds.back().fold));
   ASSIGN_OR_RETURN(std::vector<float> features, ArmFeatures(dataset, s.plan));
   BackendOptions bo;
   bo.threads = setup.threads;
-  ASSIGN_OR_RETURN(std::unique_ptr<Backend> backend, CreateBackend(setup.device, bo));
+  ASSIGN_OR_RETURN(std::unique_ptr<Backend> backend, CreateBackend(device, bo));
   std::vector<EvalWindow> windows = PlanDayWindows(dataset.context().day_offset(day),
                                                    labels.classes[day], s.context,
                                                    s.plan.eval_stride);
@@ -225,7 +227,8 @@ absl::StatusOr<SweepOutcome> SweepEngine::Run(const SweepConfig& config,
   SweepOutcome out = DescribeData(config, data, dataset, slots);
   ASSIGN_OR_RETURN(ArmPoolSetup setup, PoolSetup(config, options, dataset, data, slots));
 
-  ArmPoolResult pool = RunArmPool(setup, hooks);
+  ArmPoolResult pool =
+      options.executor != nullptr ? options.executor->Run(setup, hooks) : RunArmPool(setup, hooks);
   RETURN_IF_ERROR(FirstArmError(slots, pool.errors));
   out.backend = pool.backend_name;
   out.device = setup.device;
@@ -235,11 +238,41 @@ absl::StatusOr<SweepOutcome> SweepEngine::Run(const SweepConfig& config,
 
   RETURN_IF_ERROR(Judge(config, slots.size(), &out));
   if (out.chosen_arm >= 0 && config.precision_check.enabled) {
-    ASSIGN_OR_RETURN(out.precision, CheckChosenArm(config, dataset, slots[out.chosen_arm], setup));
+    const std::string device =
+        options.precision_device.empty() ? setup.device : options.precision_device;
+    ASSIGN_OR_RETURN(out.precision,
+                     CheckChosenArm(config, dataset, slots[out.chosen_arm], setup, device));
   }
   out.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   RETURN_IF_ERROR(WriteSweepReport(options.dir, options.python, options.plot_script, &out));
   return out;
+}
+
+absl::StatusOr<ArmResult> SweepEngine::RunOneArm(const SweepConfig& config,
+                                                 const SweepEngineOptions& options,
+                                                 int arm_index, const SweepHooks& hooks) {
+  ASSIGN_OR_RETURN(SweepData data, LoadSweepData(config));
+  ASSIGN_OR_RETURN(ResearchDataset dataset, ResearchDataset::Build(data.days, config.horizon,
+                                                                    config.label_alpha_bps * 1e-4));
+  ASSIGN_OR_RETURN(std::vector<ArmSlot> slots, PlanArms(config, dataset));
+  if (arm_index < 0 || arm_index >= static_cast<int>(slots.size())) {
+    return absl::InvalidArgumentError(absl::StrCat("arm index ", arm_index, " is not one of the ",
+                                                   slots.size(), " planned arms (0..",
+                                                   slots.size() - 1, ")"));
+  }
+  const std::vector<ArmSlot> one = {slots[arm_index]};
+  SweepConfig placed = config;  // the device the caller resolved wins (sweep_engine.h)
+  if (options.device == "cpu" || options.device == "cuda") placed.device = options.device;
+  ASSIGN_OR_RETURN(ArmPoolSetup setup, PoolSetup(placed, options, dataset, data, one));
+  setup.parallel = 1;
+  if (options.cpu_threads > 0) setup.threads = options.cpu_threads;
+  ArmPoolResult pool = RunArmPool(setup, hooks);
+  if (!pool.errors[0].ok()) {
+    return absl::Status(pool.errors[0].code(),
+                        absl::StrCat("arm ", one[0].id, ": ", pool.errors[0].message()));
+  }
+  if (pool.arms[0].arm_id.empty()) return absl::CancelledError("cancelled before the arm started");
+  return std::move(pool.arms[0]);
 }
 
 }  // namespace flashtick

@@ -27,6 +27,8 @@
 
 namespace flashtick {
 
+class ArmExecutor;  // arm_executor.h
+
 struct SweepEngineOptions {
   std::string dir;              // the experiment's directory (created if missing)
   std::string device = "cpu";   // cpu | cuda | auto, used when the config says "auto"
@@ -37,6 +39,13 @@ struct SweepEngineOptions {
   int gpus = -1;
   std::string python = "python3";  // runs the plot script; "" skips the plots
   std::string plot_script;      // research/report/plot_report.py; "" skips the plots
+  // Where the arms train (arm_executor.h); null: in this process (RunArmPool).
+  // Outlives Run.
+  ArmExecutor* executor = nullptr;
+  // The device of the precision check, which runs in this process after the arms:
+  // "" = the arms' device; an executor that trains arms elsewhere names this
+  // process's own (a coordinator without a GPU: "cpu").
+  std::string precision_device;
 };
 
 // Where an arm trains (research/parallel/gpu_scheduler.h): sent when the scheduler places
@@ -88,6 +97,16 @@ class SweepEngine {
   static absl::StatusOr<SweepOutcome> Run(const SweepConfig& config,
                                           const SweepEngineOptions& options,
                                           const SweepHooks& hooks);
+  // Trains planned arm `arm_index` alone (plan order: by N, then seed) in
+  // options.dir/arms/<arm_id>, resuming it from its checkpoints, and concludes
+  // nothing: the process that ran Run and handed the arm to an ArmExecutor does. The
+  // config must be the one that Run recorded in options.dir/config.json, so the plan
+  // is the same. options.cpu_threads > 0 overrides the config's cpu_threads, and
+  // options.device cpu or cuda its device (the coordinator resolved it; "auto" leaves
+  // the config's).
+  static absl::StatusOr<ArmResult> RunOneArm(const SweepConfig& config,
+                                             const SweepEngineOptions& options, int arm_index,
+                                             const SweepHooks& hooks);
 };
 
 }  // namespace flashtick

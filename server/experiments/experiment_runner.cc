@@ -187,6 +187,9 @@ SweepEngineOptions ExperimentRunner::EngineOptions(const std::string& dir) const
   eo.cpu_threads = options_.cpu_threads;
   eo.python = options_.python;
   eo.plot_script = options_.plot_script;
+  eo.executor = options_.arm_executor;
+  // Arms trained elsewhere: the precision check runs here, on this server's device.
+  if (eo.executor != nullptr) eo.precision_device = options_.device;
   return eo;
 }
 
@@ -195,8 +198,10 @@ absl::StatusOr<SweepOutcome> ExperimentRunner::RunSweep(const ExperimentRecord& 
   const std::string& id = record.id;
   auto config = ParseSweepConfig(record.config_json);
   if (!config.ok()) return config.status();
-  const std::string clamped = ClampToServerThreads(&*config, options_.cpu_threads);
-  if (!clamped.empty()) LogInfo(absl::StrCat("experiment ", id, ": ", clamped));
+  if (options_.arm_executor == nullptr) {  // arms train here, on this server's threads
+    const std::string clamped = ClampToServerThreads(&*config, options_.cpu_threads);
+    if (!clamped.empty()) LogInfo(absl::StrCat("experiment ", id, ": ", clamped));
+  }
   ExperimentSweepHooks reporter(id, *config, store_, hub_, metrics_,
                                 options_.publish_every_seconds, options_.store_every_seconds);
   const SweepHooks hooks = reporter.Hooks(&run->cancel);

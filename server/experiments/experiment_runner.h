@@ -33,6 +33,7 @@
 #include "server/experiments/experiment_store.h"
 #include "server/experiments/progress_hub.h"
 #include "server/metrics/metrics.h"
+#include "research/sweep/arm_executor.h"
 #include "research/sweep/sweep_engine.h"
 
 namespace flashtick {
@@ -46,6 +47,10 @@ struct RunnerOptions {
   double store_every_seconds = 2.0;    // arm progress written to the store at most this often
   double publish_every_seconds = 0.5;  // training progress sent to watchers at most this often
   int max_resume_attempts = 3;         // starts without a clean end before FAILED
+  // Where arms train (research/sweep/arm_executor.h); null: threads of this process.
+  // A remote executor (Kubernetes) runs arms elsewhere, so configs are not clamped to
+  // this server's --threads. Outlives the runner.
+  ArmExecutor* arm_executor = nullptr;
   // Runs one sweep; SweepEngine::Run unless a test substitutes it.
   std::function<absl::StatusOr<SweepOutcome>(const SweepConfig&, const SweepEngineOptions&,
                                              const SweepHooks&)>

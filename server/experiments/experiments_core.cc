@@ -107,7 +107,9 @@ absl::StatusOr<v1::Experiment> ExperimentsCore::Submit(const v1::SubmitSweepRequ
       }
     }
   }
-  if (limits_.memory_bytes > 0) RETURN_IF_ERROR(CheckSweepMemory(*config, limits_.memory_bytes));
+  if (limits_.memory_bytes > 0) {
+    RETURN_IF_ERROR(CheckSweepMemory(*config, limits_.memory_bytes, limits_.arms_elsewhere));
+  }
   // A request_key names a retry of the same client's submission; another client's
   // equal key is a different submission.
   const std::string key =

@@ -33,6 +33,7 @@ struct Caller {
 struct ExperimentLimits {
   int64_t max_config_bytes = 256 << 10;  // --max-config-bytes
   int64_t memory_bytes = 0;              // --experiment-memory-mb; 0: no estimate check
+  bool arms_elsewhere = false;           // --sweep-arm-runner=kubernetes: one arm's worth
 };
 
 class ExperimentsCore {

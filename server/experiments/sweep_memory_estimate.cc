@@ -65,7 +65,10 @@ int64_t DefaultExperimentMemoryBytes() {
   return static_cast<int64_t>(pages) * page / 4 * 3;
 }
 
-absl::Status CheckSweepMemory(const SweepConfig& c, int64_t limit_bytes) {
+absl::Status CheckSweepMemory(const SweepConfig& config, int64_t limit_bytes,
+                              bool arms_elsewhere) {
+  SweepConfig c = config;
+  if (arms_elsewhere) c.max_parallel_arms = c.replicas_per_arm = 1;
   const SweepMemoryEstimate e = EstimateSweepMemory(c);
   if (e.total() <= static_cast<double>(limit_bytes)) return absl::OkStatus();
   return absl::ResourceExhaustedError(absl::StrCat(

@@ -26,7 +26,10 @@ SweepMemoryEstimate EstimateSweepMemory(const SweepConfig& config);
 int64_t DefaultExperimentMemoryBytes();
 
 // RESOURCE_EXHAUSTED naming the estimate's parts and the flag when it passes
-// limit_bytes.
-absl::Status CheckSweepMemory(const SweepConfig& config, int64_t limit_bytes);
+// limit_bytes. arms_elsewhere (--sweep-arm-runner=kubernetes): the arms train in pods,
+// so this process holds the days and one arm's worth (the precision check's model and
+// forward), whatever max_parallel_arms says.
+absl::Status CheckSweepMemory(const SweepConfig& config, int64_t limit_bytes,
+                              bool arms_elsewhere = false);
 
 }  // namespace flashtick

@@ -134,7 +134,8 @@ class DockerfileTest(unittest.TestCase):
     def test_built_targets_exist(self):
         run = next(r for r in self.runs if "cmake --build" in r)
         targets = re.search(r"--target\s+([\w\s]+)", run).group(1).split()
-        self.assertEqual(set(targets), {"flashtickd", "flashtick", "flashtick_make_model"})
+        self.assertEqual(set(targets), {"flashtickd", "flashtick", "flashtick_make_model",
+                                         "flashtick_sweep"})
         cmake_files = [p for p in ROOT.rglob("CMakeLists.txt")
                        if not any(part.startswith(("build", ".venv")) for part in p.relative_to(ROOT).parts)]
         text = "\n".join(p.read_text() for p in cmake_files)

@@ -6,8 +6,11 @@ OpenAPI schema (kubernetes-validate, strict: unknown fields fail) for the oldest
 and newest versions we support, and a structural check ties the objects together:
 selectors match pod labels, probes are gRPC probes on the gRPC port, GPU requests,
 drain timing, ConfigMap keys used by args exist, the PodMonitor finds the metrics
-ports, the PrometheusRule equals deploy/prometheus/alerts.yml, and the overlay pins
-A100 nodes by the nvidia.com/gpu.product label.
+ports, the PrometheusRule equals deploy/prometheus/alerts.yml, the overlay pins
+A100 nodes by the nvidia.com/gpu.product label, and the experiments coordinator runs
+sweep arms as Kubernetes Jobs with a service account whose Role allows only batch/jobs
+and reading pods, in its namespace, with the ReadWriteMany claim at the experiments
+root (docs/deploy.md, "Sweep arms as Kubernetes Jobs").
 """
 import json
 import re
@@ -24,7 +27,8 @@ from deploy_lib import ALERTS, ROOT
 K8S = ROOT / "deploy" / "k8s"
 BASE, A100 = K8S / "base", K8S / "overlays" / "a100"
 KUBECTL = shutil.which("kubectl")
-# Oldest: Indexed Jobs with backoffLimitPerIndex (1.29); newest: what the package has.
+# Oldest: Indexed Jobs with backoffLimitPerIndex (1.29, the arm Jobs flashtickd
+# creates); newest: what the package has.
 K8S_VERSIONS = ("1.29.0", "1.33.0")
 NAMESPACE = "flashtick"
 
@@ -69,9 +73,13 @@ class RenderTest(unittest.TestCase):
     def test_kinds(self):
         for d in (BASE, A100):
             kinds = by_kind(render(d))
-            for kind, names in {"Namespace": [NAMESPACE], "Deployment": ["flashtickd"],
-                                "Service": ["flashtickd"], "ConfigMap": ["flashtickd-flags", "flashtick-sweep"],
-                                "PersistentVolumeClaim": ["flashtick-store"], "Job": ["flashtick-sweep"],
+            for kind, names in {"Namespace": [NAMESPACE],
+                                "Deployment": ["flashtickd", "flashtickd-experiments"],
+                                "Service": ["flashtickd", "flashtickd-experiments"],
+                                "ConfigMap": ["flashtickd-flags"],
+                                "PersistentVolumeClaim": ["flashtick-store"],
+                                "ServiceAccount": ["flashtick-experiments"],
+                                "Role": ["flashtick-sweep-arms"], "RoleBinding": ["flashtick-sweep-arms"],
                                 "PodMonitor": ["flashtick"], "PrometheusRule": ["flashtick-alerts"]}.items():
                 for n in names:
                     self.assertIn(n, kinds.get(kind, {}), f"{d}: missing {kind}/{n}")
@@ -103,7 +111,7 @@ class WorkloadTest(unittest.TestCase):
     def setUp(self):
         self.kinds = by_kind(render(A100))
         self.deploy = self.kinds["Deployment"]["flashtickd"]
-        self.job = self.kinds["Job"]["flashtick-sweep"]
+        self.experiments = self.kinds["Deployment"]["flashtickd-experiments"]
 
     def test_selector_matches_pod_labels(self):
         sel = self.deploy["spec"]["selector"]["matchLabels"]
@@ -111,7 +119,7 @@ class WorkloadTest(unittest.TestCase):
         self.assertLessEqual(sel.items(), labels.items())
 
     def test_gpu_requests(self):
-        for o in (self.deploy, self.job):
+        for o in (self.deploy,):
             c = pod_spec(o)["containers"][0]
             self.assertEqual(int(c["resources"]["limits"]["nvidia.com/gpu"]), 1, o["kind"])
             self.assertEqual(int(c["resources"]["requests"]["nvidia.com/gpu"]), 1, o["kind"])
@@ -155,7 +163,7 @@ class WorkloadTest(unittest.TestCase):
     def test_non_root_matches_image(self):
         user = dockerfile_user()
         self.assertIsNotNone(user, "Dockerfile has no numeric USER")
-        for o in (self.deploy, self.job):
+        for o in (self.deploy, self.experiments):
             sc = pod_spec(o)["securityContext"]
             self.assertTrue(sc["runAsNonRoot"])
             self.assertEqual((sc["runAsUser"], sc["runAsGroup"]), user, o["kind"])
@@ -164,7 +172,7 @@ class WorkloadTest(unittest.TestCase):
             self.assertTrue(csc["readOnlyRootFilesystem"])
 
     def test_volumes_reference_existing_objects(self):
-        for o in (self.deploy, self.job):
+        for o in (self.deploy, self.experiments):
             spec = pod_spec(o)
             names = {v["name"] for v in spec["volumes"]}
             for c in spec["containers"]:
@@ -176,16 +184,46 @@ class WorkloadTest(unittest.TestCase):
                 if "configMap" in v:
                     self.assertIn(v["configMap"]["name"], self.kinds["ConfigMap"])
 
-    def test_sweep_job_one_arm_per_gpu(self):
-        spec = self.job["spec"]
-        self.assertEqual(spec["completionMode"], "Indexed")
-        self.assertEqual(pod_spec(self.job)["restartPolicy"], "Never")
-        sweep = json.loads(self.kinds["ConfigMap"]["flashtick-sweep"]["data"]["sweep.json"])
-        self.assertEqual(spec["completions"], len(sweep["arms"]), "completions must equal the arm count")
-        self.assertLessEqual(spec["parallelism"], spec["completions"])
-        args = " ".join(pod_spec(self.job)["containers"][0]["args"])
-        self.assertIn("$(JOB_COMPLETION_INDEX)", args)
-        self.assertIn(23400, [a["context"] for a in sweep["arms"]], "the day-long N must be an arm")
+    @staticmethod
+    def flags(o):
+        return dict(a.split("=", 1) for a in pod_spec(o)["containers"][0]["args"] if "=" in a)
+
+    def test_experiments_coordinator_runs_arms_as_jobs(self):
+        flags = self.flags(self.experiments)
+        self.assertEqual(flags["--sweep-arm-runner"], "kubernetes")
+        self.assertEqual(self.experiments["spec"]["replicas"], 1, "one writer of the SQLite store")
+        self.assertEqual(self.experiments["spec"]["strategy"]["type"], "Recreate")
+        # The arm pods mount the claim where the coordinator does, holding --experiment-dir.
+        claim = flags["--k8s-pvc"]
+        pvc = self.kinds["PersistentVolumeClaim"][claim]
+        self.assertEqual(pvc["spec"]["accessModes"], ["ReadWriteMany"])
+        spec = pod_spec(self.experiments)
+        vol = next(v["name"] for v in spec["volumes"]
+                   if v.get("persistentVolumeClaim", {}).get("claimName") == claim)
+        mount = next(m["mountPath"] for m in spec["containers"][0]["volumeMounts"] if m["name"] == vol)
+        self.assertEqual(flags["--k8s-pvc-mount-path"], mount)
+        self.assertTrue(flags["--experiment-dir"].startswith(mount + "/"))
+        self.assertEqual(flags["--k8s-image"], spec["containers"][0]["image"])
+        self.assertNotIn("nvidia.com/gpu", json.dumps(spec["containers"][0]["resources"]),
+                         "the coordinator trains nothing itself")
+        self.assertEqual(flags["--device"], "cpu", "a GPU-less pod cannot start with --device=cuda")
+        self.assertEqual(flags["--k8s-arm-device"], "cuda", "arm pods of 'auto' sweeps ask a GPU")
+
+    def test_experiments_service_account_may_only_run_jobs(self):
+        sa = pod_spec(self.experiments)["serviceAccountName"]
+        self.assertIn(sa, self.kinds["ServiceAccount"])
+        self.assertNotIn("ClusterRole", self.kinds)
+        self.assertNotIn("ClusterRoleBinding", self.kinds)
+        binding = self.kinds["RoleBinding"]["flashtick-sweep-arms"]
+        self.assertEqual(binding["roleRef"]["kind"], "Role")
+        self.assertEqual(binding["subjects"], [{"kind": "ServiceAccount", "name": sa, "namespace": NAMESPACE}])
+        role = self.kinds["Role"][binding["roleRef"]["name"]]
+        rules = {(g, r): sorted(rule["verbs"]) for rule in role["rules"]
+                 for g in rule["apiGroups"] for r in rule["resources"]}
+        self.assertEqual(rules, {("batch", "jobs"): sorted(["create", "get", "list", "watch", "delete"]),
+                                 ("", "pods"): ["get", "list"]})
+        self.assertFalse(pod_spec(self.deploy).get("serviceAccountName"),
+                         "inference pods need no API access")
 
 
 class ServiceTest(unittest.TestCase):
@@ -203,13 +241,13 @@ class ServiceTest(unittest.TestCase):
 
 
 class MonitoringTest(unittest.TestCase):
-    def test_podmonitor_scrapes_inference_and_sweep_pods(self):
+    def test_podmonitor_scrapes_inference_and_experiments_pods(self):
         kinds = by_kind(render(A100))
         pm = kinds["PodMonitor"]["flashtick"]
         self.assertEqual(pm["apiVersion"], "monitoring.coreos.com/v1")
         sel = pm["spec"]["selector"]["matchLabels"]
         ports = {e["port"] for e in pm["spec"]["podMetricsEndpoints"]}
-        for o in (kinds["Deployment"]["flashtickd"], kinds["Job"]["flashtick-sweep"]):
+        for o in (kinds["Deployment"]["flashtickd"], kinds["Deployment"]["flashtickd-experiments"]):
             labels = o["spec"]["template"]["metadata"]["labels"]
             self.assertLessEqual(sel.items(), labels.items(), o["kind"])
             self.assertTrue(ports & set(container_ports(o)), f"{o['kind']} exposes no scraped port")
@@ -240,7 +278,7 @@ class A100OverlayTest(unittest.TestCase):
 
     def test_overlay_pins_a100(self):
         kinds = by_kind(render(A100))
-        for o in (kinds["Deployment"]["flashtickd"], kinds["Job"]["flashtick-sweep"]):
+        for o in (kinds["Deployment"]["flashtickd"],):
             values = self.gpu_products(o)
             self.assertTrue(values, f"{o['kind']}: no nvidia.com/gpu.product affinity")
             for v in values:
@@ -248,7 +286,7 @@ class A100OverlayTest(unittest.TestCase):
 
     def test_base_is_gpu_model_neutral(self):
         kinds = by_kind(render(BASE))
-        for o in (kinds["Deployment"]["flashtickd"], kinds["Job"]["flashtick-sweep"]):
+        for o in (kinds["Deployment"]["flashtickd"],):
             self.assertEqual(self.gpu_products(o), [])
             self.assertIn("nvidia.com/gpu", [t["key"] for t in pod_spec(o)["tolerations"]])
 

@@ -4,8 +4,9 @@
 1. Stages the runtime image's files with deploy/docker/stage-runtime.sh (the script
    the Dockerfile runs): binaries, libraries and the default model from
    flashtick_make_model.
-2. Every flashtickd flag the Dockerfile, compose files, Deployment and sweep Job
-   pass is accepted by `flashtickd --help`, or listed in planned_flags.txt.
+2. Every flashtickd flag the Dockerfile, compose files and both Deployments (inference
+   and the experiments coordinator with its --sweep-arm-runner=kubernetes and --k8s-*
+   flags) pass is accepted by `flashtickd --help`, or listed in planned_flags.txt.
 3. Starts the staged flashtickd with the Deployment's own arguments (ConfigMap
    values substituted; loopback ports, CPU device and the staged model swapped in),
    waits with the Dockerfile's HEALTHCHECK command, asks grpc.health.v1 for the
@@ -39,7 +40,7 @@ from deploy_lib import ROOT
 
 SKIP = 77
 PLANNED_FLAGS = ROOT / "tests" / "deploy" / "planned_flags.txt"
-BINARIES = ("flashtickd", "flashtick", "flashtick_make_model")
+BINARIES = ("flashtickd", "flashtick", "flashtick_make_model", "flashtick_sweep")
 failures = []
 
 
@@ -74,12 +75,13 @@ def read_planned_flags():
 def deployment_objects():
     objs = kustomize_lite.build(ROOT / "deploy/k8s/base")
     get = lambda kind, name: next(o for o in objs if o["kind"] == kind and o["metadata"]["name"] == name)
-    return get("Deployment", "flashtickd"), get("Job", "flashtick-sweep"), get("ConfigMap", "flashtickd-flags")
+    return (get("Deployment", "flashtickd"), get("Deployment", "flashtickd-experiments"),
+            get("ConfigMap", "flashtickd-flags"))
 
 
 def deployment_flag_uses():
     """{source: [args]} for every place the deployment starts flashtickd."""
-    deploy, job, _ = deployment_objects()
+    deploy, experiments, _ = deployment_objects()
     dockerfile = (ROOT / "Dockerfile").read_text()
     cmd = json.loads(re.search(r"^CMD (\[.*\])$", dockerfile, re.M).group(1))
     compose = yaml.safe_load((ROOT / "deploy/compose/compose.yaml").read_text())
@@ -89,7 +91,7 @@ def deployment_flag_uses():
         "compose.yaml": compose["services"]["flashtickd"]["command"],
         "compose.gpu.yaml": gpu["services"]["flashtickd"]["command"],
         "k8s Deployment": deploy["spec"]["template"]["spec"]["containers"][0]["args"],
-        "k8s sweep Job": job["spec"]["template"]["spec"]["containers"][0]["args"],
+        "k8s experiments Deployment": experiments["spec"]["template"]["spec"]["containers"][0]["args"],
     }
 
 
@@ -226,7 +228,8 @@ def main():
     missing = [b for b, p in bins.items() if p is None]
     if missing:
         print(f"SKIP: not built yet under {args.build_dir}: {', '.join(missing)} "
-              f"(the live scrape needs flashtickd, the flashtick CLI and flashtick_make_model)")
+              f"(the live scrape needs flashtickd, the flashtick CLI, flashtick_make_model "
+              f"and flashtick_sweep, which stage-runtime.sh stages)")
         return SKIP
 
     with tempfile.TemporaryDirectory(prefix="flashtick-deploy-") as tmp:

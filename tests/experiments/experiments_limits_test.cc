@@ -7,7 +7,8 @@
 // FAILED and the worker lives on; an experiment that took the process down
 // --max-resume-attempts times is FAILED at start instead of resumed; per-arm
 // metric series are dropped when the experiment ends; a config's threads are
-// clamped to the server's.
+// clamped to the server's. The memory estimate with the arms in Kubernetes pods
+// (--sweep-arm-runner=kubernetes) counts one arm, not max_parallel_arms.
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -29,6 +30,7 @@
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "server/experiments/experiment_runner.h"
 #include "server/experiments/progress_hub.h"
+#include "server/experiments/sweep_memory_estimate.h"
 #include "server/flashtick_server.h"
 #include "tests/support/in_process_server.h"
 #include "research/sweep/sweep_config.h"
@@ -151,6 +153,26 @@ TEST_F(ExperimentsLimitsTest, MemoryEstimateRefusesWhatCannotFit) {
     EXPECT_EQ(s.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << s.error_message();
     EXPECT_NE(s.error_message().find("--experiment-memory-mb"), std::string::npos);
   }
+}
+
+// With the arms in Kubernetes pods (--sweep-arm-runner=kubernetes) the server holds the
+// days and one arm's worth, however many arms run side by side.
+TEST(SweepMemoryEstimateTest, ArmsElsewhereCountOneArm) {
+  nlohmann::json c = TinySweep("wide");
+  c["model"] = {{"width", 256}, {"layers", 4}, {"heads", 4}, {"kv_heads", 4}};
+  c["max_parallel_arms"] = 64;
+  auto config = ParseSweepConfig(c.dump());
+  ASSERT_TRUE(config.ok()) << config.status();
+  SweepConfig one = *config;
+  one.max_parallel_arms = 1;
+  const double all_arms = EstimateSweepMemory(*config).total();
+  const double one_arm = EstimateSweepMemory(one).total();
+  ASSERT_LT(2 * one_arm, all_arms);
+  const auto limit = static_cast<int64_t>((one_arm + all_arms) / 2);
+  EXPECT_TRUE(absl::IsResourceExhausted(CheckSweepMemory(*config, limit)));
+  EXPECT_TRUE(CheckSweepMemory(*config, limit, /*arms_elsewhere=*/true).ok());
+  EXPECT_TRUE(absl::IsResourceExhausted(
+      CheckSweepMemory(*config, static_cast<int64_t>(one_arm / 2), /*arms_elsewhere=*/true)));
 }
 
 TEST_F(ExperimentsLimitsTest, ConfigSizeIsBounded) {
