@@ -63,8 +63,6 @@ class DataParallelTrainer {
  private:
   DataParallelTrainer() = default;
   absl::Status Init(const ReplicaFactory& make, int64_t bucket_bytes);
-  absl::Status CheckGlobalBatch(absl::Span<const float> ticks, absl::Span<const int32_t> labels,
-                                int64_t B, int64_t T) const;
 
   std::vector<std::unique_ptr<Backend>> owned_backends_;
   std::vector<Backend*> backends_;
