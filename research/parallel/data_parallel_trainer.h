@@ -8,6 +8,7 @@
 // Errors: a bad global batch is refused before any replica starts; when a replica
 // fails and the others do not finish within kAbortGraceSeconds (they wait in a
 // collective), the group is aborted and this trainer refuses further steps.
+// One replica per process instead (multi-process jobs): ProcessGroupTrainer.
 #pragma once
 
 #include <cstdint>
