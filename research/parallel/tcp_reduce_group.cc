@@ -25,11 +25,12 @@ static_assert(sizeof(CallHeader) == 24, "the header is sent as raw bytes");
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<TcpReduceGroup>> TcpReduceGroup::Create(TcpStore& store,
-                                                                       double timeout_seconds) {
+absl::StatusOr<std::unique_ptr<TcpReduceGroup>> TcpReduceGroup::Create(
+    TcpStore& store, double stall_timeout_seconds) {
   const int rank = store.rank(), W = store.world_size();
-  std::unique_ptr<TcpReduceGroup> g(new TcpReduceGroup(rank, W, timeout_seconds));
+  std::unique_ptr<TcpReduceGroup> g(new TcpReduceGroup(rank, W, stall_timeout_seconds));
   if (W == 1) return g;
+  const double timeout_seconds = store.timeout_seconds();
   const auto deadline = net::Clock::now() + net::Seconds(timeout_seconds);
   ASSIGN_OR_RETURN(net::Socket listener, net::ListenTcp(0, /*backlog=*/W));
   ASSIGN_OR_RETURN(int port, net::LocalPort(listener));

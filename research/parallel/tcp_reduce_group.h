@@ -26,10 +26,11 @@ namespace flashtick {
 
 class TcpReduceGroup final : public ReduceGroup {
  public:
-  // Every rank of `store`'s job calls it; it returns once the mesh is connected.
-  // timeout_seconds bounds the mesh set-up and any stall inside a collective.
+  // Every rank of `store`'s job calls it; it returns once the mesh is connected, or
+  // fails after the store's (rendezvous) timeout. A collective that moves no byte for
+  // stall_timeout_seconds fails with DeadlineExceeded.
   static absl::StatusOr<std::unique_ptr<TcpReduceGroup>> Create(TcpStore& store,
-                                                                double timeout_seconds);
+                                                                double stall_timeout_seconds);
 
   int rank() const { return rank_; }
   int world_size() const override { return world_size_; }

@@ -181,6 +181,15 @@ absl::StatusOr<std::unique_ptr<TcpStore>> TcpStore::Create(const TcpStoreOptions
 absl::StatusOr<std::string> TcpStore::Call(uint8_t op, absl::string_view key,
                                            absl::string_view value, bool* found) {
   std::lock_guard<std::mutex> lock(mu_);
+  if (!broken_.ok()) return broken_;
+  absl::StatusOr<std::string> out = RoundTrip(op, key, value, found);
+  // A request cut off midway leaves the stream out of step: no later call may use it.
+  if (!out.ok() && !absl::IsInvalidArgument(out.status())) broken_ = out.status();
+  return out;
+}
+
+absl::StatusOr<std::string> TcpStore::RoundTrip(uint8_t op, absl::string_view key,
+                                                absl::string_view value, bool* found) {
   const auto deadline = net::Clock::now() + net::Seconds(options_.timeout_seconds);
   std::string req(kRequestHeader, '\0');
   req[0] = static_cast<char>(op);

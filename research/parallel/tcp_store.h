@@ -108,16 +108,19 @@ class TcpStore {
 
  private:
   explicit TcpStore(const TcpStoreOptions& options) : options_(options) {}
-  // One request/response round trip.
+  // One request/response round trip; after an I/O error every later call fails with it.
   absl::StatusOr<std::string> Call(uint8_t op, absl::string_view key, absl::string_view value,
                                    bool* found);
+  absl::StatusOr<std::string> RoundTrip(uint8_t op, absl::string_view key, absl::string_view value,
+                                        bool* found);
 
   TcpStoreOptions options_;
   std::unique_ptr<TcpStoreServer> server_;  // rank 0 only; destroyed after socket_
   net::Socket socket_;
   int port_ = 0;
-  std::string peer_;  // "rank 0 (the store at host:port)"
-  std::mutex mu_;     // one request at a time on the connection
+  std::string peer_;     // "rank 0 (the store at host:port)"
+  std::mutex mu_;        // one request at a time on the connection
+  absl::Status broken_;  // the connection's first I/O error, if any
 };
 
 }  // namespace flashtick
