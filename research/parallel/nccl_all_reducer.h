@@ -9,8 +9,7 @@
 // Multi-process (one replica per process, docs/multi_gpu.md): CreateRank joins the
 // job's communicator through ncclCommInitRank with the ncclUniqueId rank 0 publishes
 // in the job's TcpStore. Built without CUDA, CreateGroup and CreateRank return
-// Unimplemented; NCCL itself is loaded at run
-// time (research/parallel/nccl_library.h).
+// Unimplemented; NCCL itself is loaded at run time (research/parallel/nccl_library.h).
 #pragma once
 
 #include <atomic>

@@ -231,6 +231,8 @@ absl::Status ExchangeAll(std::vector<PeerTransfer>& transfers, Clock::duration s
     for (size_t i = 0; n > 0 && i < transfers.size(); ++i) {
       PeerTransfer& t = transfers[i];
       if (fds[i].revents == 0) continue;
+      if (fds[i].revents & POLLNVAL)
+        return absl::InternalError(absl::StrCat("the connection to ", t.peer, " is closed here"));
       if (t.recv_bytes > 0 && (fds[i].revents & (POLLIN | POLLHUP | POLLERR))) {
         const ssize_t k = recv(t.socket->fd(), t.recv, t.recv_bytes, MSG_DONTWAIT);
         if (k == 0) return Closed(t.peer);
