@@ -10,11 +10,13 @@
 // failure prints {"error": ...} and exits 1.
 #include <signal.h>
 
+#include <chrono>
 #include <fstream>
 #include <iostream>
 #include <limits>
 #include <optional>
 #include <string>
+#include <thread>
 
 #include <CLI/CLI.hpp>
 
@@ -32,7 +34,8 @@ namespace {
 
 struct Args {
   std::string device = "cpu", optimizer = "adamw", port_file;
-  int64_t n = 16, B = 4, steps = 4, interval = 2, replicas = 1, die_at_step = -1;
+  int64_t n = 16, B = 4, steps = 4, interval = 2, replicas = 1, die_at_step = -1,
+          stall_at_step = -1;
   double bucket_kib = 1, rendezvous_timeout = 30, collective_timeout = 300;
   ProcessGroupFlags pg;
   ModelConfig model;
@@ -95,6 +98,8 @@ absl::StatusOr<Args> Parse(int argc, char** argv, bool* help_shown) {
       ->capture_default_str();
   app.add_option("--die-at-step", a.die_at_step,
                  "Failure test: this process kills itself (SIGKILL) when it reaches this step");
+  app.add_option("--stall-at-step", a.stall_at_step,
+                 "Failure test: this process stops (sleeps for an hour) at this step");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -140,6 +145,7 @@ absl::Status PrintWeightsHash(Trainer& t, int rank) {
 
 void MaybeDie(const Args& a, int64_t step) {
   if (step == a.die_at_step) raise(SIGKILL);  // as the OOM killer or a lost node would
+  if (step == a.stall_at_step) std::this_thread::sleep_for(std::chrono::hours(1));  // a hung rank
 }
 
 // --world-size 1: the in-process reference (DataParallelTrainer over --replicas threads).

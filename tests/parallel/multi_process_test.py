@@ -10,6 +10,8 @@ file, so parallel ctest runs never collide) and sum gradients over the TCP all-r
                on every rank; and the losses must follow the 1-replica run closely.
   failure      3 ranks; rank 2 SIGKILLs itself at step 2: ranks 0 and 1 must exit
                non-zero within a few seconds saying which rank closed its connection.
+               Then 2 ranks, rank 1 hangs at step 1: rank 0 must exit non-zero with
+               DeadlineExceeded after its 1 s collective timeout, naming rank 1.
 """
 import json
 import os
@@ -51,8 +53,9 @@ def run_reference(binary, replicas, extra):
     return parse_lines(p.stdout, f"in-process R={replicas}")
 
 
-def launch(binary, world, extra, per_rank_extra=None, timeout=60):
-    """Starts the ranks (rank 0 first; it picks the port); returns [(rc, out, err, secs)]."""
+def launch(binary, world, extra, per_rank_extra=None, timeout=60, wait_for=None):
+    """Starts the ranks (rank 0 first; it picks the port); returns [(rc, out, err, secs)]
+    of the ranks in wait_for (default: all), killing the others once those have ended."""
     per_rank_extra = per_rank_extra or {}
     env = {k: v for k, v in os.environ.items()
            if k not in ("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "LOCAL_RANK",
@@ -83,6 +86,8 @@ def launch(binary, world, extra, per_rank_extra=None, timeout=60):
             procs.append(spawn(r, port, per_rank_extra.get(r, [])))
         results = []
         for r, p in enumerate(procs):
+            if wait_for is not None and r not in wait_for:
+                continue
             try:
                 out, err = p.communicate(timeout=max(1, timeout - (time.monotonic() - start)))
             except subprocess.TimeoutExpired:
@@ -90,6 +95,10 @@ def launch(binary, world, extra, per_rank_extra=None, timeout=60):
                     q.kill()
                 fail(f"rank {r} of {world} did not finish within {timeout} s (a hang)")
             results.append((p.returncode, out, err, time.monotonic() - start))
+        for p in procs:  # a rank left hanging on purpose
+            if p.poll() is None:
+                p.kill()
+                p.communicate()
         return results
 
 
@@ -150,6 +159,18 @@ def check_failure(binary):
         print(f"rank {r}: exit {rc} after {secs:.2f} s: {err.strip().splitlines()[-1]}", flush=True)
     if not named:
         fail(f"no surviving rank named rank {victim} as the one that closed its connection")
+
+    # A hung rank: the other gives up after --collective-timeout, never hangs.
+    extra = ["--steps", "4", "--collective-timeout", "1", "--batch", "2"]
+    procs = launch(binary, 2, extra, {1: ["--stall-at-step", "1"]}, timeout=30, wait_for=[0])
+    rc, out, err, secs = procs[0]
+    if rc == 0:
+        fail(f"rank 0 exited 0 although rank 1 hung:\n{out}")
+    if secs > 10:
+        fail(f"rank 0 took {secs:.1f} s to give up on a hung rank 1 (collective timeout 1 s)")
+    if "DEADLINE_EXCEEDED" not in out or "rank 1" not in out:
+        fail(f"rank 0's error is not a deadline naming rank 1:\n{out}{err}")
+    print(f"rank 0: exit {rc} after {secs:.2f} s: {err.strip().splitlines()[-1]}", flush=True)
 
 
 def main():
