@@ -55,7 +55,11 @@ TcpStoreServer::~TcpStoreServer() {
 void TcpStoreServer::AcceptLoop() {
   while (!stop_) {
     absl::StatusOr<net::Socket> s = net::AcceptTcp(listener_, Forever(), &stop_);
-    if (!s.ok()) continue;  // stopped, or a failed accept: look at stop_ again
+    if (!s.ok()) {  // stopped, or a failed accept (out of descriptors): not a busy loop
+      if (!absl::IsCancelled(s.status()))
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      continue;
+    }
     std::lock_guard<std::mutex> lock(conns_mu_);
     for (auto it = conns_.begin(); it != conns_.end();) {  // reap finished connections
       if ((*it)->done) {
