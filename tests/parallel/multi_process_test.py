@@ -11,7 +11,9 @@ file, so parallel ctest runs never collide) and sum gradients over the TCP all-r
   failure      3 ranks; rank 2 SIGKILLs itself at step 2: ranks 0 and 1 must exit
                non-zero within a few seconds saying which rank closed its connection.
                Then 2 ranks, rank 1 hangs at step 1: rank 0 must exit non-zero with
-               DeadlineExceeded after its 1 s collective timeout, naming rank 1.
+               DeadlineExceeded after its 1 s collective timeout, naming rank 1; rank 0
+               (which also serves the store) killed: rank 1 exits naming it; and rank 0
+               alone of 2: the rendezvous times out naming the missing rank 1.
 """
 import json
 import os
@@ -171,6 +173,24 @@ def check_failure(binary):
     if "DEADLINE_EXCEEDED" not in out or "rank 1" not in out:
         fail(f"rank 0's error is not a deadline naming rank 1:\n{out}{err}")
     print(f"rank 0: exit {rc} after {secs:.2f} s: {err.strip().splitlines()[-1]}", flush=True)
+
+    # Rank 0 dies: it is also the store, so this is the other special case.
+    procs = launch(binary, 2, ["--steps", "4", "--batch", "2"], {0: ["--die-at-step", "1"]})
+    if procs[0][0] != -9:
+        fail(f"rank 0 was to kill itself but exited {procs[0][0]}")
+    rc, out, err, secs = procs[1]
+    if rc == 0 or secs > 10 or "rank 0 closed its connection" not in out:
+        fail(f"rank 1 after rank 0 died: exit {rc} after {secs:.1f} s:\n{out}{err}")
+    print(f"rank 1: exit {rc} after {secs:.2f} s: {err.strip().splitlines()[-1]}", flush=True)
+
+    # Rank 1 never starts: rank 0's rendezvous names it.
+    p = subprocess.run([binary, "--world-size", "2", "--rank", "0", "--master-port", "0",
+                        "--rendezvous-timeout", "1"] + TINY[:-2],  # TINY less its timeout
+                       capture_output=True, text=True, timeout=30)
+    want = "rendezvous timed out after 1 s: 1 of 2 ranks joined (missing: 1)"
+    if p.returncode == 0 or want not in p.stdout:
+        fail(f"rank 0 alone: exit {p.returncode}, expected '{want}':\n{p.stdout}{p.stderr}")
+    print(f"rank 0 alone: exit {p.returncode}: {want}", flush=True)
 
 
 def main():
