@@ -124,8 +124,8 @@ def check_equal(binary, worlds):
         if len(ref_losses) != len(single) or worst > 1e-6:
             fail(f"W={world}: losses {ref_losses} do not follow the 1-replica run {single}")
         print(f"W={world}: {world} processes == {world} threads bit for bit "
-              f"({len(ref_losses)} steps, weights {ref_weights}); |loss - 1-replica| <= {worst:.2e}",
-              flush=True)
+              f"({len(ref_losses)} steps, weights {ref_weights}); "
+              f"|loss - 1-replica| <= {worst:.2e}", flush=True)
     # Sophia-H too (its Hessian-vector product is summed the same way), at W=2.
     extra = ["--steps", "3", "--optimizer", "sophia_h", "--hessian-interval", "2", "--batch", "4"]
     ref = run_reference(binary, 2, extra)
