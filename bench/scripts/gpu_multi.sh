@@ -3,7 +3,9 @@
 # (at most 10): builds the data-parallel targets (gpu-kernels preset: no gRPC), runs the
 # data-parallel tests (CPU replicas, then 2 GPUs through NCCL vs 1 GPU), then the scaling
 # benchmark of one arm at N = 23,400 (global batch 2: 1 GPU vs 2 GPUs, AdamW and Sophia-H)
-# beside PyTorch (1 GPU vs DistributedDataParallel, AdamW) measured in the same run. NCCL is the pip
+# beside PyTorch (1 GPU vs DistributedDataParallel, AdamW) measured in the same run, and
+# 2 processes (one GPU each, ncclCommInitRank) against the in-process 2-GPU run's losses
+# (the multi_process stage; reported, not asserted). NCCL is the pip
 # package nvidia-nccl-cu13 (loaded with dlopen through FLASHTICK_NCCL_LIBRARY).
 # NVLink multicast stays off (NCCL_NVLS_ENABLE=0): the machine owner requires it.
 # Output: $OUT/gpu_multi_summary.txt (read first) and $OUT/gpu_multi.tgz (logs, JSON).
@@ -42,7 +44,9 @@ stage build
 cmake --preset gpu-kernels -DFLASHTICK_BUILD_TESTS=ON -DFLASHTICK_BUILD_BENCH=ON \
   -DCMAKE_CUDA_ARCHITECTURES="${MG_ARCH:-90}" > "$r/cmake.log" 2>&1 || note "cmake FAILED"
 timeout 300 ninja -C "$build" -j16 parallel_data_parallel_test parallel_data_parallel_gpu_test \
-  parallel_gpu_scheduler_test data_parallel_bench > "$r/build.log" 2>&1
+  parallel_gpu_scheduler_test parallel_tcp_store_test parallel_tcp_reduce_group_test \
+  parallel_process_group_config_test parallel_process_group_trainer_test data_parallel_bench \
+  data_parallel_rank > "$r/build.log" 2>&1
 note "build exit $?"
 grep -E "error:" "$r/build.log" | head -5 | tee -a "$summary"
 
@@ -63,6 +67,44 @@ timeout 90 python3 bench/data_parallel/torch_ddp.py --n "$n" --batch "$batch" --
   --warmup 2 --steps "$steps" --commit "$commit" > "$r/torch.jsonl" 2> "$r/torch.err"
 note "torch_ddp exit $?"
 tail -3 "$r/torch.err" | grep -iE "error|Traceback" | tee -a "$summary"
+
+stage multi_process
+# Two processes, one GPU each (rank 1 on GPU 1 via its rank), vs the in-process 2-GPU run.
+rank_bin="$build/bench/data_parallel/data_parallel_rank"
+mp=(--device cuda --n 2048 --width 256 --heads 4 --layers 2 --batch 2 --steps 5 --bucket-kib 25600)
+timeout 120 "$rank_bin" --world-size 1 --replicas 2 "${mp[@]}" > "$r/mp_ref.jsonl" 2> "$r/mp_ref.err"
+note "in-process 2-GPU run exit $?"
+rm -f "$r/mp_port"
+timeout 120 "$rank_bin" --world-size 2 --rank 0 --master-port 0 --port-file "$r/mp_port" "${mp[@]}" \
+  > "$r/mp_rank0.jsonl" 2> "$r/mp_rank0.err" &
+mp_pid=$!
+for _ in $(seq 300); do [ -f "$r/mp_port" ] && break; sleep 0.1; done
+timeout 120 "$rank_bin" --world-size 2 --rank 1 --master-port "$(cat "$r/mp_port" 2>/dev/null || echo 1)" \
+  "${mp[@]}" > "$r/mp_rank1.jsonl" 2> "$r/mp_rank1.err"
+note "rank 1 exit $?"
+wait "$mp_pid"
+note "rank 0 exit $?"
+python3 - "$r/mp_ref.jsonl" "$r/mp_rank0.jsonl" "$r/mp_rank1.jsonl" <<'PY' | tee -a "$summary"
+import json, sys
+runs = []
+for path in sys.argv[1:]:
+    losses, err = [], None
+    for line in open(path):
+        if line.startswith("{"):
+            d = json.loads(line)
+            err = d.get("error", err)
+            if "loss" in d:
+                losses.append(d["loss"])
+    runs.append((path.rsplit("/", 1)[-1], losses, err))
+ref = runs[0][1]
+for name, losses, err in runs:
+    if err or not losses:
+        print("%s: ERROR %s" % (name, (err or "no steps")[:200]))
+        continue
+    diff = max((abs(a - b) for a, b in zip(losses, ref)), default=float("nan"))
+    print("%s: losses %s; max |loss - in-process| %.3g%s" % (
+        name, " ".join("%.6f" % x for x in losses), diff, " (bitwise equal)" if losses == ref else ""))
+PY
 
 stage table
 python3 - "$r/ours.jsonl" "$r/torch.jsonl" <<'PY' | tee -a "$summary"

@@ -12,7 +12,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
+#include "research/parallel/global_batch.h"
 #include "research/parallel/host_all_reducer.h"
+#include "research/parallel/host_reduce_group.h"
 #include "research/parallel/nccl_all_reducer.h"
 
 namespace flashtick {
@@ -99,33 +101,6 @@ DataParallelTrainer::~DataParallelTrainer() {
   trainers_.clear();
 }
 
-absl::Status DataParallelTrainer::CheckGlobalBatch(absl::Span<const float> ticks,
-                                                   absl::Span<const int32_t> labels, int64_t B,
-                                                   int64_t T) const {
-  const ModelConfig& c = trainers_[0]->config();
-  const int64_t R = replicas();
-  if (B < 1 || T < 1 || B % R != 0)
-    return absl::InvalidArgumentError(absl::StrCat(
-        "data-parallel batch B=", B, " T=", T, ": B must be a positive multiple of the ", R,
-        " replicas"));
-  if (static_cast<int64_t>(ticks.size()) != B * T * c.features ||
-      static_cast<int64_t>(labels.size()) != B * T)
-    return absl::InvalidArgumentError(absl::StrCat(
-        "ticks must be [B=", B, ", T=", T, ", F=", c.features, "] and labels [B, T]; got ",
-        ticks.size(), " and ", labels.size(), " values"));
-  int64_t labelled = 0;
-  for (int64_t m = 0; m < B * T; ++m) {
-    const int32_t y = labels[m];
-    if (y != -1 && (y < 0 || y >= c.classes))
-      return absl::InvalidArgumentError(absl::StrCat("label ", y, " at b=", m / T, " t=", m % T,
-                                                     " is not -1 or in [0, ", c.classes, ")"));
-    labelled += y >= 0;
-  }
-  if (labelled == 0)
-    return absl::InvalidArgumentError("the batch has no labelled steps (every label is -1)");
-  return absl::OkStatus();
-}
-
 absl::StatusOr<StepStats> DataParallelTrainer::TrainStep(absl::Span<const float> ticks,
                                                          absl::Span<const int32_t> labels,
                                                          int64_t B, int64_t T) {
@@ -133,7 +108,7 @@ absl::StatusOr<StepStats> DataParallelTrainer::TrainStep(absl::Span<const float>
     return absl::FailedPreconditionError(
         "this data-parallel trainer was aborted after a replica failed; restart from a "
         "checkpoint");
-  RETURN_IF_ERROR(CheckGlobalBatch(ticks, labels, B, T));
+  RETURN_IF_ERROR(CheckGlobalBatch(trainers_[0]->config(), ticks, labels, B, T, replicas()));
   const int R = replicas();
   if (R == 1) return trainers_[0]->TrainStep(ticks, labels, B, T);
   const auto t0 = std::chrono::steady_clock::now();

@@ -8,6 +8,7 @@
 // Errors: a bad global batch is refused before any replica starts; when a replica
 // fails and the others do not finish within kAbortGraceSeconds (they wait in a
 // collective), the group is aborted and this trainer refuses further steps.
+// One replica per process instead (multi-process jobs): ProcessGroupTrainer.
 #pragma once
 
 #include <cstdint>
@@ -63,8 +64,6 @@ class DataParallelTrainer {
  private:
   DataParallelTrainer() = default;
   absl::Status Init(const ReplicaFactory& make, int64_t bucket_bytes);
-  absl::Status CheckGlobalBatch(absl::Span<const float> ticks, absl::Span<const int32_t> labels,
-                                int64_t B, int64_t T) const;
 
   std::vector<std::unique_ptr<Backend>> owned_backends_;
   std::vector<Backend*> backends_;

@@ -6,7 +6,7 @@
 namespace flashtick {
 
 absl::StatusOr<std::unique_ptr<HostAllReducer>> HostAllReducer::Create(
-    std::shared_ptr<HostReduceGroup> group, int rank, Backend* backend, BucketPlan plan) {
+    std::shared_ptr<ReduceGroup> group, int rank, Backend* backend, BucketPlan plan) {
   if (group == nullptr) return absl::InvalidArgumentError("host all-reduce: no group");
   if (backend == nullptr || backend->device() != DeviceKind::kCpu)
     return absl::InvalidArgumentError(absl::StrCat(

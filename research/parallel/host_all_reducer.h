@@ -1,5 +1,6 @@
-// HostAllReducer: a GradientAllReducer for replicas on the CPU backend, one thread
-// each, summing through a shared HostReduceGroup. The CPU backend runs ops
+// HostAllReducer: a GradientAllReducer for replicas on the CPU backend: one thread
+// each summing through a shared HostReduceGroup, or one process each summing through a
+// TcpReduceGroup (the same sums; reduce_group.h). The CPU backend runs ops
 // synchronously, so a bucket is summed inside ParamReady when it completes (no
 // overlap on the CPU; the bucket order and readiness logic are the GPU path's).
 // Its purpose: data parallelism REALLY runs in CI, and N replicas on shares of the
@@ -11,7 +12,7 @@
 #include "absl/status/statusor.h"
 #include "kernels/backend.h"
 #include "research/parallel/bucketed_all_reducer.h"
-#include "research/parallel/host_reduce_group.h"
+#include "research/parallel/reduce_group.h"
 
 namespace flashtick {
 
@@ -19,7 +20,7 @@ class HostAllReducer final : public BucketedAllReducer {
  public:
   // backend: this replica's (must be the CPU backend: buffers are host memory).
   static absl::StatusOr<std::unique_ptr<HostAllReducer>> Create(
-      std::shared_ptr<HostReduceGroup> group, int rank, Backend* backend, BucketPlan plan);
+      std::shared_ptr<ReduceGroup> group, int rank, Backend* backend, BucketPlan plan);
 
   absl::Status SumHost(absl::Span<double> values) override;
   void Abort() override { group_->Abort(); }
@@ -29,9 +30,9 @@ class HostAllReducer final : public BucketedAllReducer {
   absl::Status AwaitLaunched() override { return absl::OkStatus(); }
 
  private:
-  HostAllReducer(std::shared_ptr<HostReduceGroup> group, int rank, BucketPlan plan)
+  HostAllReducer(std::shared_ptr<ReduceGroup> group, int rank, BucketPlan plan)
       : BucketedAllReducer(std::move(plan), rank, group->world_size()), group_(std::move(group)) {}
-  std::shared_ptr<HostReduceGroup> group_;
+  std::shared_ptr<ReduceGroup> group_;
 };
 
 }  // namespace flashtick

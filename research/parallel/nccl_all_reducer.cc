@@ -2,8 +2,12 @@
 // (research/parallel/nccl_all_reducer.h).
 #include "research/parallel/nccl_all_reducer.h"
 
+#include <cstring>
+#include <string>
+
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
+#include "research/parallel/tcp_store.h"
 
 #if defined(FLASHTICK_WITH_CUDA)
 #include "kernels/cuda/cuda_check.h"
@@ -33,6 +37,33 @@ absl::StatusOr<std::vector<std::unique_ptr<NcclAllReducer>>> NcclAllReducer::Cre
   }
   for (int r = 0; r < n; ++r) RETURN_IF_ERROR(group[r]->Init(backends[r], devices[r]));
   return group;
+}
+
+absl::StatusOr<std::unique_ptr<NcclAllReducer>> NcclAllReducer::CreateRank(
+    Backend* backend, int device, const BucketPlan& plan, TcpStore& store) {
+  if (backend == nullptr || backend->NativeStream() == nullptr)
+    return absl::InvalidArgumentError(absl::StrCat(
+        "NCCL rank ", store.rank(), " is not on a CUDA backend (the CPU uses TcpReduceGroup)"));
+  ASSIGN_OR_RETURN(const nccl::NcclLibrary* lib, nccl::NcclLibrary::Get());
+  constexpr char kIdKey[] = "nccl/unique_id";
+  nccl::ncclUniqueId id;
+  if (store.rank() == 0) {
+    RETURN_IF_ERROR(lib->Check(lib->GetUniqueId(&id), "ncclGetUniqueId"));
+    RETURN_IF_ERROR(store.Set(kIdKey, absl::string_view(id.internal, sizeof(id.internal))));
+  } else {
+    ASSIGN_OR_RETURN(std::string bytes, store.Get(kIdKey));
+    if (bytes.size() != sizeof(id.internal))
+      return absl::DataLossError(absl::StrCat("NCCL unique id from the store has ", bytes.size(),
+                                              " bytes, not ", sizeof(id.internal)));
+    std::memcpy(id.internal, bytes.data(), sizeof(id.internal));
+  }
+  RETURN_IF_CUDA_ERROR(cudaSetDevice(device));
+  std::unique_ptr<NcclAllReducer> red(new NcclAllReducer(plan, store.rank(), store.world_size()));
+  red->lib_ = lib;
+  RETURN_IF_ERROR(lib->Check(lib->CommInitRank(&red->comm_, store.world_size(), id, store.rank()),
+                             "ncclCommInitRank"));
+  RETURN_IF_ERROR(red->Init(backend, device));
+  return red;
 }
 
 absl::Status NcclAllReducer::Init(Backend* backend, int device) {
@@ -111,6 +142,13 @@ absl::StatusOr<std::vector<std::unique_ptr<NcclAllReducer>>> NcclAllReducer::Cre
   return absl::UnimplementedError(
       "this flashtick was built without CUDA (FLASHTICK_WITH_CUDA=OFF): no NCCL data "
       "parallelism; the CPU backend uses HostAllReducer");
+}
+absl::StatusOr<std::unique_ptr<NcclAllReducer>> NcclAllReducer::CreateRank(Backend*, int,
+                                                                          const BucketPlan&,
+                                                                          TcpStore&) {
+  return absl::UnimplementedError(
+      "this flashtick was built without CUDA (FLASHTICK_WITH_CUDA=OFF): no NCCL data "
+      "parallelism; the CPU backend uses TcpReduceGroup between processes");
 }
 NcclAllReducer::~NcclAllReducer() = default;
 void NcclAllReducer::Abort() {}

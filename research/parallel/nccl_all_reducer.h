@@ -6,8 +6,10 @@
 // that stream while the backward keeps going on the compute stream with earlier
 // layers. Finish makes the compute stream wait for the last sum, so the gradient norm
 // and optimizer kernels read summed gradients; the host never blocks on a bucket.
-// Built without CUDA, CreateGroup returns Unimplemented; NCCL itself is loaded at run
-// time (research/parallel/nccl_library.h).
+// Multi-process (one replica per process, docs/multi_gpu.md): CreateRank joins the
+// job's communicator through ncclCommInitRank with the ncclUniqueId rank 0 publishes
+// in the job's TcpStore. Built without CUDA, CreateGroup and CreateRank return
+// Unimplemented; NCCL itself is loaded at run time (research/parallel/nccl_library.h).
 #pragma once
 
 #include <atomic>
@@ -23,6 +25,8 @@ typedef struct CUevent_st* cudaEvent_t;
 
 namespace flashtick {
 
+class TcpStore;
+
 class NcclAllReducer final : public BucketedAllReducer {
  public:
   static constexpr int kMaxHostScalars = 8;  // SumHost's capacity
@@ -31,6 +35,12 @@ class NcclAllReducer final : public BucketedAllReducer {
   static absl::StatusOr<std::vector<std::unique_ptr<NcclAllReducer>>> CreateGroup(
       const std::vector<Backend*>& backends, const std::vector<int>& devices,
       const BucketPlan& plan);
+  // One process's replica, rank store.rank() of store.world_size(), on a CUDA backend
+  // on GPU `device`. Rank 0 makes the id (ncclGetUniqueId) and sets it as
+  // "nccl/unique_id"; every rank reads it and calls ncclCommInitRank.
+  static absl::StatusOr<std::unique_ptr<NcclAllReducer>> CreateRank(Backend* backend, int device,
+                                                                    const BucketPlan& plan,
+                                                                    TcpStore& store);
   ~NcclAllReducer() override;
 
   absl::Status SumHost(absl::Span<double> values) override;

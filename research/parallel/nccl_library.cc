@@ -41,6 +41,8 @@ absl::StatusOr<NcclLibrary*> NcclLibrary::Load() {
   auto* lib = new NcclLibrary();  // process lifetime, like the dlopen handle
   lib->path_ = path;
   absl::Status s = Bind(handle, "ncclCommInitAll", path, &lib->CommInitAll);
+  if (s.ok()) s = Bind(handle, "ncclGetUniqueId", path, &lib->GetUniqueId);
+  if (s.ok()) s = Bind(handle, "ncclCommInitRank", path, &lib->CommInitRank);
   if (s.ok()) s = Bind(handle, "ncclCommDestroy", path, &lib->CommDestroy);
   if (s.ok()) s = Bind(handle, "ncclCommAbort", path, &lib->CommAbort);
   if (s.ok()) s = Bind(handle, "ncclAllReduce", path, &lib->AllReduce);

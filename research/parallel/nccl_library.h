@@ -55,6 +55,10 @@ class NcclLibrary {
   absl::Status Check(ncclResult_t r, const char* what) const;
 
   ncclResult_t (*CommInitAll)(ncclComm_t* comms, int ndev, const int* devlist) = nullptr;
+  // Multi-process: rank 0 makes the id, every rank joins with it (docs/multi_gpu.md).
+  ncclResult_t (*GetUniqueId)(ncclUniqueId* unique_id) = nullptr;
+  ncclResult_t (*CommInitRank)(ncclComm_t* comm, int nranks, ncclUniqueId comm_id,
+                               int rank) = nullptr;
   ncclResult_t (*CommDestroy)(ncclComm_t comm) = nullptr;
   ncclResult_t (*CommAbort)(ncclComm_t comm) = nullptr;
   ncclResult_t (*AllReduce)(const void* sendbuff, void* recvbuff, size_t count,

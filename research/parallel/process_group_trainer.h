@@ -1,0 +1,64 @@
+// ProcessGroupTrainer: multi-process data parallelism, one replica of the Trainer per
+// process (docs/multi_gpu.md, multi-process): rank r of R takes the sequences
+// [r·B/R, (r+1)·B/R) of each global batch and sums its gradients with the other
+// processes through a BucketedAllReducer: a HostAllReducer over a TcpReduceGroup on
+// the CPU (bit for bit DataParallelTrainer's R-thread run), or NCCL (ncclCommInitRank)
+// on a GPU. The ranks meet through the job's ProcessGroup. Every rank applies the same
+// update and reports the same loss. A failed peer surfaces as the step's error
+// (Unavailable or DeadlineExceeded from the collective); the process should then exit,
+// which the surviving ranks see as a closed connection, so the whole job stops.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "kernels/backend.h"
+#include "research/parallel/bucketed_all_reducer.h"
+#include "research/parallel/process_group.h"
+#include "trainer/trainer.h"
+
+namespace flashtick {
+
+struct ProcessGroupTrainerOptions {
+  std::string device = "cpu";                // cpu | cuda
+  int gpu = -1;                              // CUDA: the GPU; −1: the process group's local rank
+  int cpu_threads = 1;                       // CPU: backend threads
+  int64_t bucket_bytes = int64_t{25} << 20;  // PyTorch DDP's default bucket_cap_mb
+  // CPU: a collective that moves no byte for this long fails with DeadlineExceeded.
+  double collective_timeout_seconds = 300;
+};
+
+class ProcessGroupTrainer {
+ public:
+  // `group` (rendezvoused) must outlive the trainer. Every rank calls it with the same
+  // config and options, so the replicas start identical.
+  static absl::StatusOr<std::unique_ptr<ProcessGroupTrainer>> Create(
+      const ModelConfig& config, const TrainerOptions& options,
+      const ProcessGroupTrainerOptions& pg, ProcessGroup& group);
+  ~ProcessGroupTrainer();
+
+  // The global batch (host ticks [B, T, F], labels [B, T]; B a multiple of the world
+  // size), the same on every rank; this rank trains on its share. Stats are this
+  // replica's, with the loss of the whole batch and tokens = B·T.
+  absl::StatusOr<StepStats> TrainStep(absl::Span<const float> ticks,
+                                      absl::Span<const int32_t> labels, int64_t B, int64_t T);
+
+  int rank() const { return rank_; }
+  int world_size() const { return world_size_; }
+  Trainer& trainer() { return *trainer_; }
+  const BucketedAllReducer* reducer() const { return reducer_.get(); }  // null when R = 1
+
+ private:
+  ProcessGroupTrainer() = default;
+
+  int rank_ = 0, world_size_ = 1;
+  std::unique_ptr<Backend> backend_;
+  std::unique_ptr<Trainer> trainer_;
+  std::unique_ptr<BucketedAllReducer> reducer_;
+  bool broken_ = false;
+};
+
+}  // namespace flashtick
