@@ -10,6 +10,7 @@
 #include <fstream>
 #include <random>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "kernels/backend.h"
 #include "model/params.h"
@@ -408,7 +409,7 @@ TEST(NumpyForwardFourier, MatchesFloat64) {
 
 INSTANTIATE_TEST_SUITE_P(RotaryDims, NumpyForward, ::testing::Values(-1, 0, 4),
                          [](const ::testing::TestParamInfo<int>& i) {
-                           return i.param < 0 ? std::string("all") : "r" + std::to_string(i.param);
+                           return i.param < 0 ? std::string("all") : absl::StrCat("r", i.param);
                          });
 
 }  // namespace

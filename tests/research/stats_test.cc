@@ -205,9 +205,9 @@ TEST(GateTest, SeedsAreTrialsAndTheMedianSeedDecides) {
 TEST(GateTest, PassesOnlyWhenTheLongArmEarnsIt) {
   Rng rng(99);
   const int days = 40;
-  std::vector<ArmOutcome> arms = {{"N=512", 512, Noise(rng, days, 0.0, 1e-3), {}},
-                                  {"N=4096", 4096, Noise(rng, days, 0.0, 1e-3), {}},
-                                  {"N=32768", 32768, Noise(rng, days, 2e-3, 1e-3), {}}};
+  std::vector<ArmOutcome> arms = {{"N=512", 512, Noise(rng, days, 0.0, 1e-3), {}, {}},
+                                  {"N=4096", 4096, Noise(rng, days, 0.0, 1e-3), {}, {}},
+                                  {"N=32768", 32768, Noise(rng, days, 2e-3, 1e-3), {}, {}}};
   auto v = EvaluateGate(arms);
   ASSERT_TRUE(v.ok()) << v.status();
   std::cout << v->Summary() << "\n";
@@ -241,8 +241,8 @@ TEST(GateTest, PassesOnlyWhenTheLongArmEarnsIt) {
 }
 
 TEST(GateTest, FewDaysTiesAndBadInput) {
-  std::vector<ArmOutcome> arms = {{"a", 1, {0.01, 0.02, 0.0, 0.01, 0.02, 0.01}, {}},
-                                  {"b", 2, {0.01, 0.02, 0.0, 0.01, 0.02, 0.01}, {}}};
+  std::vector<ArmOutcome> arms = {{"a", 1, {0.01, 0.02, 0.0, 0.01, 0.02, 0.01}, {}, {}},
+                                  {"b", 2, {0.01, 0.02, 0.0, 0.01, 0.02, 0.01}, {}, {}}};
   auto v = EvaluateGate(arms);
   ASSERT_TRUE(v.ok()) << v.status();
   EXPECT_EQ(v->best_arm, -1);  // identical arms tie

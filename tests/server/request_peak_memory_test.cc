@@ -34,7 +34,7 @@ class RequestPeakMemoryTest : public ::testing::Test {
     auto model = Transformer::InitRandom(config, 7, backend_.get());
     ASSERT_TRUE(model.ok()) << model.status();
     auto entry = std::make_unique<ModelEntry>();
-    entry->name = "m";
+    entry->name = "peak";
     entry->version = 1;
     entry->model = std::move(model).value();
     entry->features = config.features;
@@ -46,7 +46,7 @@ class RequestPeakMemoryTest : public ::testing::Test {
     ASSERT_TRUE(repo.ok()) << repo.status();
     repo_ = std::move(repo).value();
     core_ = std::make_unique<InferenceCore>(repo_.get(), config.max_context);
-    auto found = repo_->Find("m", "");
+    auto found = repo_->Find("peak", "");
     ASSERT_TRUE(found.ok()) << found.status();
     model_ = *found;
   }

@@ -13,6 +13,7 @@
 
 #include <gtest/gtest.h>
 
+#include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 
 namespace flashtick {
@@ -146,7 +147,7 @@ TEST(StreamAdmission, TicketsComeAndGoWhileTheReaperRuns) {
     threads.emplace_back([&admission, t] {
       for (int i = 0; i < 200; ++i) {
         FakeStream s;
-        auto ticket = admission.Admit("c" + std::to_string(t), &s);
+        auto ticket = admission.Admit(absl::StrCat("c", t), &s);
         ASSERT_TRUE(ticket.ok()) << ticket.status();
         s.Wait();
         if (i % 10 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(50));

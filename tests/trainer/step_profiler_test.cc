@@ -140,7 +140,9 @@ TEST(StepProfiler, ProfilingChangesNoNumber) {
         losses[profiled].push_back(*ev);
       }
       weights[profiled] = *t->params().ToHost(t->params().values());
-      if (profiled) EXPECT_EQ(prof.last().steps, 1);
+      if (profiled) {
+        EXPECT_EQ(prof.last().steps, 1);
+      }
     }
     ASSERT_EQ(losses[0].size(), losses[1].size());
     for (size_t i = 0; i < losses[0].size(); ++i)

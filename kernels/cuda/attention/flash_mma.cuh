@@ -121,12 +121,13 @@ __device__ __forceinline__ float FastExp2(float x) {
 #endif  // FLASHTICK_CUDA_EMULATION
 
 // Bit copy between same-size types (memcpy: no strict-aliasing hazard on the host
-// emulator; a register move on the device).
+// emulator; a register move on the device). The void* says the bytes are all there is
+// to the 16-bit pair types, whose copy-assignment is user-provided.
 template <typename To, typename From>
 __device__ __forceinline__ To BitCast(const From& from) {
   static_assert(sizeof(To) == sizeof(From), "BitCast keeps the size");
   To to;
-  memcpy(&to, &from, sizeof(To));
+  memcpy(static_cast<void*>(&to), &from, sizeof(To));
   return to;
 }
 
