@@ -36,6 +36,9 @@ local process), docs/deploy.md "Sweep arms as Kubernetes Jobs":
      running arms' Jobs and Services. When it does not yet, the arms' pods fail, the
      experiment FAILS naming the failed pod (the gang failure path), and the rest is
      SKIPPED: the test then exits 77, which ctest reports as skipped, never as passed.
+  The Jobs (one-pod and multi-pod) and the Service validate strictly against the
+  Kubernetes OpenAPI schema of 1.29 and 1.33 (kubernetes-validate, as in
+  tests/deploy/test_k8s.py).
 
 usage: k8s_arm_runner_test.py --flashtickd BIN --flashtick-sweep BIN
 """
@@ -169,6 +172,26 @@ def wait_done(client, exp_id, what, timeout=300):
                              else None)(client.Get(exp_id)), timeout, what)
 
 
+def validate_schema(checks, objects):
+    """The coordinator's objects against the Kubernetes OpenAPI schema, strictly (unknown
+    fields fail), for the oldest and newest versions tests/deploy/test_k8s.py supports."""
+    try:
+        import kubernetes_validate
+    except ImportError:
+        checks.skip("the Job and Service validate against the Kubernetes schema",
+                    "kubernetes-validate is not installed (scripts/setup.sh)")
+        return
+    for o in objects:
+        for version in ("1.29.0", "1.33.0"):
+            try:
+                kubernetes_validate.validate(o, version, strict=True)
+                ok, why = True, ""
+            except kubernetes_validate.ValidationError as e:
+                ok, why = False, "%s: %s" % (list(e.path), e.message)
+            checks.check(ok, "%s %s validates against Kubernetes %s %s"
+                         % (o["kind"], o["metadata"]["name"], version, why))
+
+
 def multi_pod_arms(client, checks, args, log, work, jobs_path):
     """Case 7: replicas_per_arm = 2 through the kubernetes runner."""
     services_path = "/api/v1/namespaces/%s/services" % NAMESPACE
@@ -231,6 +254,7 @@ def multi_pod_arms(client, checks, args, log, work, jobs_path):
                 and r["path"].startswith(services_path + "/")]
     checks.check(len(job_posts) == 4 and svc_dels and job_posts[2] > svc_dels[0],
                  "at most 2 arms' Jobs at once (the third after an arm ended)")
+    validate_schema(checks, [j["body"] for j in jobs[:1]] + [v["body"] for v in svcs[:1]])
     pods = requests(pods_log)[pods_before:]
     for name in names:
         mine = sorted((p_ for p_ in pods if p_["job"] == name), key=lambda p_: p_["index"])
@@ -390,6 +414,7 @@ def main():
                      "POD_NAME and NODE_NAME from the downward API")
         checks.check("nvidia.com/gpu" not in json.dumps(c.get("resources", {})),
                      "no GPU asked for a CPU sweep")
+        validate_schema(checks, [job])
         checks.check(any(r["method"] == "GET" and r["path"] == jobs_path + "/" + job["metadata"]["name"]
                          for r in reqs), "the Job's status was polled")
 
