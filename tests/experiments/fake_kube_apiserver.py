@@ -27,9 +27,9 @@ in --log, so a test can check what the coordinator asked for:
   the name did not resolve), and then runs with MASTER_ADDR=127.0.0.1 and MASTER_PORT
   a free loopback port of the Job. All of its indexes start at once (parallelism =
   completions); its pods are not retried: a failed pod beyond backoffLimit (the
-  coordinator sets 0) fails the Job (BackoffLimitExceeded) and SIGTERMs the others. Every pod started is recorded in <workdir>/pods.jsonl
-  (job, index, and its MASTER_ADDR, MASTER_PORT, WORLD_SIZE, JOB_COMPLETION_INDEX as
-  given and as run).
+  coordinator sets 0) fails the Job (BackoffLimitExceeded) and SIGTERMs the others.
+  Every gang pod started is recorded in <workdir>/pods.jsonl (job, index, and its
+  MASTER_ADDR, MASTER_PORT, WORLD_SIZE, JOB_COMPLETION_INDEX as given and as run).
   POST   /fake/simulate-gpu {"on": true}  (test control, not Kubernetes) from then on a
          pod that asks an nvidia.com/gpu runs with `--device cuda` replaced by cpu, as if
          it were on a GPU node, so a CUDA sweep can succeed on a CPU-only machine
@@ -117,7 +117,8 @@ def validate_service(svc, ns):
     if not isinstance(spec.get("selector"), dict) or not spec["selector"]:
         return "spec.selector must select the Job's pods"
     ports = spec.get("ports") or []
-    if not ports or not all(isinstance(p.get("port"), int) and 0 < p["port"] < 65536 for p in ports):
+    if not ports or not all(isinstance(p.get("port"), int) and 0 < p["port"] < 65536
+                            for p in ports):
         return "spec.ports must name ports 1..65535"
     return None
 
@@ -183,7 +184,8 @@ class FakeJob:
             return "MASTER_ADDR %s is not pod 0's name %s" % (given.get("MASTER_ADDR"), want)
         svc = self.services.get((self.ns, self.pod_spec.get("subdomain")))
         if svc is None:
-            return "no Service %s (the pods' subdomain) in %s" % (self.pod_spec.get("subdomain"), self.ns)
+            return "no Service %s (the pods' subdomain) in %s" % (
+                self.pod_spec.get("subdomain"), self.ns)
         selector = svc["spec"]["selector"]
         if any(self.pod_labels.get(k) != v for k, v in selector.items()):
             return "Service %s selects %s, not the Job's pods" % (svc["metadata"]["name"], selector)
@@ -383,7 +385,7 @@ class Handler(BaseHTTPRequestHandler):
             services = state["services"]
             if method == "POST" and name is None:
                 if not isinstance(body, dict):
-                    return self.reply(400, status_obj(400, "BadRequest", "body is not a JSON object"))
+                    return self.reply(400, status_obj(400, "BadRequest", "not a JSON object"))
                 why = validate_service(body, ns)
                 if why:
                     return self.reply(422, status_obj(422, "Invalid", why))

@@ -234,19 +234,24 @@ def multi_pod_arms(client, checks, args, log, work, jobs_path):
                      and env.get("MASTER_PORT") == str(RENDEZVOUS_PORT)
                      and env.get("WORLD_SIZE") == "2",
                      "%s: MASTER_ADDR pod 0's DNS name, MASTER_PORT, WORLD_SIZE: %s"
-                     % (name, {k2: env.get(k2) for k2 in ("MASTER_ADDR", "MASTER_PORT", "WORLD_SIZE")}))
+                     % (name, {v: env.get(v) for v in ("MASTER_ADDR", "MASTER_PORT",
+                                                       "WORLD_SIZE")}))
         sspec = svc["spec"]
         tlabels = job["spec"]["template"]["metadata"]["labels"]
-        checks.check(sspec.get("clusterIP") == "None" and sspec.get("publishNotReadyAddresses") is True
-                     and sspec["selector"] and all(tlabels.get(a) == b for a, b in sspec["selector"].items())
+        selects = all(tlabels.get(a) == b for a, b in sspec["selector"].items())
+        checks.check(sspec.get("clusterIP") == "None"
+                     and sspec.get("publishNotReadyAddresses") is True
+                     and sspec["selector"] and selects
                      and [p_["port"] for p_ in sspec["ports"]] == [RENDEZVOUS_PORT],
                      "%s: a headless Service selecting the Job's pods on the rendezvous port: %s"
                      % (name, sspec))
         posts = [i for i, r in enumerate(reqs) if r["method"] == "POST" and
                  (r["body"] or {}).get("metadata", {}).get("name") == name]
         checks.check(len(posts) == 2 and reqs[posts[0]]["path"] == services_path
-                     and reqs[posts[1]]["path"] == jobs_path, "%s: the Service before the Job" % name)
-        dels = [r for r in reqs if r["method"] == "DELETE" and r["path"] == services_path + "/" + name]
+                     and reqs[posts[1]]["path"] == jobs_path,
+                     "%s: the Service before the Job" % name)
+        dels = [r for r in reqs
+                if r["method"] == "DELETE" and r["path"] == services_path + "/" + name]
         checks.check(len(dels) == 1, "%s: its Service deleted once its Job ended" % name)
     # At most max_parallel_arms (2) arms at once: the third arm's Job after a Service's end.
     job_posts = [i for i, r in enumerate(reqs) if r["method"] == "POST" and r["path"] == jobs_path]
@@ -267,9 +272,11 @@ def multi_pod_arms(client, checks, args, log, work, jobs_path):
         checks.check(ok, "%s: 2 pods, ranks 0 and 1, one loopback rendezvous: %s"
                      % (name, [(p_["index"], p_["ran"]) for p_ in mine]))
     if not supported:
-        checks.check(client.State(done) == "FAILED" and "(2 pods) failed (BackoffLimitExceeded" in done.error
+        checks.check(client.State(done) == "FAILED"
+                     and "(2 pods) failed (BackoffLimitExceeded" in done.error
                      and "pod flashtick-arm-" in done.error,
-                     "pods that fail fail their arm's Job and the experiment: %s" % done.error[:300])
+                     "pods that fail fail their arm's Job and the experiment: %s"
+                     % done.error[:300])
         why = "flashtick_sweep does not accept `--run-arm --world-size` yet"
         checks.skip("the multi-pod sweep SUCCEEDS with the local runner's verdict and arms", why)
         checks.skip("cancel deletes a multi-pod arm's Job and Service", why)
@@ -310,7 +317,8 @@ def multi_pod_arms(client, checks, args, log, work, jobs_path):
                     and r["body"].get("propagationPolicy") == "Background"]
     deleted_svcs = [r["path"].rsplit("/", 1)[1] for r in reqs if r["method"] == "DELETE"
                     and r["path"].startswith(services_path + "/")]
-    checks.check(live and sorted(deleted_jobs) == sorted(live) and sorted(deleted_svcs) == sorted(live),
+    checks.check(live and sorted(deleted_jobs) == sorted(live)
+                 and sorted(deleted_svcs) == sorted(live),
                  "cancel deletes the running arms' Jobs and Services: %s / %s / %s"
                  % (live, deleted_jobs, deleted_svcs))
 
