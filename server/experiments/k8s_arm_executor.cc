@@ -428,8 +428,9 @@ class JobRun {
     }
   }
 
-  // Why Job `name`'s index k (-1: any index) last failed, from the pod's status
-  // (terminated container or eviction), or "" unknown; never an error of its own.
+  // Why Job `name`'s index k last failed (k = -1, a gang: the first rank that failed of
+  // its own accord, not one stopped because another failed), from the pod's status
+  // (terminated container or eviction); never an error of its own.
   std::string PodFailure(const std::string& name, int k) {
     auto got =
         client_.Request("GET",
@@ -442,6 +443,7 @@ class JobRun {
       return "no pod status readable";
     }
     std::string why = "its pods are gone";
+    bool why_is_a_cause = false;  // a gang: not a rank stopped because another failed
     for (const json& pod : pods["items"]) {
       const json meta = pod.value("metadata", json::object());
       const json notes = meta.value("annotations", json::object());
@@ -450,17 +452,26 @@ class JobRun {
       }
       const json status = pod.value("status", json::object());
       if (Str(status, "phase") != "Failed") continue;
-      why = absl::StrCat("pod ", Str(meta, "name"));
+      std::string pod_why = absl::StrCat("pod ", Str(meta, "name"));
       if (!Str(status, "reason").empty()) {
-        absl::StrAppend(&why, ": ", Str(status, "reason"), " ", Str(status, "message"));
+        absl::StrAppend(&pod_why, ": ", Str(status, "reason"), " ", Str(status, "message"));
       }
+      bool signalled = false;  // SIGTERM / SIGKILL (128 + 15, 128 + 9): stopped from outside
       for (const json& c : status.value("containerStatuses", json::array())) {
         const json t = c.value("state", json::object()).value("terminated", json::object());
         if (t.empty()) continue;
-        absl::StrAppend(&why, ": ", Str(t, "reason"), " (exit code ", t.value("exitCode", -1), ")");
-        if (!Str(t, "message").empty()) absl::StrAppend(&why, ": ", Str(t, "message"));
+        const int code = t.value("exitCode", -1);
+        signalled = signalled || code == 143 || code == 137 || code < -1;
+        absl::StrAppend(&pod_why, ": ", Str(t, "reason"), " (exit code ", code, ")");
+        if (!Str(t, "message").empty()) absl::StrAppend(&pod_why, ": ", Str(t, "message"));
       }
-      if (k < 0) break;  // a gang: the first failed rank says why
+      if (k >= 0) {
+        why = pod_why;  // its last attempt
+      } else if (!why_is_a_cause) {
+        // A gang's first failed rank that was not stopped by the others' failure.
+        why = pod_why;
+        why_is_a_cause = !signalled;
+      }
     }
     return why;
   }
