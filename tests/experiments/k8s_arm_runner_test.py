@@ -33,7 +33,9 @@ local process), docs/deploy.md "Sweep arms as Kubernetes Jobs":
      accepts `--run-arm --world-size`, the sweep SUCCEEDS with a verdict and arm
      results equal to the local runner's (which trains the replicas in-process; the
      multi-process run is bit-for-bit equal on the CPU), and a cancel deletes the
-     running arms' Jobs and Services. When it does not yet, the arms' pods fail, the
+     running arms' Jobs and Services. A Service of an arm's name left by an earlier
+     run (409) is deleted and created again before the arm's Job, whose pods then
+     resolve rank 0 through the new one. When it does not yet, the arms' pods fail, the
      experiment FAILS naming the failed pod (the gang failure path), and the rest is
      SKIPPED: the test then exits 77, which ctest reports as skipped, never as passed.
   The Jobs (one-pod and multi-pod) and the Service validate strictly against the
@@ -192,7 +194,15 @@ def validate_schema(checks, objects):
                          % (o["kind"], o["metadata"]["name"], version, why))
 
 
-def multi_pod_arms(client, checks, args, log, work, jobs_path):
+def api_post(port, path, obj):
+    r = urllib.request.Request("http://127.0.0.1:%d%s" % (port, path), method="POST",
+                               data=json.dumps(obj).encode(),
+                               headers={"Authorization": "Bearer " + TOKEN,
+                                        "Content-Type": "application/json"})
+    return urllib.request.urlopen(r, timeout=10).status
+
+
+def multi_pod_arms(client, checks, args, log, work, jobs_path, port):
     """Case 7: replicas_per_arm = 2 through the kubernetes runner."""
     services_path = "/api/v1/namespaces/%s/services" % NAMESPACE
     pods_log = os.path.join(work, "pods.jsonl")
@@ -271,6 +281,29 @@ def multi_pod_arms(client, checks, args, log, work, jobs_path):
               and all(p_["ran"]["JOB_COMPLETION_INDEX"] == str(p_["index"]) for p_ in mine))
         checks.check(ok, "%s: 2 pods, ranks 0 and 1, one loopback rendezvous: %s"
                      % (name, [(p_["index"], p_["ran"]) for p_ in mine]))
+    # A Service of an arm's name left by an earlier run (409): deleted, created again,
+    # and only then the arm's Job, whose pods then resolve rank 0 through the new one.
+    next_id = "exp-%06d" % (int(x.id.split("-")[1]) + 1)
+    stale = "flashtick-arm-%s-n8-s1" % next_id
+    planted = api_post(port, services_path, {
+        "apiVersion": "v1", "kind": "Service", "metadata": {"name": stale},
+        "spec": {"clusterIP": "None", "selector": {"stale": "yes"}, "ports": [{"port": 1}]}})
+    checks.check(planted == 201, "a stale Service is planted")
+    n_stale = len(requests(log))
+    z = client.Submit(sweep("k8s-dp-stale", replicas=2))
+    checks.check(z.id == next_id, "the next experiment is %s (%s)" % (next_id, z.id))
+    zdone = wait_done(client, z.id, "the multi-pod sweep after a stale Service")
+    seq = [(r["method"], r["path"].replace(services_path, "services").replace(jobs_path, "jobs"))
+           for r in requests(log)[n_stale:]
+           if r["path"] in (services_path, services_path + "/" + stale, jobs_path)
+           and (r["method"] != "POST" or (r["body"] or {}).get("metadata", {}).get("name") == stale)]
+    checks.check(seq[:4] == [("POST", "services"), ("DELETE", "services/" + stale),
+                             ("POST", "services"), ("POST", "jobs")],
+                 "409 on the Service → DELETE → POST again → the Job: %s" % seq[:5])
+    checks.check("fake DNS" not in zdone.error and
+                 (client.State(zdone) == "SUCCEEDED" or not supported),
+                 "its pods found rank 0 through the new Service (%s %s)"
+                 % (client.State(zdone), zdone.error[:200]))
     if not supported:
         checks.check(client.State(done) == "FAILED"
                      and "(2 pods) failed (BackoffLimitExceeded" in done.error
@@ -506,7 +539,7 @@ def main():
             precision = load_json(os.path.join(c2done.directory, "report.json")).get("precision_check", {})
             checks.check(precision.get("ran") is True and precision.get("fast_path") == "cpu_reference",
                          "its precision check ran on the coordinator's CPU: %s" % json.dumps(precision)[:200])
-        multi_pod_arms(client, checks, args, log, work, jobs_path)
+        multi_pod_arms(client, checks, args, log, work, jobs_path, port)
         checks.check(server.alive(), "flashtickd is still serving")
     except Exception as e:  # noqa: BLE001 - any failure is a failed check, with the log
         checks.check(False, "unexpected: %r" % e)
