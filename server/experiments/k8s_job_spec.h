@@ -31,7 +31,7 @@
 namespace flashtick {
 
 struct ArmJobSpec {
-  std::string name;  // ArmJobName(experiment_id)
+  std::string name;  // ArmJobName(experiment_id); a gang: GangJobName(experiment_id, arm_id)
   std::string ns;
   std::string experiment_id;  // label flashtick.dev/experiment
   std::string image;
