@@ -149,6 +149,7 @@ absl::Status FlashtickServer::StartArmExecutor() {
   arms.arm_device = options_.k8s_arm_device;
   arms.parallelism = options_.k8s_parallelism;
   arms.backoff_limit_per_index = options_.k8s_backoff_limit_per_index;
+  arms.rendezvous_port = options_.k8s_rendezvous_port;
   arms.ttl_seconds_after_finished = options_.k8s_ttl_seconds_after_finished;
   arms.poll_seconds = options_.k8s_poll_seconds;
   k8s_arm_executor_ = std::make_unique<K8sArmExecutor>(k8s_client_.get(), std::move(arms));

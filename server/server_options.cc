@@ -170,7 +170,12 @@ void AddServerFlags(CLI::App* app, ServerOptions* o) {
       ->check(CLI::IsMember({"cpu", "cuda", "auto"}))
       ->capture_default_str();
   app->add_option("--k8s-parallelism", o->k8s_parallelism,
-                  "arm pods of one experiment at once (0: its max_parallel_arms)")
+                  "arm pods of one experiment at once (0: its max_parallel_arms); with "
+                  "replicas_per_arm W > 1, arms at once (W pods each)")
+      ->capture_default_str();
+  app->add_option("--k8s-rendezvous-port", o->k8s_rendezvous_port,
+                  "MASTER_PORT of a multi-pod arm (replicas_per_arm > 1): rank 0's TCP store, "
+                  "reached through the arm's headless Service")
       ->capture_default_str();
   app->add_option("--k8s-backoff-limit-per-index", o->k8s_backoff_limit_per_index,
                   "times one arm's pod is retried before the arm fails")
@@ -217,6 +222,9 @@ absl::Status ServerOptions::ValidateK8s() const {
   }
   if (k8s_parallelism < 0 || k8s_parallelism > 10000) {
     return absl::InvalidArgumentError("--k8s-parallelism must be between 0 and 10000");
+  }
+  if (k8s_rendezvous_port < 1 || k8s_rendezvous_port > 65535) {
+    return absl::InvalidArgumentError("--k8s-rendezvous-port must be between 1 and 65535");
   }
   if (k8s_backoff_limit_per_index < 0 || k8s_backoff_limit_per_index > 100) {
     return absl::InvalidArgumentError("--k8s-backoff-limit-per-index must be between 0 and 100");

@@ -10,6 +10,14 @@
 // checkpoint, from which a later run resumes. A Job of the same name left by an earlier
 // run of the experiment (the coordinator restarted) is deleted and waited for first,
 // so two pods never train one arm.
+//
+// A sweep whose replicas_per_arm W > 1 trains each arm data-parallel over W pods
+// instead (docs/deploy.md, "Multi-pod arms"): one Indexed Job per arm with W pods that
+// start together, `--arm-index K --world-size W`, and a headless Service through which
+// the ranks find rank 0 (k8s_job_spec.h); at most --k8s-parallelism arms (0: the
+// config's max_parallel_arms) at once, the next arm's Job created when one ends. A
+// failed pod fails its arm's Job; the Service is deleted when the Job ends, and cancel
+// deletes the running arms' Jobs and Services.
 #pragma once
 
 #include <string>
@@ -28,8 +36,10 @@ struct K8sArmOptions {
   // The device of a sweep whose config says "auto" (the pods', not the coordinator's
   // --device, which may be cpu on a node without a GPU); cuda asks one GPU per pod.
   std::string arm_device = "cuda";
-  int parallelism = 0;  // pods at once; 0: the config's max_parallel_arms
+  int parallelism = 0;  // pods (multi-pod arms: arms) at once; 0: max_parallel_arms
   int backoff_limit_per_index = 1;
+  int rendezvous_port = 29500;  // --k8s-rendezvous-port: a multi-pod arm's MASTER_PORT
+  int gang_backoff_limit = 0;   // failed pods before a multi-pod arm's Job fails
   int ttl_seconds_after_finished = 86400;
   double poll_seconds = 5;           // Job status and state.json reads
   double delete_wait_seconds = 300;  // for an earlier run's Job to be gone

@@ -8,9 +8,10 @@ selectors match pod labels, probes are gRPC probes on the gRPC port, GPU request
 drain timing, ConfigMap keys used by args exist, the PodMonitor finds the metrics
 ports, the PrometheusRule equals deploy/prometheus/alerts.yml, the overlay pins
 A100 nodes by the nvidia.com/gpu.product label, and the experiments coordinator runs
-sweep arms as Kubernetes Jobs with a service account whose Role allows only batch/jobs
-and reading pods, in its namespace, with the ReadWriteMany claim at the experiments
-root (docs/deploy.md, "Sweep arms as Kubernetes Jobs").
+sweep arms as Kubernetes Jobs with a service account whose Role allows only batch/jobs,
+reading pods and the headless Services of multi-pod arms, in its namespace, with the
+ReadWriteMany claim at the experiments root (docs/deploy.md, "Sweep arms as Kubernetes
+Jobs" and "Multi-pod arms").
 """
 import json
 import re
@@ -208,6 +209,8 @@ class WorkloadTest(unittest.TestCase):
                          "the coordinator trains nothing itself")
         self.assertEqual(flags["--device"], "cpu", "a GPU-less pod cannot start with --device=cuda")
         self.assertEqual(flags["--k8s-arm-device"], "cuda", "arm pods of 'auto' sweeps ask a GPU")
+        port = int(flags["--k8s-rendezvous-port"])  # a multi-pod arm's MASTER_PORT
+        self.assertTrue(1024 <= port < 65536, "an unprivileged port: the pods run as non-root")
 
     def test_experiments_service_account_may_only_run_jobs(self):
         sa = pod_spec(self.experiments)["serviceAccountName"]
@@ -221,7 +224,9 @@ class WorkloadTest(unittest.TestCase):
         rules = {(g, r): sorted(rule["verbs"]) for rule in role["rules"]
                  for g in rule["apiGroups"] for r in rule["resources"]}
         self.assertEqual(rules, {("batch", "jobs"): sorted(["create", "get", "list", "watch", "delete"]),
-                                 ("", "pods"): ["get", "list"]})
+                                 ("", "pods"): ["get", "list"],
+                                 # a multi-pod arm's headless Service: made, read, removed
+                                 ("", "services"): sorted(["create", "get", "delete"])})
         self.assertFalse(pod_spec(self.deploy).get("serviceAccountName"),
                          "inference pods need no API access")
 

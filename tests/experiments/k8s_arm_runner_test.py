@@ -23,6 +23,24 @@ local process), docs/deploy.md "Sweep arms as Kubernetes Jobs":
   6. A CUDA sweep whose pods succeed (the fake runs them as if on GPU nodes) SUCCEEDS:
      the precision check after the arms runs on the coordinator's own device (cpu),
      not on the arms' CUDA, which the coordinator does not have.
+  7. Multi-pod arms (docs/deploy.md, "Multi-pod arms"): a tiny CPU sweep with
+     replicas_per_arm = 2 makes one headless Service and then one gang Job per arm
+     (completions = parallelism = 2, `--arm-index K --world-size 2`, the pods'
+     subdomain = the Service, MASTER_ADDR = pod 0's cluster DNS name, MASTER_PORT =
+     --k8s-rendezvous-port, WORLD_SIZE = 2, backoffLimit 0), at most max_parallel_arms
+     arms at once, each Service deleted when its Job ends; the fake runs each arm's 2
+     pods at once with the rendezvous rewritten to loopback. When flashtick_sweep
+     accepts `--run-arm --world-size`, the sweep SUCCEEDS with a verdict and arm
+     results equal to the local runner's (which trains the replicas in-process; the
+     multi-process run is bit-for-bit equal on the CPU), and a cancel deletes the
+     running arms' Jobs and Services. A Service of an arm's name left by an earlier
+     run (409) is deleted and created again before the arm's Job, whose pods then
+     resolve rank 0 through the new one. When it does not yet, the arms' pods fail, the
+     experiment FAILS naming the failed pod (the gang failure path), and the rest is
+     SKIPPED: the test then exits 77, which ctest reports as skipped, never as passed.
+  The Jobs (one-pod and multi-pod) and the Service validate strictly against the
+  Kubernetes OpenAPI schema of 1.29 and 1.33 (kubernetes-validate, as in
+  tests/deploy/test_k8s.py).
 
 usage: k8s_arm_runner_test.py --flashtickd BIN --flashtick-sweep BIN
 """
@@ -46,10 +64,12 @@ from flashtickd_client import Reflected  # noqa: E402
 NAMESPACE = "flashtick-ci"
 TOKEN = "fake-sa-token-7f3a"
 PVC = "flashtick-store"
+RENDEZVOUS_PORT = 29611
+SKIPPED = 77  # ctest SKIP_RETURN_CODE
 
 
-def sweep(name, days=8, device="cpu", epochs=2):
-    return {
+def sweep(name, days=8, device="cpu", epochs=2, replicas=1):
+    return {"replicas_per_arm": replicas,
         "name": name, "contexts": [8, 32], "seeds": [1, 2], "max_parallel_arms": 2,
         "model": {"width": 8, "layers": 1, "heads": 2, "kv_heads": 2, "mlp_ratio": 2},
         "optimizer": {"learning_rate": 0.003, "warmup_steps": 2, "tokens_per_step": 256},
@@ -97,6 +117,11 @@ class Client:
 class Checks:
     def __init__(self):
         self.failed = 0
+        self.skipped = []
+
+    def skip(self, what, why):
+        print("SKIP %s: %s" % (what, why), flush=True)
+        self.skipped.append(what)
 
     def check(self, ok, what):
         print("%s %s" % ("ok  " if ok else "FAIL", what), flush=True)
@@ -137,6 +162,200 @@ def load_json(path):
         return json.load(f)
 
 
+def runner_takes_world_size(sweep_bin):
+    """Whether flashtick_sweep --run-arm trains one arm over --world-size processes."""
+    out = subprocess.run([sweep_bin, "--help"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                         timeout=60, text=True).stdout
+    return "--world-size" in out
+
+
+def wait_done(client, exp_id, what, timeout=300):
+    return wait_for(lambda: (lambda e: e if client.State(e) in ("SUCCEEDED", "FAILED", "CANCELLED")
+                             else None)(client.Get(exp_id)), timeout, what)
+
+
+def validate_schema(checks, objects):
+    """The coordinator's objects against the Kubernetes OpenAPI schema, strictly (unknown
+    fields fail), for the oldest and newest versions tests/deploy/test_k8s.py supports."""
+    try:
+        import kubernetes_validate
+    except ImportError:
+        checks.skip("the Job and Service validate against the Kubernetes schema",
+                    "kubernetes-validate is not installed (scripts/setup.sh)")
+        return
+    for o in objects:
+        for version in ("1.29.0", "1.33.0"):
+            try:
+                kubernetes_validate.validate(o, version, strict=True)
+                ok, why = True, ""
+            except kubernetes_validate.ValidationError as e:
+                ok, why = False, "%s: %s" % (list(e.path), e.message)
+            checks.check(ok, "%s %s validates against Kubernetes %s %s"
+                         % (o["kind"], o["metadata"]["name"], version, why))
+
+
+def api_post(port, path, obj):
+    r = urllib.request.Request("http://127.0.0.1:%d%s" % (port, path), method="POST",
+                               data=json.dumps(obj).encode(),
+                               headers={"Authorization": "Bearer " + TOKEN,
+                                        "Content-Type": "application/json"})
+    return urllib.request.urlopen(r, timeout=10).status
+
+
+def multi_pod_arms(client, checks, args, log, work, jobs_path, port):
+    """Case 7: replicas_per_arm = 2 through the kubernetes runner."""
+    services_path = "/api/v1/namespaces/%s/services" % NAMESPACE
+    pods_log = os.path.join(work, "pods.jsonl")
+    supported = runner_takes_world_size(args.flashtick_sweep)
+    n_before, pods_before = len(requests(log)), len(requests(pods_log))
+    config = sweep("k8s-dp", replicas=2)
+    x = client.Submit(config)
+    done = wait_done(client, x.id, "the multi-pod sweep to end")
+    reqs = requests(log)[n_before:]
+    jobs = [r for r in reqs if r["method"] == "POST" and r["path"] == jobs_path]
+    svcs = [r for r in reqs if r["method"] == "POST" and r["path"] == services_path]
+    arm_ids = ["n8-s1", "n8-s2", "n32-s1", "n32-s2"]  # planned order: --arm-index 0..3
+    names = ["flashtick-arm-%s-%s" % (x.id, a) for a in arm_ids]
+    checks.check(sorted(j["body"]["metadata"]["name"] for j in jobs) == sorted(names),
+                 "one Job per arm: %s" % [j["body"]["metadata"]["name"] for j in jobs])
+    checks.check(sorted(v["body"]["metadata"]["name"] for v in svcs) == sorted(names),
+                 "one Service per arm, named as its Job: %s"
+                 % [v["body"]["metadata"]["name"] for v in svcs])
+    by_name = {j["body"]["metadata"]["name"]: j["body"] for j in jobs}
+    svc_by_name = {v["body"]["metadata"]["name"]: v["body"] for v in svcs}
+    for k, name in enumerate(names):
+        job, svc = by_name.get(name), svc_by_name.get(name)
+        if job is None or svc is None:
+            checks.check(False, "arm %s: a Job and a Service" % arm_ids[k])
+            continue
+        spec, pod = job["spec"], job["spec"]["template"]["spec"]
+        c = pod["containers"][0]
+        cmd = c["command"]
+        env = {e["name"]: e.get("value") for e in c["env"]}
+        checks.check(spec["completionMode"] == "Indexed" and spec["completions"] == 2
+                     and spec["parallelism"] == 2 and spec.get("backoffLimit") == 0
+                     and "backoffLimitPerIndex" not in spec,
+                     "%s: Indexed, completions = parallelism = 2, backoffLimit 0" % name)
+        checks.check(cmd[cmd.index("--arm-index") + 1] == str(k)
+                     and cmd[cmd.index("--world-size") + 1] == "2" and "--arm-indexes" not in cmd,
+                     "%s: --arm-index %d --world-size 2: %s" % (name, k, cmd[1:]))
+        checks.check(pod.get("subdomain") == name, "%s: the pods' subdomain is its Service" % name)
+        checks.check(env.get("MASTER_ADDR") == "%s-0.%s.%s.svc" % (name, name, NAMESPACE)
+                     and env.get("MASTER_PORT") == str(RENDEZVOUS_PORT)
+                     and env.get("WORLD_SIZE") == "2",
+                     "%s: MASTER_ADDR pod 0's DNS name, MASTER_PORT, WORLD_SIZE: %s"
+                     % (name, {v: env.get(v) for v in ("MASTER_ADDR", "MASTER_PORT",
+                                                       "WORLD_SIZE")}))
+        sspec = svc["spec"]
+        tlabels = job["spec"]["template"]["metadata"]["labels"]
+        selects = all(tlabels.get(a) == b for a, b in sspec["selector"].items())
+        checks.check(sspec.get("clusterIP") == "None"
+                     and sspec.get("publishNotReadyAddresses") is True
+                     and sspec["selector"] and selects
+                     and [p_["port"] for p_ in sspec["ports"]] == [RENDEZVOUS_PORT],
+                     "%s: a headless Service selecting the Job's pods on the rendezvous port: %s"
+                     % (name, sspec))
+        posts = [i for i, r in enumerate(reqs) if r["method"] == "POST" and
+                 (r["body"] or {}).get("metadata", {}).get("name") == name]
+        checks.check(len(posts) == 2 and reqs[posts[0]]["path"] == services_path
+                     and reqs[posts[1]]["path"] == jobs_path,
+                     "%s: the Service before the Job" % name)
+        dels = [r for r in reqs
+                if r["method"] == "DELETE" and r["path"] == services_path + "/" + name]
+        checks.check(len(dels) == 1, "%s: its Service deleted once its Job ended" % name)
+    # At most max_parallel_arms (2) arms at once: the third arm's Job after a Service's end.
+    job_posts = [i for i, r in enumerate(reqs) if r["method"] == "POST" and r["path"] == jobs_path]
+    svc_dels = [i for i, r in enumerate(reqs) if r["method"] == "DELETE"
+                and r["path"].startswith(services_path + "/")]
+    checks.check(len(job_posts) == 4 and svc_dels and job_posts[2] > svc_dels[0],
+                 "at most 2 arms' Jobs at once (the third after an arm ended)")
+    validate_schema(checks, [j["body"] for j in jobs[:1]] + [v["body"] for v in svcs[:1]])
+    pods = requests(pods_log)[pods_before:]
+    for name in names:
+        mine = sorted((p_ for p_ in pods if p_["job"] == name), key=lambda p_: p_["index"])
+        ok = ([p_["index"] for p_ in mine] == [0, 1]
+              and all(p_["given"].get("MASTER_ADDR", "").endswith(".svc") for p_ in mine)
+              and all(p_["ran"]["MASTER_ADDR"] == "127.0.0.1" for p_ in mine)
+              and len({p_["ran"]["MASTER_PORT"] for p_ in mine}) == 1
+              and all(p_["ran"]["WORLD_SIZE"] == "2" for p_ in mine)
+              and all(p_["ran"]["JOB_COMPLETION_INDEX"] == str(p_["index"]) for p_ in mine))
+        checks.check(ok, "%s: 2 pods, ranks 0 and 1, one loopback rendezvous: %s"
+                     % (name, [(p_["index"], p_["ran"]) for p_ in mine]))
+    # A Service of an arm's name left by an earlier run (409): deleted, created again,
+    # and only then the arm's Job, whose pods then resolve rank 0 through the new one.
+    next_id = "exp-%06d" % (int(x.id.split("-")[1]) + 1)
+    stale = "flashtick-arm-%s-n8-s1" % next_id
+    planted = api_post(port, services_path, {
+        "apiVersion": "v1", "kind": "Service", "metadata": {"name": stale},
+        "spec": {"clusterIP": "None", "selector": {"stale": "yes"}, "ports": [{"port": 1}]}})
+    checks.check(planted == 201, "a stale Service is planted")
+    n_stale = len(requests(log))
+    z = client.Submit(sweep("k8s-dp-stale", replicas=2))
+    checks.check(z.id == next_id, "the next experiment is %s (%s)" % (next_id, z.id))
+    zdone = wait_done(client, z.id, "the multi-pod sweep after a stale Service")
+    seq = [(r["method"], r["path"].replace(services_path, "services").replace(jobs_path, "jobs"))
+           for r in requests(log)[n_stale:]
+           if r["path"] in (services_path, services_path + "/" + stale, jobs_path)
+           and (r["method"] != "POST" or (r["body"] or {}).get("metadata", {}).get("name") == stale)]
+    checks.check(seq[:4] == [("POST", "services"), ("DELETE", "services/" + stale),
+                             ("POST", "services"), ("POST", "jobs")],
+                 "409 on the Service → DELETE → POST again → the Job: %s" % seq[:5])
+    checks.check("fake DNS" not in zdone.error and
+                 (client.State(zdone) == "SUCCEEDED" or not supported),
+                 "its pods found rank 0 through the new Service (%s %s)"
+                 % (client.State(zdone), zdone.error[:200]))
+    if not supported:
+        checks.check(client.State(done) == "FAILED"
+                     and "(2 pods) failed (BackoffLimitExceeded" in done.error
+                     and "pod flashtick-arm-" in done.error,
+                     "pods that fail fail their arm's Job and the experiment: %s"
+                     % done.error[:300])
+        why = "flashtick_sweep does not accept `--run-arm --world-size` yet"
+        checks.skip("the multi-pod sweep SUCCEEDS with the local runner's verdict and arms", why)
+        checks.skip("cancel deletes a multi-pod arm's Job and Service", why)
+        return
+    checks.check(client.State(done) == "SUCCEEDED", "the multi-pod sweep SUCCEEDED (%s %s)"
+                 % (client.State(done), done.error))
+    if client.State(done) != "SUCCEEDED":
+        return
+    mine = arm_results(load_json(os.path.join(done.directory, "report.json")))
+    local_dir = os.path.join(work, "local-dp")
+    cfg_path = os.path.join(work, "dp.json")
+    with open(cfg_path, "w") as f:
+        json.dump(config, f)
+    subprocess.run([args.flashtick_sweep, "--config", cfg_path, "--dir", local_dir,
+                    "--plot-script", ""], check=True, timeout=300, stdout=subprocess.DEVNULL)
+    local = load_json(os.path.join(local_dir, "report.json"))
+    checks.check(load_json(os.path.join(done.directory, "report.json")).get("verdict")
+                 == local.get("verdict"), "the multi-pod verdict equals the local runner's")
+    theirs = arm_results(local)
+    checks.check(sorted(mine) == sorted(theirs), "the same arms: %s" % sorted(mine))
+    for arm_id in sorted(theirs):
+        checks.check(mine.get(arm_id) == theirs[arm_id],
+                     "multi-pod arm %s: results equal the local runner's" % arm_id)
+    # Cancel of running multi-pod arms deletes their Jobs and Services.
+    n_before = len(requests(log))
+    y = client.Submit(sweep("k8s-dp-cancel", days=40, epochs=20, replicas=2))
+    ydir = client.Get(y.id).directory
+    wait_for(lambda: any(os.path.exists(os.path.join(ydir, "arms", a, "state.json"))
+                         for a in ("n8-s1", "n8-s2")), 120, "a multi-pod arm to start training")
+    client.Cancel(y.id)
+    ydone = wait_done(client, y.id, "the cancelled multi-pod sweep to end", 120)
+    checks.check(client.State(ydone) == "CANCELLED", "the cancelled multi-pod sweep is CANCELLED")
+    reqs = requests(log)[n_before:]
+    live = [r["body"]["metadata"]["name"] for r in reqs
+            if r["method"] == "POST" and r["path"] == jobs_path]
+    deleted_jobs = [r["path"].rsplit("/", 1)[1] for r in reqs if r["method"] == "DELETE"
+                    and r["path"].startswith(jobs_path + "/")
+                    and r["body"].get("propagationPolicy") == "Background"]
+    deleted_svcs = [r["path"].rsplit("/", 1)[1] for r in reqs if r["method"] == "DELETE"
+                    and r["path"].startswith(services_path + "/")]
+    checks.check(live and sorted(deleted_jobs) == sorted(live)
+                 and sorted(deleted_svcs) == sorted(live),
+                 "cancel deletes the running arms' Jobs and Services: %s / %s / %s"
+                 % (live, deleted_jobs, deleted_svcs))
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--flashtickd", required=True)
@@ -167,7 +386,8 @@ def main():
             "--k8s-api-server", "http://127.0.0.1:%d" % port, "--k8s-token-file", token_file,
             "--k8s-ca-file", "", "--k8s-namespace", NAMESPACE, "--k8s-image", "flashtick:ci",
             "--k8s-pvc", PVC, "--k8s-sweep-binary", os.path.abspath(args.flashtick_sweep),
-            "--k8s-poll-seconds", "0.1", "--k8s-backoff-limit-per-index", "1"])
+            "--k8s-poll-seconds", "0.1", "--k8s-backoff-limit-per-index", "1",
+            "--k8s-rendezvous-port", str(RENDEZVOUS_PORT)])
         server.start(timeout_s=120)
         client = Client(server.address)
 
@@ -235,6 +455,7 @@ def main():
                      "POD_NAME and NODE_NAME from the downward API")
         checks.check("nvidia.com/gpu" not in json.dumps(c.get("resources", {})),
                      "no GPU asked for a CPU sweep")
+        validate_schema(checks, [job])
         checks.check(any(r["method"] == "GET" and r["path"] == jobs_path + "/" + job["metadata"]["name"]
                          for r in reqs), "the Job's status was polled")
 
@@ -318,6 +539,7 @@ def main():
             precision = load_json(os.path.join(c2done.directory, "report.json")).get("precision_check", {})
             checks.check(precision.get("ran") is True and precision.get("fast_path") == "cpu_reference",
                          "its precision check ran on the coordinator's CPU: %s" % json.dumps(precision)[:200])
+        multi_pod_arms(client, checks, args, log, work, jobs_path, port)
         checks.check(server.alive(), "flashtickd is still serving")
     except Exception as e:  # noqa: BLE001 - any failure is a failed check, with the log
         checks.check(False, "unexpected: %r" % e)
@@ -339,8 +561,14 @@ def main():
             print("kept", work)
         else:
             shutil.rmtree(work, ignore_errors=True)
-    print("%d check(s) failed" % checks.failed if checks.failed else "all checks passed")
-    return 1 if checks.failed else 0
+    if checks.failed:
+        print("%d check(s) failed" % checks.failed)
+        return 1
+    if checks.skipped:
+        print("all checks run passed; SKIPPED: %s" % "; ".join(checks.skipped))
+        return SKIPPED
+    print("all checks passed")
+    return 0
 
 
 if __name__ == "__main__":

@@ -1,5 +1,7 @@
 // flashtickd's flags: --serve-stream-priority parses, defaults to high, and a bad value
-// is refused by both CLI11 (the flag) and ServerOptions::Validate (options built in code).
+// is refused by both CLI11 (the flag) and ServerOptions::Validate (options built in code);
+// --k8s-rendezvous-port (a multi-pod arm's MASTER_PORT, docs/deploy.md) defaults to
+// 29500 and must be a TCP port.
 #include "server/server_options.h"
 
 #include <CLI/CLI.hpp>
@@ -47,6 +49,26 @@ TEST(ServerOptionsTest, ServeStreamPriorityRejectsOtherValues) {
   absl::Status status = in_code.Validate();
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(status.message().find("--serve-stream-priority"), std::string::npos) << status;
+}
+
+TEST(ServerOptionsTest, K8sRendezvousPort) {
+  ServerOptions options;
+  ASSERT_TRUE(ParseFlags({}, &options));
+  EXPECT_EQ(options.k8s_rendezvous_port, 29500);
+  ASSERT_TRUE(ParseFlags({"--k8s-rendezvous-port", "29611"}, &options));
+  EXPECT_EQ(options.k8s_rendezvous_port, 29611);
+  ServerOptions k8s;
+  k8s.sweep_arm_runner = "kubernetes";
+  k8s.experiment_dir = "/var/lib/flashtick/experiments";
+  k8s.k8s_image = "flashtick:ci";
+  k8s.k8s_pvc = "flashtick-store";
+  EXPECT_TRUE(k8s.ValidateK8s().ok()) << k8s.ValidateK8s();
+  for (int bad : {0, 65536}) {
+    k8s.k8s_rendezvous_port = bad;
+    const absl::Status status = k8s.ValidateK8s();
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << bad;
+    EXPECT_NE(status.message().find("--k8s-rendezvous-port"), std::string::npos) << status;
+  }
 }
 
 }  // namespace
