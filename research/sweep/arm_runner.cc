@@ -212,6 +212,7 @@ absl::Status Arm::EnsureTrainer(int fold) {
     // step, which waits for every rank's replica (ProcessGroupTrainer::CreateOn).
     ProcessGroupTrainerOptions pgo;
     pgo.collective_timeout_seconds = group()->collective_timeout_seconds();
+    if (!in_.gpus.empty()) pgo.gpu = in_.gpus[0];
     ASSIGN_OR_RETURN(pg_, ProcessGroupTrainer::CreateOn(in_.backend, pgo, *group(), make));
     lead_ = &pg_->trainer();
   } else if (in_.replicas.size() > 1) {  // every replica from the same checkpoint or seed

@@ -80,9 +80,10 @@ struct ArmInputs {
   std::vector<Backend*> replicas;
   std::vector<int> gpus;
   // Data parallelism over processes: this process's rank of `group` (rendezvoused,
-  // outliving the run) trains one replica on `backend` (on CUDA its GPU); every rank
-  // calls Run with the same inputs and the same shared `dir`. Null, or a world of
-  // one: this process alone. Not together with `replicas`.
+  // outliving the run) trains one replica on `backend` (on CUDA on GPU gpus[0], or the
+  // group's local rank when `gpus` is empty); every rank calls Run with the same
+  // inputs and the same shared `dir`. Null, or a world of one: this process alone.
+  // Not together with `replicas`.
   ProcessGroup* group = nullptr;
 };
 

@@ -29,9 +29,11 @@ absl::Status CheckWorld(const SweepConfig& config, const ArmSlot& slot, int worl
   return absl::OkStatus();
 }
 
-// This process's backend: the CPU, or one GPU (its local rank's; GPU 0 when it sees one).
+// This process's backend: the CPU, or one GPU (its local rank's; GPU 0 when it sees
+// one), whose index goes to *gpu (−1: the CPU).
 absl::StatusOr<std::unique_ptr<Backend>> RankBackend(const ArmPoolSetup& setup,
-                                                     const ProcessGroup& group) {
+                                                     const ProcessGroup& group, int* gpu) {
+  *gpu = -1;
   const int visible = setup.device == "cpu" ? 0 : DeviceCount(DeviceKind::kCuda);
   BackendOptions bo;
   bo.threads = setup.threads;
@@ -42,6 +44,7 @@ absl::StatusOr<std::unique_ptr<Backend>> RankBackend(const ArmPoolSetup& setup,
     return absl::InvalidArgumentError(absl::StrCat("rank ", group.rank(), ": local rank ", local,
                                                    " but only ", visible, " GPUs are visible"));
   bo.device_index = visible == 1 ? 0 : local;
+  *gpu = bo.device_index;
   return CreateBackend("cuda", bo);
 }
 
@@ -51,7 +54,8 @@ absl::StatusOr<ArmResult> RunArmOnRank(const ArmPoolSetup& setup, ProcessGroup& 
                                        const SweepHooks& hooks) {
   const ArmSlot& slot = setup.slots->front();
   RETURN_IF_ERROR(CheckWorld(*setup.config, slot, group.world_size()));
-  ASSIGN_OR_RETURN(std::unique_ptr<Backend> backend, RankBackend(setup, group));
+  int gpu = -1;
+  ASSIGN_OR_RETURN(std::unique_ptr<Backend> backend, RankBackend(setup, group, &gpu));
   ArmInputs in;
   in.config = setup.config;
   in.dataset = setup.dataset;
@@ -63,6 +67,7 @@ absl::StatusOr<ArmResult> RunArmOnRank(const ArmPoolSetup& setup, ProcessGroup& 
   in.dir = setup.dir + "/arms/" + slot.id;
   in.backend = backend.get();
   in.group = &group;
+  if (gpu >= 0) in.gpus = {gpu};  // NCCL's device: the backend's, not always the local rank
   const bool lead = group.rank() == 0;
   ArmHooks ah;
   // Each rank reads its own cancel flag; ArmRunner agrees on it every step.
