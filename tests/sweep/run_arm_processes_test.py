@@ -16,7 +16,8 @@ FLASHTICK_ARM_INDEX).
            (state "cancelled", exit 1), and a second launch resumes the arm to the
            in-process run's result bit for bit; SIGKILL of rank 1 mid-run: rank 0 exits
            non-zero within seconds naming rank 1; SIGKILL of rank 0 (the store): rank 1
-           exits naming rank 0.
+           exits naming rank 0. A time budget (max_train_seconds, on each rank's clock)
+           ends the folds on both ranks at the same step: both exit 0, stopped early.
 """
 import json
 import os
@@ -96,7 +97,7 @@ def start_ranks(binary, dirs, tmpdirs=None):
         if tmpdirs and tmpdirs[r]:
             envs[r]["TMPDIR"] = tmpdirs[r]
         cmd = [binary, "--run-arm", "--dir", dirs[r], "--world-size", "2", "--threads", "1",
-               "--rendezvous-timeout", "30"] + (["--arm-index", str(ARM)] if r == 0 else [])
+               "--rendezvous-timeout", "30", "--collective-timeout", "30"] + (["--arm-index", str(ARM)] if r == 0 else [])
         procs.append(subprocess.Popen(cmd, env=envs[r], stdout=subprocess.PIPE,
                                       stderr=subprocess.PIPE, text=True))
     return procs
@@ -245,6 +246,18 @@ def check_failure(binary, root):
           f"(state cancelled, exit 1)", flush=True)
     run_ranks(binary, [d, d])  # the Job's next pods resume the arm
     expect_same_arm(ref, d, "cancelled at one rank, then resumed over 2 processes")
+
+    # The time budget: each rank's clock crosses it at its own step; the ranks agree.
+    budget = config(epochs=60)
+    budget["training"].update(max_train_seconds=0.02, min_steps_per_fold=3)
+    d = sweep_dir(root, "budget", budget)
+    run_ranks(binary, [d, d])
+    s = state(d)
+    if s["state"] != "done" or "time budget" not in s["stop_reason"] or s["skipped_steps"] <= 0:
+        fail(f"time budget over 2 processes: state {s['state']} at step {s['step']} of "
+             f"{s['total_steps']}, stop reason '{s['stop_reason']}'")
+    print(f"time budget over 2 processes: both ranks done, {s['skipped_steps']} of "
+          f"{s['total_steps']} steps skipped ({s['stop_reason']})", flush=True)
 
     for victim in (1, 0):
         d = sweep_dir(root, f"killed{victim}", long_cfg)
