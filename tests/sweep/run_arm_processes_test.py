@@ -11,7 +11,9 @@ FLASHTICK_ARM_INDEX).
            timings, the exported model and the checkpoint); so does the run where rank 1
            is given a directory of its own, which it must leave untouched (only rank 0
            writes), with nothing left in its TMPDIR; replicas_per_arm 1 trains the same;
-           replicas_per_arm 4 over 2 processes is refused with INVALID_ARGUMENT.
+           replicas_per_arm 4 over 2 processes is refused with INVALID_ARGUMENT; over
+           processes JOB_COMPLETION_INDEX is the rank, never the arm: without
+           --arm-index or FLASHTICK_ARM_INDEX a rank exits 2 saying so.
   failure  SIGTERM to rank 1 alone mid-run: both ranks stop together at a checkpoint
            (state "cancelled", exit 1), and a second launch resumes the arm to the
            in-process run's result bit for bit; SIGKILL of rank 1 mid-run: rank 0 exits
@@ -201,6 +203,13 @@ def check_equal(binary, root):
         if rc == 0 or "INVALID_ARGUMENT" not in e or "replicas_per_arm is 4" not in e:
             fail(f"replicas_per_arm 4 over 2 processes: rank {r} exited {rc}:\n{o}{e}")
     print(f"replicas_per_arm 4 over 2 processes: {e.strip().splitlines()[-1]}", flush=True)
+
+    p = subprocess.run([binary, "--run-arm", "--dir", bad, "--world-size", "2"],
+                       env=clean_env(JOB_COMPLETION_INDEX=1, MASTER_PORT=free_port()),
+                       capture_output=True, text=True, timeout=30)
+    if p.returncode != 2 or "FLASHTICK_ARM_INDEX" not in p.stderr:
+        fail(f"over processes without an arm index: exit {p.returncode}:\n{p.stdout}{p.stderr}")
+    print(f"no arm index over processes: exit 2: {p.stderr.strip()}", flush=True)
 
 
 def wait_for_step(procs, d, step, timeout=60):
