@@ -456,9 +456,12 @@ absl::Status Arm::TrainFold(int fold, const FoldLabels& labels, bool* cancelled)
 absl::StatusOr<std::string> Arm::ModelDir() {
   if (Writer()) return in_.dir + "/model";
   if (private_dir_.empty()) {
-    const fs::path p = fs::temp_directory_path() /
-                       absl::StrCat("flashtick-arm-", r_.arm_id, "-rank", group()->rank(), "-",
-                                    static_cast<int64_t>(::getpid()));
+    std::error_code ec;
+    const fs::path tmp = fs::temp_directory_path(ec);  // $TMPDIR, else /tmp
+    if (ec) return absl::FailedPreconditionError(absl::StrCat("no temporary directory: ",
+                                                              ec.message()));
+    const fs::path p = tmp / absl::StrCat("flashtick-arm-", r_.arm_id, "-rank", group()->rank(),
+                                          "-", static_cast<int64_t>(::getpid()));
     RETURN_IF_ERROR(MakeDirs(p.string()));
     private_dir_ = p.string();
   }
