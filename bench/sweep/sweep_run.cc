@@ -4,6 +4,7 @@
 //                   [--print-config]
 //   flashtick_sweep --run-arm --dir DIR [--arm-index K | --arm-indexes I0,I1,...]
 //                   [--device cpu|cuda|auto] [--threads N]
+//                   [--world-size W --rank R --master-addr A --master-port P]
 // Runs (or resumes: DIR keeps the checkpoints) every arm, prints one progress line
 // every few seconds and the verdict at the end, and leaves report.json, report.md
 // and the plots in DIR. Exit code 0 when the sweep ran (whatever the verdict), 1 on
@@ -16,11 +17,20 @@
 // --arm-indexes when given (the coordinator's list of unfinished arms). With --run-arm,
 // --device cpu or cuda overrides the config's device (the coordinator resolved it).
 // docs/deploy.md, "Sweep arms as Kubernetes Jobs".
+// With a world size W > 1 (--world-size, else $WORLD_SIZE) the arm trains data-parallel
+// over W processes, one replica each (docs/multi_gpu.md, "One sweep arm over
+// processes"): the rank comes from --rank, else $RANK, else $JOB_COMPLETION_INDEX (a
+// pod's index in an Indexed Job of W pods); rank 0 serves the rendezvous store on
+// --master-port ($MASTER_PORT) and the others reach it at --master-addr ($MASTER_ADDR).
+// The arm index is then --arm-index, else $FLASHTICK_ARM_INDEX, never
+// $JOB_COMPLETION_INDEX. Every rank exits 0 when the arm finished; when a rank dies the
+// others fail their next collective and exit 1.
 #include <atomic>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -31,6 +41,8 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "research/parallel/process_group.h"
+#include "research/parallel/process_group_config.h"
 #include "research/report/plot_runner.h"
 #include "research/sweep/run_location.h"
 #include "research/sweep/sweep_config.h"
@@ -45,14 +57,17 @@ std::atomic<bool> g_stop{false};  // SIGTERM (a deleted Job's pod): stop at a ch
 
 extern "C" void OnTerm(int) { g_stop = true; }
 
-// The planned arm this --run-arm process trains: `index` (or $JOB_COMPLETION_INDEX when
-// it is −1), through `indexes` ("2,5,7": completion index k trains arms[k]) when given.
-absl::StatusOr<int> ChosenArm(int index, const std::string& indexes) {
+// The planned arm this --run-arm process trains: `index` (or, when it is −1,
+// $JOB_COMPLETION_INDEX alone, $FLASHTICK_ARM_INDEX over processes, where the completion
+// index is the rank), through `indexes` ("2,5,7": index k trains arms[k]) when given.
+absl::StatusOr<int> ChosenArm(int index, const std::string& indexes, bool over_processes) {
   if (index < 0) {
-    const char* env = std::getenv("JOB_COMPLETION_INDEX");
+    const char* name = over_processes ? "FLASHTICK_ARM_INDEX" : "JOB_COMPLETION_INDEX";
+    const char* env = std::getenv(name);
     if (env == nullptr || !absl::SimpleAtoi(env, &index) || index < 0) {
-      return absl::InvalidArgumentError(
-          "--run-arm needs --arm-index or a non-negative JOB_COMPLETION_INDEX");
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--run-arm needs --arm-index or a non-negative ", name,
+          over_processes ? " (over processes JOB_COMPLETION_INDEX is the rank)" : ""));
     }
   }
   if (indexes.empty()) return index;
@@ -71,10 +86,45 @@ absl::StatusOr<int> ChosenArm(int index, const std::string& indexes) {
   return arms[index];
 }
 
+// How an arm over processes meets: the flags over torchrun's environment.
+struct GroupFlags {
+  flashtick::ProcessGroupFlags flags;
+  double rendezvous_timeout_seconds = 300;  // pods of one Job may start minutes apart
+  double collective_timeout_seconds = 300;
+};
+
+// Whether the arm runs over processes: a world size over 1 from the flag or $WORLD_SIZE
+// (a world of one keeps $JOB_COMPLETION_INDEX the arm index, as before).
+bool OverProcesses(const GroupFlags& g) {
+  if (g.flags.world_size.has_value()) return *g.flags.world_size > 1;
+  const char* env = std::getenv("WORLD_SIZE");
+  int w = 1;
+  return env != nullptr && env[0] != '\0' && !(absl::SimpleAtoi(env, &w) && w == 1);
+}
+
+// This rank's process group, rendezvoused; nullptr with the error printed.
+std::unique_ptr<flashtick::ProcessGroup> JoinGroup(const GroupFlags& g) {
+  auto config = flashtick::ResolveProcessGroupConfig(g.flags, flashtick::ProcessEnv());
+  if (!config.ok()) {
+    std::fprintf(stderr, "flashtick_sweep: %s\n", std::string(config.status().message()).c_str());
+    return nullptr;
+  }
+  auto group = flashtick::ProcessGroup::Create(*config, g.rendezvous_timeout_seconds);
+  absl::Status s = group.ok() ? (*group)->Rendezvous() : group.status();
+  if (!s.ok()) {
+    std::fprintf(stderr, "flashtick_sweep: rank %d of %d: %s\n", config->rank,
+                 config->world_size, s.ToString().c_str());
+    return nullptr;
+  }
+  (*group)->set_collective_timeout_seconds(g.collective_timeout_seconds);
+  return *std::move(group);
+}
+
 // --run-arm: one arm of the sweep recorded in dir/config.json.
-int RunArm(const std::string& dir, int index, const std::string& indexes,
-           const flashtick::SweepEngineOptions& options, const flashtick::SweepHooks& hooks) {
-  absl::StatusOr<int> arm = ChosenArm(index, indexes);
+int RunArm(const std::string& dir, int index, const std::string& indexes, const GroupFlags& g,
+           flashtick::SweepEngineOptions options, const flashtick::SweepHooks& hooks) {
+  const bool over_processes = OverProcesses(g);
+  absl::StatusOr<int> arm = ChosenArm(index, indexes, over_processes);
   if (!arm.ok()) {
     std::fprintf(stderr, "flashtick_sweep: %s\n", std::string(arm.status().message()).c_str());
     return 2;
@@ -90,14 +140,32 @@ int RunArm(const std::string& dir, int index, const std::string& indexes,
     return 1;
   }
   std::signal(SIGTERM, OnTerm);
-  std::printf("arm %d of %s on %s\n", *arm, dir.c_str(), flashtick::RunLocation().c_str());
+  std::unique_ptr<flashtick::ProcessGroup> group;
+  std::string who;
+  if (over_processes) {
+    group = JoinGroup(g);
+    if (group == nullptr) return 1;
+    options.process_group = group.get();
+    who = absl::StrCat(" as rank ", group->rank(), " of ", group->world_size());
+  }
+  std::printf("arm %d of %s on %s%s\n", *arm, dir.c_str(), flashtick::RunLocation().c_str(),
+              who.c_str());
   std::fflush(stdout);
   auto result = flashtick::SweepEngine::RunOneArm(*config, options, *arm, hooks);
   if (!result.ok()) {
-    std::fprintf(stderr, "arm %d failed: %s\n", *arm, result.status().ToString().c_str());
+    // Exits without leaving: the other ranks see this process's connections close.
+    std::fprintf(stderr, "arm %d%s failed: %s\n", *arm, who.c_str(),
+                 result.status().ToString().c_str());
     return 1;
   }
-  std::printf("arm %s: %s\n", result->arm_id.c_str(), flashtick::ArmStateName(result->state));
+  if (group != nullptr) {
+    if (absl::Status s = group->Leave(); !s.ok()) {
+      std::fprintf(stderr, "arm %d%s: %s\n", *arm, who.c_str(), s.ToString().c_str());
+      return 1;
+    }
+  }
+  std::printf("arm %s%s: %s\n", result->arm_id.c_str(), who.c_str(),
+              flashtick::ArmStateName(result->state));
   return result->state == flashtick::ArmState::kDone ? 0 : 1;
 }
 
@@ -142,6 +210,26 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--arm-indexes", arm_indexes,
                  "Comma-separated planned arm indexes; --run-arm's index picks one of them");
+  GroupFlags group;
+  app.add_option("--world-size", group.flags.world_size,
+                 "--run-arm over processes: ranks in the arm (default $WORLD_SIZE, else 1)")
+      ->check(CLI::Range(1, 1 << 16));
+  app.add_option("--rank", group.flags.rank,
+                 "This process's rank (default $RANK, else $JOB_COMPLETION_INDEX)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--master-addr", group.flags.master_addr,
+                 "Rank 0's host (default $MASTER_ADDR, else 127.0.0.1)");
+  app.add_option("--master-port", group.flags.master_port,
+                 "Rank 0's rendezvous port (default $MASTER_PORT, else 29500)")
+      ->check(CLI::Range(0, 65535));
+  app.add_option("--rendezvous-timeout", group.rendezvous_timeout_seconds,
+                 "Seconds to wait for every rank at the rendezvous (and the store's calls)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--collective-timeout", group.collective_timeout_seconds,
+                 "Seconds a collective may move no data before it fails")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -181,7 +269,7 @@ int main(int argc, char** argv) {
   };
   if (run_arm) {
     hooks.cancel = &g_stop;
-    return RunArm(dir, arm_index, arm_indexes, options, hooks);
+    return RunArm(dir, arm_index, arm_indexes, group, options, hooks);
   }
   absl::StatusOr<std::string> text = preset.empty() ? flashtick::ReadFileToString(config_path)
                                                     : flashtick::SweepPresetJson(preset);

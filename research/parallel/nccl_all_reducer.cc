@@ -40,18 +40,19 @@ absl::StatusOr<std::vector<std::unique_ptr<NcclAllReducer>>> NcclAllReducer::Cre
 }
 
 absl::StatusOr<std::unique_ptr<NcclAllReducer>> NcclAllReducer::CreateRank(
-    Backend* backend, int device, const BucketPlan& plan, TcpStore& store) {
+    Backend* backend, int device, const BucketPlan& plan, TcpStore& store,
+    absl::string_view key_prefix) {
   if (backend == nullptr || backend->NativeStream() == nullptr)
     return absl::InvalidArgumentError(absl::StrCat(
         "NCCL rank ", store.rank(), " is not on a CUDA backend (the CPU uses TcpReduceGroup)"));
   ASSIGN_OR_RETURN(const nccl::NcclLibrary* lib, nccl::NcclLibrary::Get());
-  constexpr char kIdKey[] = "nccl/unique_id";
+  const std::string id_key = absl::StrCat(key_prefix, "nccl/unique_id");
   nccl::ncclUniqueId id;
   if (store.rank() == 0) {
     RETURN_IF_ERROR(lib->Check(lib->GetUniqueId(&id), "ncclGetUniqueId"));
-    RETURN_IF_ERROR(store.Set(kIdKey, absl::string_view(id.internal, sizeof(id.internal))));
+    RETURN_IF_ERROR(store.Set(id_key, absl::string_view(id.internal, sizeof(id.internal))));
   } else {
-    ASSIGN_OR_RETURN(std::string bytes, store.Get(kIdKey));
+    ASSIGN_OR_RETURN(std::string bytes, store.Get(id_key));
     if (bytes.size() != sizeof(id.internal))
       return absl::DataLossError(absl::StrCat("NCCL unique id from the store has ", bytes.size(),
                                               " bytes, not ", sizeof(id.internal)));
@@ -145,7 +146,8 @@ absl::StatusOr<std::vector<std::unique_ptr<NcclAllReducer>>> NcclAllReducer::Cre
 }
 absl::StatusOr<std::unique_ptr<NcclAllReducer>> NcclAllReducer::CreateRank(Backend*, int,
                                                                           const BucketPlan&,
-                                                                          TcpStore&) {
+                                                                          TcpStore&,
+                                                                          absl::string_view) {
   return absl::UnimplementedError(
       "this flashtick was built without CUDA (FLASHTICK_WITH_CUDA=OFF): no NCCL data "
       "parallelism; the CPU backend uses TcpReduceGroup between processes");

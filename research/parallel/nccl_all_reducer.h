@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "kernels/backend.h"
 #include "research/parallel/bucketed_all_reducer.h"
 #include "research/parallel/nccl_library.h"
@@ -37,10 +38,11 @@ class NcclAllReducer final : public BucketedAllReducer {
       const BucketPlan& plan);
   // One process's replica, rank store.rank() of store.world_size(), on a CUDA backend
   // on GPU `device`. Rank 0 makes the id (ncclGetUniqueId) and sets it as
-  // "nccl/unique_id"; every rank reads it and calls ncclCommInitRank.
-  static absl::StatusOr<std::unique_ptr<NcclAllReducer>> CreateRank(Backend* backend, int device,
-                                                                    const BucketPlan& plan,
-                                                                    TcpStore& store);
+  // "<key_prefix>nccl/unique_id"; every rank reads it and calls ncclCommInitRank. A job
+  // that makes several communicators (a trainer per fold) gives each its own prefix.
+  static absl::StatusOr<std::unique_ptr<NcclAllReducer>> CreateRank(
+      Backend* backend, int device, const BucketPlan& plan, TcpStore& store,
+      absl::string_view key_prefix = "");
   ~NcclAllReducer() override;
 
   absl::Status SumHost(absl::Span<double> values) override;

@@ -21,6 +21,21 @@ absl::StatusOr<std::unique_ptr<ProcessGroup>> ProcessGroup::Create(
   return std::unique_ptr<ProcessGroup>(new ProcessGroup(config, std::move(store)));
 }
 
+absl::StatusOr<bool> ProcessGroup::AnyTrue(bool mine) {
+  if (world_size() == 1) return mine;
+  if (control_ == nullptr) {
+    ASSIGN_OR_RETURN(control_, TcpReduceGroup::Create(*store_, collective_timeout_seconds_,
+                                                      "control/"));
+  }
+  // A sum of 0s and 1s in fp64 is exact: more than 0 means some rank said true.
+  double votes = mine ? 1.0 : 0.0;
+  absl::Status s = control_->AllReduceSum(rank(), &votes, 1, DType::kF64);
+  if (!s.ok())
+    return absl::Status(s.code(), absl::StrCat("agreeing with the other ranks (rank ", rank(),
+                                               " of ", world_size(), "): ", s.message()));
+  return votes > 0;
+}
+
 absl::Status ProcessGroup::Leave() {
   ASSIGN_OR_RETURN(int64_t left, store_->Add("leave", 1));
   if (rank() != 0) return absl::OkStatus();

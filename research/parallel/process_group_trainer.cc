@@ -19,28 +19,43 @@ absl::StatusOr<std::unique_ptr<ProcessGroupTrainer>> ProcessGroupTrainer::Create
   if (pg.device != "cpu" && pg.device != "cuda")
     return absl::InvalidArgumentError(
         absl::StrCat("data-parallel device must be cpu or cuda, got '", pg.device, "'"));
+  BackendOptions bo;
+  bo.threads = pg.cpu_threads;
+  if (pg.device == "cuda") bo.device_index = pg.gpu >= 0 ? pg.gpu : group.config().local_rank;
+  ASSIGN_OR_RETURN(std::unique_ptr<Backend> backend, CreateBackend(pg.device, bo));
+  ASSIGN_OR_RETURN(std::unique_ptr<ProcessGroupTrainer> t,
+                   CreateOn(backend.get(), pg, group, [&](Backend* be) {
+                     return Trainer::Create(config, options, be);
+                   }));
+  t->backend_ = std::move(backend);  // destroyed after the trainer (declared before it)
+  return t;
+}
+
+absl::StatusOr<std::unique_ptr<ProcessGroupTrainer>> ProcessGroupTrainer::CreateOn(
+    Backend* backend, const ProcessGroupTrainerOptions& pg, ProcessGroup& group,
+    const ReplicaFactory& make) {
+  if (backend == nullptr) return absl::InvalidArgumentError("process-group trainer: no backend");
   std::unique_ptr<ProcessGroupTrainer> t(new ProcessGroupTrainer());
   t->rank_ = group.rank();
   t->world_size_ = group.world_size();
-  BackendOptions bo;
-  bo.threads = pg.cpu_threads;
-  const int gpu = pg.gpu >= 0 ? pg.gpu : group.config().local_rank;
-  if (pg.device == "cuda") bo.device_index = gpu;
-  ASSIGN_OR_RETURN(t->backend_, CreateBackend(pg.device, bo));
-  ASSIGN_OR_RETURN(t->trainer_, Trainer::Create(config, options, t->backend_.get()));
+  // The replica first (a checkpoint load may take a while), then the collective, whose
+  // set-up waits for every rank: no rank trains before every rank has its replica.
+  ASSIGN_OR_RETURN(t->trainer_, make(backend));
   if (t->world_size_ == 1) return t;  // one process: the plain Trainer, no reducer
+  const std::string scope = group.NextScope("trainer");
   const ParamStore& store = t->trainer_->params();
   const int64_t elements =
       std::max<int64_t>(1, pg.bucket_bytes / static_cast<int64_t>(DTypeSize(store.dtype())));
   ASSIGN_OR_RETURN(BucketPlan plan, BucketPlan::Create(store.layout(), elements));
-  if (pg.device == "cpu") {
+  if (backend->device() != DeviceKind::kCuda) {
     ASSIGN_OR_RETURN(std::unique_ptr<TcpReduceGroup> tcp,
-                     TcpReduceGroup::Create(group.store(), pg.collective_timeout_seconds));
-    ASSIGN_OR_RETURN(t->reducer_, HostAllReducer::Create(std::move(tcp), t->rank_,
-                                                         t->backend_.get(), std::move(plan)));
-  } else {
+                     TcpReduceGroup::Create(group.store(), pg.collective_timeout_seconds, scope));
     ASSIGN_OR_RETURN(t->reducer_,
-                     NcclAllReducer::CreateRank(t->backend_.get(), gpu, plan, group.store()));
+                     HostAllReducer::Create(std::move(tcp), t->rank_, backend, std::move(plan)));
+  } else {
+    const int gpu = pg.gpu >= 0 ? pg.gpu : group.config().local_rank;
+    ASSIGN_OR_RETURN(t->reducer_,
+                     NcclAllReducer::CreateRank(backend, gpu, plan, group.store(), scope));
   }
   t->trainer_->set_all_reducer(t->reducer_.get());
   return t;

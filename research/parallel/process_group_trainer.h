@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -38,6 +39,18 @@ class ProcessGroupTrainer {
   static absl::StatusOr<std::unique_ptr<ProcessGroupTrainer>> Create(
       const ModelConfig& config, const TrainerOptions& options,
       const ProcessGroupTrainerOptions& pg, ProcessGroup& group);
+
+  // The replica on a caller-owned `backend` (outliving the trainer; CUDA: on GPU pg.gpu,
+  // or the group's local rank), made by `make`: a new Trainer, or one loaded from the
+  // checkpoint every rank reads (trainer/train_checkpoint.h), as
+  // DataParallelTrainer::CreateOn's ReplicaFactory. `make` must give every rank the
+  // same state. pg.device and pg.cpu_threads are the backend's and unused. Each call
+  // builds its collective under a fresh key scope of the group (NextScope), so a job
+  // may make one trainer after another (a sweep arm: one per fold).
+  using ReplicaFactory = std::function<absl::StatusOr<std::unique_ptr<Trainer>>(Backend*)>;
+  static absl::StatusOr<std::unique_ptr<ProcessGroupTrainer>> CreateOn(
+      Backend* backend, const ProcessGroupTrainerOptions& pg, ProcessGroup& group,
+      const ReplicaFactory& make);
   ~ProcessGroupTrainer();
 
   // The global batch (host ticks [B, T, F], labels [B, T]; B a multiple of the world
@@ -55,7 +68,7 @@ class ProcessGroupTrainer {
   ProcessGroupTrainer() = default;
 
   int rank_ = 0, world_size_ = 1;
-  std::unique_ptr<Backend> backend_;
+  std::unique_ptr<Backend> backend_;  // Create's own; null with CreateOn
   std::unique_ptr<Trainer> trainer_;
   std::unique_ptr<BucketedAllReducer> reducer_;
   bool broken_ = false;

@@ -26,7 +26,7 @@ static_assert(sizeof(CallHeader) == 24, "the header is sent as raw bytes");
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<TcpReduceGroup>> TcpReduceGroup::Create(
-    TcpStore& store, double stall_timeout_seconds) {
+    TcpStore& store, double stall_timeout_seconds, absl::string_view key_prefix) {
   const int rank = store.rank(), W = store.world_size();
   std::unique_ptr<TcpReduceGroup> g(new TcpReduceGroup(rank, W, stall_timeout_seconds));
   if (W == 1) return g;
@@ -36,9 +36,11 @@ absl::StatusOr<std::unique_ptr<TcpReduceGroup>> TcpReduceGroup::Create(
   ASSIGN_OR_RETURN(int port, net::LocalPort(listener));
   // The interface this host reaches rank 0 through is the one the others reach us by.
   ASSIGN_OR_RETURN(std::string addr, net::LocalAddress(store.socket()));
-  RETURN_IF_ERROR(store.Set(absl::StrCat("mesh/", rank), absl::StrCat(addr, ":", port)));
+  RETURN_IF_ERROR(
+      store.Set(absl::StrCat(key_prefix, "mesh/", rank), absl::StrCat(addr, ":", port)));
   for (int r = 0; r < rank; ++r) {
-    ASSIGN_OR_RETURN(std::string where, store.Get(absl::StrCat("mesh/", r), timeout_seconds));
+    ASSIGN_OR_RETURN(std::string where,
+                     store.Get(absl::StrCat(key_prefix, "mesh/", r), timeout_seconds));
     std::vector<std::string> parts = absl::StrSplit(where, ':');
     int peer_port = 0;
     if (parts.size() != 2 || !absl::SimpleAtoi(parts[1], &peer_port))

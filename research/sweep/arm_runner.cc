@@ -16,6 +16,8 @@
 #include <memory>
 #include <optional>
 
+#include <unistd.h>
+
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
@@ -23,6 +25,7 @@
 #include "trainer/train_checkpoint.h"
 #include "trainer/trainer.h"
 #include "research/parallel/data_parallel_trainer.h"
+#include "research/parallel/process_group_trainer.h"
 #include "ticks/features.h"
 #include "research/sweep/fold_evaluator.h"
 #include "research/sweep/run_location.h"
@@ -68,6 +71,10 @@ double Seconds(std::chrono::steady_clock::time_point since) {
 class Arm {
  public:
   Arm(const ArmInputs& in, const ArmHooks& hooks) : in_(in), hooks_(hooks), plan_(*in.plan) {}
+  ~Arm() {
+    std::error_code ec;
+    if (!private_dir_.empty()) fs::remove_all(private_dir_, ec);
+  }
 
   absl::StatusOr<ArmResult> Run();
 
@@ -79,6 +86,20 @@ class Arm {
   absl::Status EnsureTrainer(int fold);
   absl::Status TrainFold(int fold, const FoldLabels& labels, bool* cancelled);
   absl::Status Checkpoint(int trainer_fold);
+  // Rank 0 of a process group, or a process alone: the one that writes and reports.
+  bool Writer() const { return group() == nullptr || group()->rank() == 0; }
+  // The process group when it has more than one rank, else null.
+  ProcessGroup* group() const {
+    return in_.group != nullptr && in_.group->world_size() > 1 ? in_.group : nullptr;
+  }
+  absl::Status Save() { return Writer() ? SaveState(in_.dir, r_) : absl::OkStatus(); }
+  // Every rank's OR of `mine` (ProcessGroup::AnyTrue); `mine` itself when alone.
+  absl::StatusOr<bool> Agreed(bool mine) {
+    return group() != nullptr ? group()->AnyTrue(mine) : absl::StatusOr<bool>(mine);
+  }
+  // Where this process exports the model it scores: rank 0's in the arm directory, the
+  // other ranks' in a private directory (they write nothing in the shared one).
+  absl::StatusOr<std::string> ModelDir();
   void Report(const char* phase, int fold, double step_seconds, bool hessian_refreshed = false);
   // The plan's step: the trainer's, plus the steps an early stop skipped (arm_result.h).
   int64_t GlobalStep() const {
@@ -88,8 +109,11 @@ class Arm {
   absl::StatusOr<double> ValidationLoss(const std::vector<std::vector<float>>& ticks,
                                         const std::vector<std::vector<int32_t>>& labels,
                                         const std::vector<int64_t>& calls);
-  // Why the fold should stop before its planned end ("" to go on).
-  std::string StopReason(int64_t fold_step, bool validating) const;
+  // Whether the time budget is spent, on this process's clock.
+  bool OverTimeBudget(int64_t fold_step) const;
+  // Why the fold should stop before its planned end ("" to go on); over_budget: the
+  // ranks' agreed OverTimeBudget.
+  std::string StopReason(int64_t fold_step, bool validating, bool over_budget) const;
 
   const ArmInputs& in_;
   const ArmHooks& hooks_;
@@ -98,14 +122,16 @@ class Arm {
   std::vector<float> features_;
   std::unique_ptr<Trainer> trainer_;
   std::unique_ptr<DataParallelTrainer> dp_;  // replicas > 1: trainer_ stays empty
-  Trainer* lead_ = nullptr;                   // trainer_, or dp_'s replica 0
+  std::unique_ptr<ProcessGroupTrainer> pg_;  // over a process group: trainer_ stays empty
+  Trainer* lead_ = nullptr;                   // trainer_, dp_'s replica 0, or pg_'s
+  std::string private_dir_;                   // ModelDir of a rank other than 0
   int trainer_fold_ = -1;
   int64_t bucket_ = 1, bucket_count_ = 0;
   double bucket_sum_ = 0;
 };
 
 absl::Status Arm::Prepare() {
-  RETURN_IF_ERROR(MakeDirs(in_.dir));
+  if (Writer()) RETURN_IF_ERROR(MakeDirs(in_.dir));
   auto saved = ArmRunner::LoadState(in_.dir);
   if (saved.ok()) {
     r_ = *std::move(saved);
@@ -121,13 +147,16 @@ absl::Status Arm::Prepare() {
   r_.backend = in_.backend->name();
   r_.train_samples = plan_.folds.back().fold.train_samples();
   r_.error.clear();
+  if (r_.state != ArmState::kDone) RETURN_IF_ERROR(CatchUpWithCheckpoint());
+  // Every rank has read the arm's files before rank 0 writes any: they all start from
+  // the same state (a kDone arm too, so none returns while another still reads).
+  if (group() != nullptr) RETURN_IF_ERROR(group()->store().Barrier(group()->NextScope("arm-read")));
   if (r_.state == ArmState::kDone) return absl::OkStatus();
-  RETURN_IF_ERROR(CatchUpWithCheckpoint());
   r_.ran_on = RunLocation();  // a resumed arm records where it finished
   r_.state = ArmState::kRunning;
   bucket_ = std::max<int64_t>(1, (plan_.total_steps + kLossCurvePoints - 1) / kLossCurvePoints);
   ASSIGN_OR_RETURN(features_, ArmFeatures(*in_.dataset, plan_));
-  return SaveState(in_.dir, r_);
+  return Save();
 }
 
 absl::Status Arm::CatchUpWithCheckpoint() {
@@ -167,6 +196,7 @@ absl::Status Arm::EnsureTrainer(int fold) {
   lead_ = nullptr;
   trainer_.reset();
   dp_.reset();
+  pg_.reset();
   const std::string ckpt = CkptDir(in_.dir, want);
   // With warm start one schedule spans the arm: warmup and cosine over the first
   // fold, then the floor rate while later folds fine-tune.
@@ -177,14 +207,22 @@ absl::Status Arm::EnsureTrainer(int fold) {
     if (resume) return TrainCheckpoint::Load(ckpt, be);
     return Trainer::Create(in_.config->ModelFor(), options, be);
   };
-  if (in_.replicas.size() > 1) {  // every replica from the same checkpoint or seed
+  if (group() != nullptr) {  // every rank from the same checkpoint or seed
+    // The checkpoint rank 0 may overwrite is read first: rank 0 writes it only after a
+    // step, which waits for every rank's replica (ProcessGroupTrainer::CreateOn).
+    ProcessGroupTrainerOptions pgo;
+    pgo.collective_timeout_seconds = group()->collective_timeout_seconds();
+    if (!in_.gpus.empty()) pgo.gpu = in_.gpus[0];
+    ASSIGN_OR_RETURN(pg_, ProcessGroupTrainer::CreateOn(in_.backend, pgo, *group(), make));
+    lead_ = &pg_->trainer();
+  } else if (in_.replicas.size() > 1) {  // every replica from the same checkpoint or seed
     ASSIGN_OR_RETURN(dp_, DataParallelTrainer::CreateOn(in_.replicas, in_.gpus, make));
     lead_ = &dp_->replica(0);
   } else {
     ASSIGN_OR_RETURN(trainer_, make(in_.backend));
     lead_ = trainer_.get();
   }
-  if (trainer_fold_ >= 0 && trainer_fold_ != want) {
+  if (trainer_fold_ >= 0 && trainer_fold_ != want && Writer()) {
     std::error_code ec;
     fs::remove_all(CkptDir(in_.dir, trainer_fold_), ec);  // a finished fold's trainer
   }
@@ -194,6 +232,7 @@ absl::Status Arm::EnsureTrainer(int fold) {
 
 absl::Status Arm::Checkpoint(int trainer_fold) {
   r_.step = GlobalStep();
+  if (!Writer()) return absl::OkStatus();
   // The arm state goes inside the checkpoint, so a resume pairs the trainer with the
   // counters of the same save even when the kill lands before state.json (see above).
   RETURN_IF_ERROR(TrainCheckpoint::Save(*lead_, CkptDir(in_.dir, trainer_fold),
@@ -202,7 +241,7 @@ absl::Status Arm::Checkpoint(int trainer_fold) {
 }
 
 void Arm::Report(const char* phase, int fold, double step_seconds, bool hessian_refreshed) {
-  if (!hooks_.on_progress) return;
+  if (!hooks_.on_progress || !Writer()) return;
   ArmProgress p;
   p.arm_index = in_.arm_index;
   p.arm_id = r_.arm_id;
@@ -267,12 +306,17 @@ int64_t KeepCallSteps(const std::vector<int64_t>& calls, const std::vector<int64
   return count;
 }
 
-std::string Arm::StopReason(int64_t fold_step, bool validating) const {
+bool Arm::OverTimeBudget(int64_t fold_step) const {
   const SweepTrainingConfig& t = in_.config->training;
-  if (t.max_train_seconds > 0 && r_.train_seconds >= t.max_train_seconds &&
-      fold_step >= t.min_steps_per_fold) {
-    return absl::StrCat("time budget: ", t.max_train_seconds, " s of training");
-  }
+  return t.max_train_seconds > 0 && r_.train_seconds >= t.max_train_seconds &&
+         fold_step >= t.min_steps_per_fold;
+}
+
+std::string Arm::StopReason(int64_t fold_step, bool validating, bool over_budget) const {
+  const SweepTrainingConfig& t = in_.config->training;
+  if (over_budget) return absl::StrCat("time budget: ", t.max_train_seconds, " s of training");
+  // Early stopping reads the validation curve, computed by every rank from identical
+  // replicas on the same batches: the same on every rank without agreeing.
   const std::vector<LossPoint>& v = r_.validation_curve;
   if (!validating || v.empty()) return "";
   if (fold_step < std::max(t.early_stop_min_steps, t.context_warmup_steps)) return "";
@@ -347,12 +391,20 @@ absl::Status Arm::TrainFold(int fold, const FoldLabels& labels, bool* cancelled)
   const int64_t end = fp.first_step + fp.steps;
   const int64_t every = tc.checkpoint_every_steps;
   while (GlobalStep() < end) {
-    if (hooks_.stop_requested && hooks_.stop_requested()) {
+    // The cancel flag and the time budget are this process's (a signal, its clock):
+    // over a process group every rank stops when any would (ProcessGroup::AnyTrue).
+    // The budget's collective runs only when there is a budget, the same on all ranks.
+    ASSIGN_OR_RETURN(const bool stop, Agreed(hooks_.stop_requested && hooks_.stop_requested()));
+    if (stop) {
       *cancelled = true;
       return Checkpoint(trainer_fold_);
     }
     const int64_t fold_step = GlobalStep() - fp.first_step;
-    if (std::string why = StopReason(fold_step, !val_ticks.empty()); !why.empty()) {
+    bool over_budget = false;
+    if (tc.max_train_seconds > 0) {
+      ASSIGN_OR_RETURN(over_budget, Agreed(OverTimeBudget(fold_step)));
+    }
+    if (std::string why = StopReason(fold_step, !val_ticks.empty(), over_budget); !why.empty()) {
       r_.skipped_steps += end - GlobalStep();
       r_.stop_reason = absl::StrCat(r_.stop_reason, r_.stop_reason.empty() ? "" : "; ", "fold ", fold, " ", why,
                                     " (", fold_step, " of ", fp.steps, " steps)");
@@ -365,8 +417,10 @@ absl::Status Arm::TrainFold(int fold, const FoldLabels& labels, bool* cancelled)
                                      : plan_.context;
     const int64_t batch = plan_.batch * (plan_.context / window);
     sampler.Batch(in_.seed, fold, fold_step, batch, &ticks, &y, window);
-    ASSIGN_OR_RETURN(StepStats s, dp_ != nullptr ? dp_->TrainStep(ticks, y, batch, window)
-                                                 : trainer_->TrainStep(ticks, y, batch, window));
+    // Over a process group the loss is the all-reduced one, equal on every rank.
+    ASSIGN_OR_RETURN(StepStats s, pg_ != nullptr   ? pg_->TrainStep(ticks, y, batch, window)
+                                  : dp_ != nullptr ? dp_->TrainStep(ticks, y, batch, window)
+                                                   : trainer_->TrainStep(ticks, y, batch, window));
     r_.step = GlobalStep();
     r_.loss = s.loss;
     r_.train_seconds += s.step_seconds;
@@ -399,6 +453,21 @@ absl::Status Arm::TrainFold(int fold, const FoldLabels& labels, bool* cancelled)
   return Checkpoint(trainer_fold_);  // the fold's model, before its test days are scored
 }
 
+absl::StatusOr<std::string> Arm::ModelDir() {
+  if (Writer()) return in_.dir + "/model";
+  if (private_dir_.empty()) {
+    std::error_code ec;
+    const fs::path tmp = fs::temp_directory_path(ec);  // $TMPDIR, else /tmp
+    if (ec) return absl::FailedPreconditionError(absl::StrCat("no temporary directory: ",
+                                                              ec.message()));
+    const fs::path p = tmp / absl::StrCat("flashtick-arm-", r_.arm_id, "-rank", group()->rank(),
+                                          "-", static_cast<int64_t>(::getpid()));
+    RETURN_IF_ERROR(MakeDirs(p.string()));
+    private_dir_ = p.string();
+  }
+  return private_dir_ + "/model";
+}
+
 absl::StatusOr<ArmResult> Arm::Run() {
   RETURN_IF_ERROR(Prepare());
   if (r_.state == ArmState::kDone) return r_;
@@ -409,21 +478,21 @@ absl::StatusOr<ArmResult> Arm::Run() {
     RETURN_IF_ERROR(TrainFold(fold, labels, &cancelled));
     if (cancelled) {
       r_.state = ArmState::kCancelled;
-      RETURN_IF_ERROR(SaveState(in_.dir, r_));
+      RETURN_IF_ERROR(Save());
       return r_;
     }
     Report("test", fold, 0);
     const auto t0 = std::chrono::steady_clock::now();
-    const std::string model_dir = in_.dir + "/model";
+    ASSIGN_OR_RETURN(const std::string model_dir, ModelDir());
     RETURN_IF_ERROR(lead_->ExportModel(model_dir));
     RETURN_IF_ERROR(EvaluateFold(*in_.dataset, *in_.data, plan_, fold, labels, features_,
                                  model_dir, in_.backend, in_.config->cost_bps, &r_));
     r_.eval_seconds += Seconds(t0);
     r_.evaluated_folds = fold + 1;
-    RETURN_IF_ERROR(SaveState(in_.dir, r_));
+    RETURN_IF_ERROR(Save());
   }
   r_.state = ArmState::kDone;
-  RETURN_IF_ERROR(SaveState(in_.dir, r_));
+  RETURN_IF_ERROR(Save());
   Report("done", r_.folds - 1, 0);
   return r_;
 }
@@ -445,6 +514,11 @@ absl::StatusOr<ArmResult> ArmRunner::Run(const ArmInputs& in, const ArmHooks& ho
   if (in.config == nullptr || in.dataset == nullptr || in.data == nullptr || in.plan == nullptr ||
       in.backend == nullptr) {
     return absl::InvalidArgumentError("arm runner: missing inputs");
+  }
+  if (in.group != nullptr && in.group->world_size() > 1 && in.replicas.size() > 1) {
+    return absl::InvalidArgumentError(
+        "arm runner: replicas in this process and a process group together; one replica "
+        "per process over a group");
   }
   Arm arm(in, hooks);
   return arm.Run();

@@ -19,6 +19,14 @@
 // every step is a pure function of the plan, so the resumed arm trains exactly as
 // the uninterrupted one would have. Cancel is checked between steps: the arm saves
 // a checkpoint and stops with state "cancelled".
+// Over a process group (ArmInputs::group, world W > 1; docs/multi_gpu.md, "One sweep
+// arm over processes") every rank runs this same loop with one replica
+// (ProcessGroupTrainer), so every decision must come out the same on every rank:
+// those from local inputs (the cancel flag, the time budget) are agreed through
+// ProcessGroup::AnyTrue each step; the rest read state the ranks share (the
+// all-reduced losses, the identical replicas' validation losses). Only rank 0 writes
+// (state.json, checkpoints, the model) and reports progress; the others score the
+// test days from a private copy of the model and return the same result.
 #pragma once
 
 #include <atomic>
@@ -28,6 +36,7 @@
 
 #include "absl/status/statusor.h"
 #include "kernels/backend.h"
+#include "research/parallel/process_group.h"
 #include "research/split/research_dataset.h"
 #include "research/sweep/arm_plan.h"
 #include "research/sweep/arm_result.h"
@@ -70,6 +79,12 @@ struct ArmInputs {
   // being `backend`, and on CUDA their GPUs. Empty: one device.
   std::vector<Backend*> replicas;
   std::vector<int> gpus;
+  // Data parallelism over processes: this process's rank of `group` (rendezvoused,
+  // outliving the run) trains one replica on `backend` (on CUDA on GPU gpus[0], or the
+  // group's local rank when `gpus` is empty); every rank calls Run with the same
+  // inputs and the same shared `dir`. Null, or a world of one: this process alone.
+  // Not together with `replicas`.
+  ProcessGroup* group = nullptr;
 };
 
 class ArmRunner {

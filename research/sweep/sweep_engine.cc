@@ -18,6 +18,7 @@
 #include "research/sweep/arm_plan.h"
 #include "research/sweep/arm_pool.h"
 #include "research/sweep/day_predictor.h"
+#include "research/sweep/rank_arm.h"
 #include "research/sweep/sweep_data.h"
 
 namespace flashtick {
@@ -266,6 +267,13 @@ absl::StatusOr<ArmResult> SweepEngine::RunOneArm(const SweepConfig& config,
   ASSIGN_OR_RETURN(ArmPoolSetup setup, PoolSetup(placed, options, dataset, data, one));
   setup.parallel = 1;
   if (options.cpu_threads > 0) setup.threads = options.cpu_threads;
+  if (options.process_group != nullptr && options.process_group->world_size() > 1) {
+    absl::StatusOr<ArmResult> r = RunArmOnRank(setup, *options.process_group, hooks);
+    if (!r.ok())
+      return absl::Status(r.status().code(),
+                          absl::StrCat("arm ", one[0].id, ": ", r.status().message()));
+    return r;
+  }
   ArmPoolResult pool = RunArmPool(setup, hooks);
   if (!pool.errors[0].ok()) {
     return absl::Status(pool.errors[0].code(),

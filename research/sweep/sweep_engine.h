@@ -27,7 +27,8 @@
 
 namespace flashtick {
 
-class ArmExecutor;  // arm_executor.h
+class ArmExecutor;   // arm_executor.h
+class ProcessGroup;  // research/parallel/process_group.h
 
 struct SweepEngineOptions {
   std::string dir;              // the experiment's directory (created if missing)
@@ -46,6 +47,10 @@ struct SweepEngineOptions {
   // "" = the arms' device; an executor that trains arms elsewhere names this
   // process's own (a coordinator without a GPU: "cpu").
   std::string precision_device;
+  // RunOneArm only: train the arm data-parallel over this process group (rendezvoused,
+  // outliving the call), one replica on this process's device (docs/multi_gpu.md,
+  // "One sweep arm over processes"). Null or a world of one: this process alone.
+  ProcessGroup* process_group = nullptr;
 };
 
 // Where an arm trains (research/parallel/gpu_scheduler.h): sent when the scheduler places
@@ -103,7 +108,9 @@ class SweepEngine {
   // config must be the one that Run recorded in options.dir/config.json, so the plan
   // is the same. options.cpu_threads > 0 overrides the config's cpu_threads, and
   // options.device cpu or cuda its device (the coordinator resolved it; "auto" leaves
-  // the config's).
+  // the config's). With options.process_group (world W > 1) every rank calls it with
+  // the same arguments; the config's replicas_per_arm must be W or 1 (InvalidArgument
+  // otherwise), and the result equals the in-process run with replicas_per_arm = W.
   static absl::StatusOr<ArmResult> RunOneArm(const SweepConfig& config,
                                              const SweepEngineOptions& options, int arm_index,
                                              const SweepHooks& hooks);
