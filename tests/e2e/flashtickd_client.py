@@ -1,8 +1,8 @@
 """Client-side helpers for the scripts that drive a real flashtickd over gRPC
 (tests/reliability/run_overload.py, run_crash.py, bench/serve_latency/serve_latency.py):
 KServe ModelInfer requests, flashtick.v1 stubs with message classes taken from the
-server's reflection (the scripts need no generated flashtick code), a TickStream call
-fed from a queue, and the ok/FAIL check lines the reliability scripts print (with the
+server's reflection (the scripts need no generated flashtick code), the Experiments
+calls the sweep scripts make, a TickStream call fed from a queue, and the ok/FAIL check lines the reliability scripts print (with the
 server's log when one failed).
 
 Import it after putting this folder on sys.path, as those scripts do.
@@ -60,6 +60,50 @@ def tick_stream(channel):
                                  request_serializer=Req.SerializeToString,
                                  response_deserializer=Resp.FromString)
     return Req, call
+
+
+class ExperimentsClient:
+    """The flashtick.v1.Experiments calls the sweep scripts make, with message classes
+    from the server's reflection; each call has a 30 s deadline."""
+
+    def __init__(self, address):
+        import grpc  # here, so scripts that never use Experiments need not import it early
+
+        self.channel = grpc.insecure_channel(address)
+        reflected = Reflected(self.channel)
+        self.cls = {}
+
+        def method(name, req, resp):
+            self.cls[req], call = reflected.unary("Experiments", name, req, resp)
+            return call
+
+        self.submit = method("SubmitSweep", "SubmitSweepRequest", "SubmitSweepResponse")
+        self.get = method("GetExperiment", "GetExperimentRequest", "Experiment")
+        self.cancel = method("CancelExperiment", "CancelExperimentRequest",
+                             "CancelExperimentResponse")
+        self.report = method("GetReport", "GetReportRequest", "GetReportResponse")
+        self.states = reflected.enum_names("ExperimentState")
+
+    def Submit(self, config_json):
+        """Submits a sweep configuration (JSON text); returns the Experiment."""
+        req = self.cls["SubmitSweepRequest"](config_json=config_json)
+        return self.submit(req, timeout=30).experiment
+
+    def Get(self, exp_id):
+        return self.get(self.cls["GetExperimentRequest"](id=exp_id), timeout=30)
+
+    def Cancel(self, exp_id):
+        return self.cancel(self.cls["CancelExperimentRequest"](id=exp_id), timeout=30)
+
+    def State(self, exp):
+        """"SUCCEEDED", "RUNNING", ...: the experiment's state without the enum prefix."""
+        return self.states[exp.state].replace("EXPERIMENT_STATE_", "")
+
+    def Report(self, exp_id):
+        return self.report(self.cls["GetReportRequest"](id=exp_id, include_files=True), timeout=30)
+
+    def close(self):
+        self.channel.close()
 
 
 def queued(outbox):

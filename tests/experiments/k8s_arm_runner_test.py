@@ -54,12 +54,10 @@ import tempfile
 import time
 import urllib.request
 
-import grpc
-
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "e2e"))
 from e2e_server import ServerProcess  # noqa: E402
-from flashtickd_client import Reflected  # noqa: E402
+from flashtickd_client import ExperimentsClient  # noqa: E402
 
 NAMESPACE = "flashtick-ci"
 TOKEN = "fake-sa-token-7f3a"
@@ -81,37 +79,6 @@ def sweep(name, days=8, device="cpu", epochs=2, replicas=1):
         "walk_forward": {"train_days": 3, "test_days": 1},
         "gates": {"pbo_blocks": 4},
         "device": device, "cpu_threads": 1}
-
-
-class Client:
-    """Experiments RPCs with message classes from the server's reflection."""
-
-    def __init__(self, address):
-        self.channel = grpc.insecure_channel(address)
-        r = Reflected(self.channel)
-        self.cls = {}
-
-        def method(name, req, resp):
-            self.cls[req], call = r.unary("Experiments", name, req, resp)
-            return call
-
-        self.submit = method("SubmitSweep", "SubmitSweepRequest", "SubmitSweepResponse")
-        self.get = method("GetExperiment", "GetExperimentRequest", "Experiment")
-        self.cancel = method("CancelExperiment", "CancelExperimentRequest", "CancelExperimentResponse")
-        self.states = r.enum_names("ExperimentState")
-
-    def Submit(self, config):
-        req = self.cls["SubmitSweepRequest"](config_json=json.dumps(config))
-        return self.submit(req, timeout=30).experiment
-
-    def Get(self, exp_id):
-        return self.get(self.cls["GetExperimentRequest"](id=exp_id), timeout=30)
-
-    def Cancel(self, exp_id):
-        return self.cancel(self.cls["CancelExperimentRequest"](id=exp_id), timeout=30)
-
-    def State(self, exp):
-        return self.states[exp.state].replace("EXPERIMENT_STATE_", "")
 
 
 class Checks:
@@ -209,7 +176,7 @@ def multi_pod_arms(client, checks, args, log, work, jobs_path, port):
     supported = runner_takes_world_size(args.flashtick_sweep)
     n_before, pods_before = len(requests(log)), len(requests(pods_log))
     config = sweep("k8s-dp", replicas=2)
-    x = client.Submit(config)
+    x = client.Submit(json.dumps(config))
     done = wait_done(client, x.id, "the multi-pod sweep to end")
     reqs = requests(log)[n_before:]
     jobs = [r for r in reqs if r["method"] == "POST" and r["path"] == jobs_path]
@@ -290,7 +257,7 @@ def multi_pod_arms(client, checks, args, log, work, jobs_path, port):
         "spec": {"clusterIP": "None", "selector": {"stale": "yes"}, "ports": [{"port": 1}]}})
     checks.check(planted == 201, "a stale Service is planted")
     n_stale = len(requests(log))
-    z = client.Submit(sweep("k8s-dp-stale", replicas=2))
+    z = client.Submit(json.dumps(sweep("k8s-dp-stale", replicas=2)))
     checks.check(z.id == next_id, "the next experiment is %s (%s)" % (next_id, z.id))
     zdone = wait_done(client, z.id, "the multi-pod sweep after a stale Service")
     seq = [(r["method"], r["path"].replace(services_path, "services").replace(jobs_path, "jobs"))
@@ -335,7 +302,7 @@ def multi_pod_arms(client, checks, args, log, work, jobs_path, port):
                      "multi-pod arm %s: results equal the local runner's" % arm_id)
     # Cancel of running multi-pod arms deletes their Jobs and Services.
     n_before = len(requests(log))
-    y = client.Submit(sweep("k8s-dp-cancel", days=40, epochs=20, replicas=2))
+    y = client.Submit(json.dumps(sweep("k8s-dp-cancel", days=40, epochs=20, replicas=2)))
     ydir = client.Get(y.id).directory
     wait_for(lambda: any(os.path.exists(os.path.join(ydir, "arms", a, "state.json"))
                          for a in ("n8-s1", "n8-s2")), 120, "a multi-pod arm to start training")
@@ -389,11 +356,11 @@ def main():
             "--k8s-poll-seconds", "0.1", "--k8s-backoff-limit-per-index", "1",
             "--k8s-rendezvous-port", str(RENDEZVOUS_PORT)])
         server.start(timeout_s=120)
-        client = Client(server.address)
+        client = ExperimentsClient(server.address)
 
         # 1. A sweep through one Job, the same as the local runner's.
         config = sweep("k8s-tiny")
-        x = client.Submit(config)
+        x = client.Submit(json.dumps(config))
         done = wait_for(lambda: (lambda e: e if client.State(e) in ("SUCCEEDED", "FAILED", "CANCELLED")
                                  else None)(client.Get(x.id)), 300, "the sweep to end")
         checks.check(client.State(done) == "SUCCEEDED", "the Kubernetes sweep SUCCEEDED (%s %s)"
@@ -462,7 +429,7 @@ def main():
         # 3. An "auto" sweep trains on --k8s-arm-device (default cuda): one GPU per pod;
         #    its pods fail on this CPU machine, and so does the experiment.
         n_before = len(requests(log))
-        g = client.Submit(sweep("k8s-auto-gpu", device="auto"))  # --k8s-arm-device cuda
+        g = client.Submit(json.dumps(sweep("k8s-auto-gpu", device="auto")))  # --k8s-arm-device cuda
         gdone = wait_for(lambda: (lambda e: e if client.State(e) in ("SUCCEEDED", "FAILED", "CANCELLED")
                                   else None)(client.Get(g.id)), 300, "the GPU sweep to end")
         gpost = [r for r in requests(log)[n_before:] if r["method"] == "POST"]
@@ -477,7 +444,7 @@ def main():
 
         # 4. Cancel deletes the Job.
         n_before = len(requests(log))
-        y = client.Submit(sweep("k8s-cancel", days=40, epochs=20))
+        y = client.Submit(json.dumps(sweep("k8s-cancel", days=40, epochs=20)))
         ydir = client.Get(y.id).directory
         wait_for(lambda: any(os.path.exists(os.path.join(ydir, "arms", a, "state.json"))
                              for a in ("n8-s1", "n8-s2")), 120, "an arm pod to start training")
@@ -508,7 +475,7 @@ def main():
                                               "Content-Type": "application/json"})
         checks.check(urllib.request.urlopen(req, timeout=10).status == 201, "a stale Job is planted")
         n_before = len(requests(log))
-        z = client.Submit(sweep("k8s-stale"))
+        z = client.Submit(json.dumps(sweep("k8s-stale")))
         checks.check(z.id == next_id, "the next experiment is %s (%s)" % (next_id, z.id))
         zdone = wait_for(lambda: (lambda e: e if client.State(e) in ("SUCCEEDED", "FAILED", "CANCELLED")
                                   else None)(client.Get(z.id)), 300, "the sweep after the stale Job")
@@ -530,7 +497,7 @@ def main():
                                                 "Content-Type": "application/json"})
             return urllib.request.urlopen(r, timeout=10).status
         fake_post("/fake/simulate-gpu", {"on": True})
-        c2 = client.Submit(sweep("k8s-cuda-ok", device="cuda"))
+        c2 = client.Submit(json.dumps(sweep("k8s-cuda-ok", device="cuda")))
         c2done = wait_for(lambda: (lambda e: e if client.State(e) in ("SUCCEEDED", "FAILED", "CANCELLED")
                                    else None)(client.Get(c2.id)), 300, "the CUDA sweep to end")
         checks.check(client.State(c2done) == "SUCCEEDED", "a CUDA sweep whose pods succeed SUCCEEDS (%s %s)"

@@ -33,12 +33,10 @@ import sys
 import tempfile
 import time
 
-import grpc
-
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "e2e"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from e2e_server import ServerProcess  # noqa: E402
-from flashtickd_client import Checks, Reflected  # noqa: E402
+from flashtickd_client import Checks, ExperimentsClient  # noqa: E402
 from inotify_watch import Watch  # noqa: E402
 
 MODEL = "crash"
@@ -59,39 +57,6 @@ def sweep(name, contexts, epochs=3):
         "gates": {"pbo_blocks": 6},
         "precision_check": {"enabled": False},
         "device": "cpu", "cpu_threads": 1})
-
-
-class Client:
-    """Experiments RPCs with message classes from the server's reflection."""
-
-    def __init__(self, address):
-        self.channel = grpc.insecure_channel(address)
-        reflected = Reflected(self.channel)
-        self.cls = {}
-
-        def method(name, req, resp):
-            self.cls[req], call = reflected.unary("Experiments", name, req, resp)
-            return call
-
-        self.submit = method("SubmitSweep", "SubmitSweepRequest", "SubmitSweepResponse")
-        self.get = method("GetExperiment", "GetExperimentRequest", "Experiment")
-        self.report = method("GetReport", "GetReportRequest", "GetReportResponse")
-        self.states = reflected.enum_names("ExperimentState")
-
-    def Submit(self, config_json):
-        return self.submit(self.cls["SubmitSweepRequest"](config_json=config_json), timeout=30).experiment
-
-    def Get(self, exp_id):
-        return self.get(self.cls["GetExperimentRequest"](id=exp_id), timeout=30)
-
-    def State(self, exp):
-        return self.states[exp.state].replace("EXPERIMENT_STATE_", "")
-
-    def Report(self, exp_id):
-        return self.report(self.cls["GetReportRequest"](id=exp_id, include_files=True), timeout=30)
-
-    def close(self):
-        self.channel.close()
 
 
 def wait_for(pred, timeout, what, step=0.05):
@@ -166,7 +131,7 @@ def main():
                                 "--experiment-workers", "1", "--report-python", ""])
         t0 = time.monotonic()
         server.start(timeout_s=120)
-        client = Client(server.address)
+        client = ExperimentsClient(server.address)
         return time.monotonic() - t0
 
     def kill9():
