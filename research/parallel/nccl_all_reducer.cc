@@ -41,7 +41,7 @@ absl::StatusOr<std::vector<std::unique_ptr<NcclAllReducer>>> NcclAllReducer::Cre
 
 absl::StatusOr<std::unique_ptr<NcclAllReducer>> NcclAllReducer::CreateRank(
     Backend* backend, int device, const BucketPlan& plan, TcpStore& store,
-    absl::string_view key_prefix) {
+    absl::string_view key_prefix, double collective_timeout_seconds) {
   if (backend == nullptr || backend->NativeStream() == nullptr)
     return absl::InvalidArgumentError(absl::StrCat(
         "NCCL rank ", store.rank(), " is not on a CUDA backend (the CPU uses TcpReduceGroup)"));
@@ -64,7 +64,31 @@ absl::StatusOr<std::unique_ptr<NcclAllReducer>> NcclAllReducer::CreateRank(
   RETURN_IF_ERROR(lib->Check(lib->CommInitRank(&red->comm_, store.world_size(), id, store.rank()),
                              "ncclCommInitRank"));
   RETURN_IF_ERROR(red->Init(backend, device));
+  NcclAllReducer* raw = red.get();
+  CollectiveProbes probes;
+  probes.pending = [raw] {  // the last collective recorded done_ and has not reached it
+    cudaSetDevice(raw->device_);
+    return cudaEventQuery(raw->done_) == cudaErrorNotReady;
+  };
+  probes.async_error = [raw]() -> absl::Status {
+    if (raw->lib_->CommGetAsyncError == nullptr) return absl::OkStatus();
+    nccl::ncclResult_t async = nccl::ncclSuccess;
+    absl::Status called =
+        raw->lib_->Check(raw->lib_->CommGetAsyncError(raw->comm_, &async), "ncclCommGetAsyncError");
+    if (!called.ok()) return called;
+    if (async == nccl::ncclSuccess || async == nccl::ncclInProgress) return absl::OkStatus();
+    return raw->lib_->Check(async, "the communicator (asynchronous error)");
+  };
+  probes.abort = [raw] { raw->Abort(); };
+  red->watchdog_ = std::make_unique<CollectiveWatchdog>(
+      std::move(probes), absl::StrCat("NCCL rank ", store.rank(), " of ", store.world_size()),
+      collective_timeout_seconds);
   return red;
+}
+
+absl::Status NcclAllReducer::AbortedStatus() const {
+  if (watchdog_ != nullptr && watchdog_->fired()) return watchdog_->status();
+  return absl::AbortedError("NCCL group aborted: another replica failed");
 }
 
 absl::Status NcclAllReducer::Init(Backend* backend, int device) {
@@ -81,6 +105,7 @@ absl::Status NcclAllReducer::Init(Backend* backend, int device) {
 }
 
 NcclAllReducer::~NcclAllReducer() {
+  watchdog_.reset();  // its thread reads the events and the communicator freed below
   if (cudaSetDevice(device_) != cudaSuccess) return;
   if (comm_stream_ != nullptr) cudaStreamSynchronize(comm_stream_);
   if (comm_ != nullptr && !aborted_) lib_->CommDestroy(comm_);
@@ -96,7 +121,7 @@ void NcclAllReducer::Abort() {
 }
 
 absl::Status NcclAllReducer::LaunchBucket(int bucket, void* data, int64_t count, DType dtype) {
-  if (aborted_) return absl::AbortedError("NCCL group aborted: another replica failed");
+  if (aborted_) return AbortedStatus();
   RETURN_IF_CUDA_ERROR(cudaSetDevice(device_));
   // The sum may start once the compute stream has written every tensor of the bucket.
   RETURN_IF_CUDA_ERROR(cudaEventRecord(ready_[bucket], compute_));
@@ -110,6 +135,7 @@ absl::Status NcclAllReducer::LaunchBucket(int bucket, void* data, int64_t count,
 absl::Status NcclAllReducer::AwaitLaunched() {
   RETURN_IF_CUDA_ERROR(cudaSetDevice(device_));
   RETURN_IF_CUDA_ERROR(cudaEventRecord(done_, comm_stream_));
+  if (watchdog_ != nullptr) watchdog_->Launched();
   RETURN_IF_CUDA_ERROR(cudaStreamWaitEvent(compute_, done_, 0));
   return absl::OkStatus();
 }
@@ -118,7 +144,7 @@ absl::Status NcclAllReducer::SumHost(absl::Span<double> values) {
   if (values.size() > static_cast<size_t>(kMaxHostScalars))
     return absl::InvalidArgumentError(absl::StrCat("NCCL SumHost takes at most ",
                                                    kMaxHostScalars, " values, got ", values.size()));
-  if (aborted_) return absl::AbortedError("NCCL group aborted: another replica failed");
+  if (aborted_) return AbortedStatus();
   const size_t bytes = values.size() * sizeof(double);
   RETURN_IF_CUDA_ERROR(cudaSetDevice(device_));
   RETURN_IF_CUDA_ERROR(
@@ -128,7 +154,13 @@ absl::Status NcclAllReducer::SumHost(absl::Span<double> values) {
                               "ncclAllReduce (host scalars)"));
   RETURN_IF_CUDA_ERROR(
       cudaMemcpyAsync(values.data(), scalars_, bytes, cudaMemcpyDeviceToHost, comm_stream_));
-  RETURN_IF_CUDA_ERROR(cudaStreamSynchronize(comm_stream_));
+  if (watchdog_ != nullptr) {  // the wait below is where a dead peer would hang us
+    RETURN_IF_CUDA_ERROR(cudaEventRecord(done_, comm_stream_));
+    watchdog_->Launched();
+  }
+  const cudaError_t synced = cudaStreamSynchronize(comm_stream_);
+  if (aborted_) return AbortedStatus();  // the watchdog ended the wait: say why
+  RETURN_IF_CUDA_ERROR(synced);
   return absl::OkStatus();
 }
 
@@ -147,7 +179,8 @@ absl::StatusOr<std::vector<std::unique_ptr<NcclAllReducer>>> NcclAllReducer::Cre
 absl::StatusOr<std::unique_ptr<NcclAllReducer>> NcclAllReducer::CreateRank(Backend*, int,
                                                                           const BucketPlan&,
                                                                           TcpStore&,
-                                                                          absl::string_view) {
+                                                                          absl::string_view,
+                                                                          double) {
   return absl::UnimplementedError(
       "this flashtick was built without CUDA (FLASHTICK_WITH_CUDA=OFF): no NCCL data "
       "parallelism; the CPU backend uses TcpReduceGroup between processes");

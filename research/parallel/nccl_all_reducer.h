@@ -8,7 +8,10 @@
 // and optimizer kernels read summed gradients; the host never blocks on a bucket.
 // Multi-process (one replica per process, docs/multi_gpu.md): CreateRank joins the
 // job's communicator through ncclCommInitRank with the ncclUniqueId rank 0 publishes
-// in the job's TcpStore. Built without CUDA, CreateGroup and CreateRank return
+// in the job's TcpStore; a CollectiveWatchdog (collective_watchdog.h) then aborts the
+// communicator when a collective stays pending past the job's collective timeout or
+// NCCL reports an asynchronous error, so a dead peer ends the step with an error
+// instead of a hang. Built without CUDA, CreateGroup and CreateRank return
 // Unimplemented; NCCL itself is loaded at run time (research/parallel/nccl_library.h).
 #pragma once
 
@@ -20,6 +23,7 @@
 #include "absl/strings/string_view.h"
 #include "kernels/backend.h"
 #include "research/parallel/bucketed_all_reducer.h"
+#include "research/parallel/collective_watchdog.h"
 #include "research/parallel/nccl_library.h"
 
 typedef struct CUevent_st* cudaEvent_t;
@@ -42,7 +46,7 @@ class NcclAllReducer final : public BucketedAllReducer {
   // that makes several communicators (a trainer per fold) gives each its own prefix.
   static absl::StatusOr<std::unique_ptr<NcclAllReducer>> CreateRank(
       Backend* backend, int device, const BucketPlan& plan, TcpStore& store,
-      absl::string_view key_prefix = "");
+      absl::string_view key_prefix = "", double collective_timeout_seconds = 300);
   ~NcclAllReducer() override;
 
   absl::Status SumHost(absl::Span<double> values) override;
@@ -56,6 +60,8 @@ class NcclAllReducer final : public BucketedAllReducer {
   NcclAllReducer(BucketPlan plan, int rank, int world_size)
       : BucketedAllReducer(std::move(plan), rank, world_size) {}
   absl::Status Init(Backend* backend, int device);
+  // Why calls fail once the group was aborted: the watchdog's reason, or a replica's.
+  absl::Status AbortedStatus() const;
 
   const nccl::NcclLibrary* lib_ = nullptr;
   nccl::ncclComm_t comm_ = nullptr;
@@ -65,6 +71,7 @@ class NcclAllReducer final : public BucketedAllReducer {
   std::vector<cudaEvent_t> ready_;  // one per bucket, re-recorded every sum
   cudaEvent_t done_ = nullptr;
   double* scalars_ = nullptr;  // device [kMaxHostScalars]
+  std::unique_ptr<CollectiveWatchdog> watchdog_;  // CreateRank's communicators only
 };
 
 }  // namespace flashtick

@@ -48,6 +48,9 @@ absl::StatusOr<NcclLibrary*> NcclLibrary::Load() {
   if (s.ok()) s = Bind(handle, "ncclAllReduce", path, &lib->AllReduce);
   if (s.ok()) s = Bind(handle, "ncclGroupStart", path, &lib->GroupStart);
   if (s.ok()) s = Bind(handle, "ncclGroupEnd", path, &lib->GroupEnd);
+  // Optional: every NCCL since 2.4 has it; without it the watchdog relies on its timeout.
+  if (s.ok() && !Bind(handle, "ncclCommGetAsyncError", path, &lib->CommGetAsyncError).ok())
+    lib->CommGetAsyncError = nullptr;
   if (s.ok()) s = Bind(handle, "ncclGetErrorString", path, &lib->GetErrorString);
   if (s.ok()) s = Bind(handle, "ncclGetVersion", path, &lib->GetVersion);
   if (s.ok()) s = lib->Check(lib->GetVersion(&lib->version_), "ncclGetVersion");

@@ -61,6 +61,9 @@ class NcclLibrary {
                                int rank) = nullptr;
   ncclResult_t (*CommDestroy)(ncclComm_t comm) = nullptr;
   ncclResult_t (*CommAbort)(ncclComm_t comm) = nullptr;
+  // Optional (null when the library lacks it): an error the communicator found on its
+  // own, e.g. a peer's connection closed (the collective watchdog polls it).
+  ncclResult_t (*CommGetAsyncError)(ncclComm_t comm, ncclResult_t* async_error) = nullptr;
   ncclResult_t (*AllReduce)(const void* sendbuff, void* recvbuff, size_t count,
                             ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm,
                             cudaStream_t stream) = nullptr;

@@ -55,7 +55,8 @@ absl::StatusOr<std::unique_ptr<ProcessGroupTrainer>> ProcessGroupTrainer::Create
   } else {
     const int gpu = pg.gpu >= 0 ? pg.gpu : group.config().local_rank;
     ASSIGN_OR_RETURN(t->reducer_,
-                     NcclAllReducer::CreateRank(backend, gpu, plan, group.store(), scope));
+                     NcclAllReducer::CreateRank(backend, gpu, plan, group.store(), scope,
+                                                pg.collective_timeout_seconds));
   }
   t->trainer_->set_all_reducer(t->reducer_.get());
   return t;

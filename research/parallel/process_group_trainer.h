@@ -28,7 +28,9 @@ struct ProcessGroupTrainerOptions {
   int gpu = -1;                              // CUDA: the GPU; −1: the process group's local rank
   int cpu_threads = 1;                       // CPU: backend threads
   int64_t bucket_bytes = int64_t{25} << 20;  // PyTorch DDP's default bucket_cap_mb
-  // CPU: a collective that moves no byte for this long fails with DeadlineExceeded.
+  // A collective that makes no progress for this long fails with DeadlineExceeded: on
+  // the CPU one that moves no byte; on CUDA one still pending on the GPU, when the
+  // NCCL watchdog aborts the communicator (collective_watchdog.h).
   double collective_timeout_seconds = 300;
 };
 
