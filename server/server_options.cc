@@ -169,6 +169,9 @@ void AddServerFlags(CLI::App* app, ServerOptions* o) {
                   "the server's own --device serves inference here and may be cpu")
       ->check(CLI::IsMember({"cpu", "cuda", "auto"}))
       ->capture_default_str();
+  app->add_option("--k8s-node-selector", o->k8s_node_selector,
+                  "KEY=VALUE label an arm pod's node must carry (repeatable; empty: none), e.g. "
+                  "nvidia.com/gpu.product=NVIDIA-A100-SXM4-80GB to pin arms to one GPU model");
   app->add_option("--k8s-parallelism", o->k8s_parallelism,
                   "arm pods of one experiment at once (0: its max_parallel_arms); with "
                   "replicas_per_arm W > 1, arms at once (W pods each)")
@@ -219,6 +222,18 @@ absl::Status ServerOptions::ValidateK8s() const {
   }
   if (!k8s_pvc_mount_path.empty() && k8s_pvc_mount_path.front() != '/') {
     return absl::InvalidArgumentError("--k8s-pvc-mount-path must be an absolute path");
+  }
+  if (k8s_node_selector.size() > 16) {
+    return absl::InvalidArgumentError("--k8s-node-selector: at most 16 labels");
+  }
+  for (const std::string& label : k8s_node_selector) {
+    if (label.empty()) continue;  // a manifest's unset $(VAR): no label
+    const size_t eq = label.find('=');
+    // A label key is at most 253 + 1 + 63 characters (prefix/name), its value 63.
+    if (eq == 0 || eq == std::string::npos || eq > 317 || label.size() - eq - 1 > 63) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--k8s-node-selector '", label, "' is not KEY=VALUE (a node label and its value)"));
+    }
   }
   if (k8s_parallelism < 0 || k8s_parallelism > 10000) {
     return absl::InvalidArgumentError("--k8s-parallelism must be between 0 and 10000");

@@ -79,6 +79,7 @@ struct ServerOptions {
   std::string k8s_pvc;                        // the ReadWriteMany claim holding experiment_dir
   std::string k8s_pvc_mount_path;             // where pods mount it; "" = experiment_dir
   std::string k8s_arm_device = "cuda";        // arm pods' device for sweeps that say "auto"
+  std::vector<std::string> k8s_node_selector;  // KEY=VALUE: the arm pods' nodeSelector
   int k8s_parallelism = 0;                    // arm pods (multi-pod: arms) at once; 0 = config
   int k8s_rendezvous_port = 29500;            // a multi-pod arm's MASTER_PORT
   int k8s_backoff_limit_per_index = 1;        // retries of one arm's pod

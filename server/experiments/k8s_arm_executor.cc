@@ -175,6 +175,7 @@ class JobRun {
     s.image_pull_policy = options_.image_pull_policy;
     s.command = {options_.sweep_binary, "--run-arm", "--dir", dir_};
     s.gpu = device_ == "cuda";
+    s.node_selector = options_.node_selector;
     s.pvc = options_.pvc;
     s.mount_path = options_.mount_path;
     s.backoff_limit_per_index = options_.backoff_limit_per_index;

@@ -21,6 +21,8 @@
 #pragma once
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "research/sweep/arm_executor.h"
 #include "server/experiments/k8s_client.h"
@@ -36,6 +38,8 @@ struct K8sArmOptions {
   // The device of a sweep whose config says "auto" (the pods', not the coordinator's
   // --device, which may be cpu on a node without a GPU); cuda asks one GPU per pod.
   std::string arm_device = "cuda";
+  // The arm pods' nodeSelector (--k8s-node-selector KEY=VALUE), e.g. one GPU model.
+  std::vector<std::pair<std::string, std::string>> node_selector;
   int parallelism = 0;  // pods (multi-pod arms: arms) at once; 0: max_parallel_arms
   int backoff_limit_per_index = 1;
   int rendezvous_port = 29500;  // --k8s-rendezvous-port: a multi-pod arm's MASTER_PORT

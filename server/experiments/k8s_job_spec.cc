@@ -146,6 +146,11 @@ json BuildArmJob(const ArmJobSpec& s) {
       {"volumes",
        json::array({{{"name", "experiments"}, {"persistentVolumeClaim", {{"claimName", s.pvc}}}},
                     {{"name", "tmp"}, {"emptyDir", json::object()}}})}};
+  if (!s.node_selector.empty()) {
+    json selector = json::object();
+    for (const auto& [key, value] : s.node_selector) selector[key] = value;
+    pod["nodeSelector"] = selector;
+  }
   if (s.gpu) {
     container["resources"] = {{"limits", {{"nvidia.com/gpu", 1}}}};
     pod["tolerations"] = json::array(

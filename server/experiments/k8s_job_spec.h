@@ -22,6 +22,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -40,6 +41,9 @@ struct ArmJobSpec {
   int completions = 1;               // arms to train
   int parallelism = 1;               // pods at once
   bool gpu = false;                  // resources.limits["nvidia.com/gpu"] = 1
+  // The pods' nodeSelector (e.g. nvidia.com/gpu.product → NVIDIA-A100-SXM4-80GB, the
+  // label NVIDIA's GPU feature discovery puts on GPU nodes): which GPU model arms get.
+  std::vector<std::pair<std::string, std::string>> node_selector;
   std::string pvc;                   // the experiments claim
   std::string mount_path;            // where the claim is mounted (same as the coordinator's)
   int backoff_limit_per_index = 1;

@@ -289,11 +289,24 @@ class A100OverlayTest(unittest.TestCase):
             for v in values:
                 self.assertRegex(v, r"^NVIDIA-A100-", v)
 
+    @staticmethod
+    def arm_node_selector(o):
+        env = {e["name"]: e.get("value") for c in pod_spec(o)["containers"] for e in c.get("env", [])}
+        args = [a for c in pod_spec(o)["containers"] for a in c.get("args", [])]
+        assert "--k8s-node-selector=$(FLASHTICK_ARM_NODE_SELECTOR)" in args, args
+        return env["FLASHTICK_ARM_NODE_SELECTOR"]
+
+    def test_overlay_pins_arm_pods_to_a100(self):
+        coordinator = by_kind(render(A100))["Deployment"]["flashtickd-experiments"]
+        self.assertRegex(self.arm_node_selector(coordinator),
+                         r"^nvidia\.com/gpu\.product=NVIDIA-A100-")
+
     def test_base_is_gpu_model_neutral(self):
         kinds = by_kind(render(BASE))
         for o in (kinds["Deployment"]["flashtickd"],):
             self.assertEqual(self.gpu_products(o), [])
             self.assertIn("nvidia.com/gpu", [t["key"] for t in pod_spec(o)["tolerations"]])
+        self.assertEqual(self.arm_node_selector(kinds["Deployment"]["flashtickd-experiments"]), "")
 
 
 if __name__ == "__main__":

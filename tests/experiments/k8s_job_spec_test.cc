@@ -78,6 +78,15 @@ TEST(K8sJobSpecTest, CudaArmsTakeOneGpuEach) {
   EXPECT_EQ(pod["tolerations"][0]["operator"], "Exists");
 }
 
+TEST(K8sJobSpecTest, NodeSelectorPinsTheGpuModel) {
+  ArmJobSpec spec = Spec(true);
+  EXPECT_FALSE(BuildArmJob(spec)["spec"]["template"]["spec"].contains("nodeSelector"));
+  spec.node_selector = {{"nvidia.com/gpu.product", "NVIDIA-A100-SXM4-80GB"}, {"pool", "train"}};
+  const json selector = BuildArmJob(spec)["spec"]["template"]["spec"]["nodeSelector"];
+  EXPECT_EQ(selector, (json{{"nvidia.com/gpu.product", "NVIDIA-A100-SXM4-80GB"},
+                            {"pool", "train"}}));
+}
+
 TEST(K8sJobSpecTest, NamesAreDnsLabels) {
   EXPECT_EQ(ArmJobName("exp-000001"), "flashtick-arms-exp-000001");
   EXPECT_EQ(ArmJobName("Exp_1.x"), "flashtick-arms-exp-1-x");

@@ -71,5 +71,29 @@ TEST(ServerOptionsTest, K8sRendezvousPort) {
   }
 }
 
+TEST(ServerOptionsTest, K8sNodeSelector) {
+  ServerOptions options;
+  ASSERT_TRUE(ParseFlags({"--k8s-node-selector", "nvidia.com/gpu.product=NVIDIA-A100-SXM4-80GB",
+                          "--k8s-node-selector", "pool=train"},
+                         &options));
+  ASSERT_EQ(options.k8s_node_selector.size(), 2u);
+  EXPECT_EQ(options.k8s_node_selector[1], "pool=train");
+  options.sweep_arm_runner = "kubernetes";
+  options.experiment_dir = "/var/lib/flashtick/experiments";
+  options.k8s_image = "flashtick:ci";
+  options.k8s_pvc = "flashtick-store";
+  EXPECT_TRUE(options.ValidateK8s().ok()) << options.ValidateK8s();
+  options.k8s_node_selector = {""};  // a manifest's empty $(VAR): no label, not an error
+  EXPECT_TRUE(options.ValidateK8s().ok()) << options.ValidateK8s();
+  // No key, no '=', a value longer than a label value's 63 characters.
+  for (const std::string& bad : {std::string("=a100"), std::string("no-value-sign"),
+                                 "k=" + std::string(64, 'v')}) {
+    options.k8s_node_selector = {bad};
+    const absl::Status status = options.ValidateK8s();
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << bad;
+    EXPECT_NE(status.message().find("--k8s-node-selector"), std::string::npos) << status;
+  }
+}
+
 }  // namespace
 }  // namespace flashtick
