@@ -316,7 +316,7 @@ std::string Arm::StopReason(int64_t fold_step, bool validating, bool over_budget
   const SweepTrainingConfig& t = in_.config->training;
   if (over_budget) return absl::StrCat("time budget: ", t.max_train_seconds, " s of training");
   // Early stopping reads the validation curve, computed by every rank from identical
-  // replicas on the same batches: the same on every rank without agreeing.
+  // replicas on the same batches; TrainFold still agrees on the decision (see there).
   const std::vector<LossPoint>& v = r_.validation_curve;
   if (!validating || v.empty()) return "";
   if (fold_step < std::max(t.early_stop_min_steps, t.context_warmup_steps)) return "";
@@ -404,7 +404,16 @@ absl::Status Arm::TrainFold(int fold, const FoldLabels& labels, bool* cancelled)
     if (tc.max_train_seconds > 0) {
       ASSIGN_OR_RETURN(over_budget, Agreed(OverTimeBudget(fold_step)));
     }
-    if (std::string why = StopReason(fold_step, !val_ticks.empty(), over_budget); !why.empty()) {
+    std::string why = StopReason(fold_step, !val_ticks.empty(), over_budget);
+    if (group() != nullptr && !val_ticks.empty()) {
+      // Early stopping reads validation losses that every rank computes from identical
+      // replicas: equal bit for bit on the CPU, but GPUs of different nodes may pick
+      // different cuBLASLt algorithms and differ in the last bits, and one rank
+      // stopping alone would leave the others waiting in a collective. So it is agreed.
+      ASSIGN_OR_RETURN(const bool any, Agreed(!why.empty()));
+      if (any && why.empty()) why = "early stop (another rank's validation loss)";
+    }
+    if (!why.empty()) {
       r_.skipped_steps += end - GlobalStep();
       r_.stop_reason = absl::StrCat(r_.stop_reason, r_.stop_reason.empty() ? "" : "; ", "fold ", fold, " ", why,
                                     " (", fold_step, " of ", fp.steps, " steps)");

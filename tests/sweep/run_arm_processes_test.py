@@ -10,7 +10,9 @@ FLASHTICK_ARM_INDEX).
            same arm trained in one process with replicas_per_arm 2 (state.json less its
            timings, the exported model and the checkpoint); so does the run where rank 1
            is given a directory of its own, which it must leave untouched (only rank 0
-           writes), with nothing left in its TMPDIR; replicas_per_arm 1 trains the same;
+           writes), with nothing left in its TMPDIR; an arm that stops early (its
+           decision agreed by the ranks) equals its in-process twin and stops at the
+           same step; replicas_per_arm 1 trains the same;
            replicas_per_arm 4 over 2 processes is refused with INVALID_ARGUMENT; over
            processes JOB_COMPLETION_INDEX is the rank, never the arm: without
            --arm-index or FLASHTICK_ARM_INDEX a rank exits 2 saying so.
@@ -193,6 +195,21 @@ def check_equal(binary, root):
         fail(f"rank 1 left files in its TMPDIR: {os.listdir(tmp1)}")
     print("rank 1 wrote nothing (its directory holds only config.json; its TMPDIR is empty)",
           flush=True)
+
+    # Early stopping (a validation day held out, patience 1): its decision is agreed by
+    # the ranks every step; the arm still equals the in-process one and stops early.
+    es_cfg = config(epochs=8)
+    es_cfg["training"].update({"validation_days": 1, "validate_every_steps": 2,
+                               "validation_batches": 1, "patience": 1})
+    es_ref = sweep_dir(root, "es-ref", es_cfg)
+    in_process(binary, es_ref)
+    es = sweep_dir(root, "es", es_cfg)
+    run_ranks(binary, [es, es])
+    expect_same_arm(es_ref, es, "early stopping over 2 processes")
+    why = state(es).get("stop_reason", "")
+    if "patience" not in why and "early" not in why:
+        fail(f"the early-stopping case did not stop early (stop_reason {why!r})")
+    print(f"early stopping over 2 processes stopped as in one: {why}", flush=True)
 
     one = sweep_dir(root, "replicas1", config(replicas=1))
     run_ranks(binary, [one, one])
