@@ -147,11 +147,7 @@ absl::Status FlashtickServer::StartArmExecutor() {
                                                         : options_.k8s_pvc_mount_path;
   arms.sweep_binary = options_.k8s_sweep_binary;
   arms.arm_device = options_.k8s_arm_device;
-  for (const std::string& label : options_.k8s_node_selector) {  // KEY=VALUE, validated
-    if (label.empty()) continue;
-    const size_t eq = label.find('=');
-    arms.node_selector.emplace_back(label.substr(0, eq), label.substr(eq + 1));
-  }
+  ASSIGN_OR_RETURN(arms.node_selector, options_.K8sNodeSelector());
   arms.parallelism = options_.k8s_parallelism;
   arms.backoff_limit_per_index = options_.k8s_backoff_limit_per_index;
   arms.rendezvous_port = options_.k8s_rendezvous_port;

@@ -208,6 +208,25 @@ void AddServerFlags(CLI::App* app, ServerOptions* o) {
                 "with --auth-token-file, require a token for inference and the tick stream too");
 }
 
+absl::StatusOr<std::vector<std::pair<std::string, std::string>>>
+ServerOptions::K8sNodeSelector() const {
+  if (k8s_node_selector.size() > 16) {
+    return absl::InvalidArgumentError("--k8s-node-selector: at most 16 labels");
+  }
+  std::vector<std::pair<std::string, std::string>> labels;
+  for (const std::string& label : k8s_node_selector) {
+    if (label.empty()) continue;  // a manifest's unset $(VAR): no label
+    const size_t eq = label.find('=');
+    // A label key is at most 253 + 1 + 63 characters (prefix/name), its value 63.
+    if (eq == 0 || eq == std::string::npos || eq > 317 || label.size() - eq - 1 > 63) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--k8s-node-selector '", label, "' is not KEY=VALUE (a node label and its value)"));
+    }
+    labels.emplace_back(label.substr(0, eq), label.substr(eq + 1));
+  }
+  return labels;
+}
+
 absl::Status ServerOptions::ValidateK8s() const {
   if (sweep_arm_runner != "local" && sweep_arm_runner != "kubernetes") {
     return absl::InvalidArgumentError("--sweep-arm-runner must be local or kubernetes");
@@ -223,18 +242,7 @@ absl::Status ServerOptions::ValidateK8s() const {
   if (!k8s_pvc_mount_path.empty() && k8s_pvc_mount_path.front() != '/') {
     return absl::InvalidArgumentError("--k8s-pvc-mount-path must be an absolute path");
   }
-  if (k8s_node_selector.size() > 16) {
-    return absl::InvalidArgumentError("--k8s-node-selector: at most 16 labels");
-  }
-  for (const std::string& label : k8s_node_selector) {
-    if (label.empty()) continue;  // a manifest's unset $(VAR): no label
-    const size_t eq = label.find('=');
-    // A label key is at most 253 + 1 + 63 characters (prefix/name), its value 63.
-    if (eq == 0 || eq == std::string::npos || eq > 317 || label.size() - eq - 1 > 63) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "--k8s-node-selector '", label, "' is not KEY=VALUE (a node label and its value)"));
-    }
-  }
+  if (absl::Status s = K8sNodeSelector().status(); !s.ok()) return s;
   if (k8s_parallelism < 0 || k8s_parallelism > 10000) {
     return absl::InvalidArgumentError("--k8s-parallelism must be between 0 and 10000");
   }

@@ -6,9 +6,11 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 
 namespace CLI {
 class App;
@@ -99,6 +101,9 @@ struct ServerOptions {
   absl::Status Validate() const;
   // The --sweep-arm-runner and --k8s-* part of Validate.
   absl::Status ValidateK8s() const;
+  // --k8s-node-selector as (key, value) pairs, empty entries dropped; INVALID_ARGUMENT
+  // for an entry that is not KEY=VALUE or more than 16 of them.
+  absl::StatusOr<std::vector<std::pair<std::string, std::string>>> K8sNodeSelector() const;
   // The host part of `listen` (the metrics endpoint binds to the same host).
   std::string ListenHost() const;
 };
