@@ -2,11 +2,13 @@
 (tests/reliability/run_overload.py, run_crash.py, bench/serve_latency/serve_latency.py):
 KServe ModelInfer requests, flashtick.v1 stubs with message classes taken from the
 server's reflection (the scripts need no generated flashtick code), the Experiments
-calls the sweep scripts make, a TickStream call fed from a queue, and the ok/FAIL check lines the reliability scripts print (with the
+calls the sweep scripts make and a polling wait, a TickStream call fed from a queue, and the ok/FAIL check lines the reliability scripts print (with the
 server's log when one failed).
 
 Import it after putting this folder on sys.path, as those scripts do.
 """
+import time
+
 from google.protobuf import descriptor_pool, message_factory
 from grpc_reflection.v1alpha.proto_reflection_descriptor_database import (
     ProtoReflectionDescriptorDatabase)
@@ -60,6 +62,18 @@ def tick_stream(channel):
                                  request_serializer=Req.SerializeToString,
                                  response_deserializer=Resp.FromString)
     return Req, call
+
+
+def wait_for(pred, timeout, what, step=0.05):
+    """pred()'s first truthy value, polled every `step` seconds; RuntimeError naming
+    `what` after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        v = pred()
+        if v:
+            return v
+        time.sleep(step)
+    raise RuntimeError("timed out after %d s waiting for %s" % (timeout, what))
 
 
 class ExperimentsClient:

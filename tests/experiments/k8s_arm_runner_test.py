@@ -57,7 +57,7 @@ import urllib.request
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "e2e"))
 from e2e_server import ServerProcess  # noqa: E402
-from flashtickd_client import ExperimentsClient  # noqa: E402
+from flashtickd_client import ExperimentsClient, wait_for  # noqa: E402
 
 NAMESPACE = "flashtick-ci"
 TOKEN = "fake-sa-token-7f3a"
@@ -96,16 +96,6 @@ class Checks:
         return ok
 
 
-def wait_for(pred, timeout, what, step=0.1):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        v = pred()
-        if v:
-            return v
-        time.sleep(step)
-    raise RuntimeError("timed out after %d s waiting for %s" % (timeout, what))
-
-
 def requests(log):
     try:
         with open(log) as f:
@@ -134,6 +124,18 @@ def runner_takes_world_size(sweep_bin):
     out = subprocess.run([sweep_bin, "--help"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                          timeout=60, text=True).stdout
     return "--world-size" in out
+
+
+def local_report(args, work, name, config):
+    """report.json of `config` run to its end by the local runner (flashtick_sweep in this
+    process, work/local-<name>): what the Kubernetes run must equal."""
+    local_dir = os.path.join(work, "local-" + name)
+    cfg_path = os.path.join(work, name + ".json")
+    with open(cfg_path, "w") as f:
+        json.dump(config, f)
+    subprocess.run([args.flashtick_sweep, "--config", cfg_path, "--dir", local_dir,
+                    "--plot-script", ""], check=True, timeout=300, stdout=subprocess.DEVNULL)
+    return load_json(os.path.join(local_dir, "report.json"))
 
 
 def wait_done(client, exp_id, what, timeout=300):
@@ -286,13 +288,7 @@ def multi_pod_arms(client, checks, args, log, work, jobs_path, port):
     if client.State(done) != "SUCCEEDED":
         return
     mine = arm_results(load_json(os.path.join(done.directory, "report.json")))
-    local_dir = os.path.join(work, "local-dp")
-    cfg_path = os.path.join(work, "dp.json")
-    with open(cfg_path, "w") as f:
-        json.dump(config, f)
-    subprocess.run([args.flashtick_sweep, "--config", cfg_path, "--dir", local_dir,
-                    "--plot-script", ""], check=True, timeout=300, stdout=subprocess.DEVNULL)
-    local = load_json(os.path.join(local_dir, "report.json"))
+    local = local_report(args, work, "dp", config)
     checks.check(load_json(os.path.join(done.directory, "report.json")).get("verdict")
                  == local.get("verdict"), "the multi-pod verdict equals the local runner's")
     theirs = arm_results(local)
@@ -366,16 +362,10 @@ def main():
         checks.check(client.State(done) == "SUCCEEDED", "the Kubernetes sweep SUCCEEDED (%s %s)"
                      % (client.State(done), done.error))
         k8s_report = load_json(os.path.join(done.directory, "report.json"))
-        local_dir = os.path.join(work, "local")
-        cfg_path = os.path.join(work, "tiny.json")
-        with open(cfg_path, "w") as f:
-            json.dump(config, f)
-        subprocess.run([args.flashtick_sweep, "--config", cfg_path, "--dir", local_dir,
-                        "--plot-script", ""], check=True, timeout=300, stdout=subprocess.DEVNULL)
-        local_report = load_json(os.path.join(local_dir, "report.json"))
-        checks.check(k8s_report.get("verdict") == local_report.get("verdict"),
+        local = local_report(args, work, "tiny", config)
+        checks.check(k8s_report.get("verdict") == local.get("verdict"),
                      "the verdict equals the local runner's")
-        mine, theirs = arm_results(k8s_report), arm_results(local_report)
+        mine, theirs = arm_results(k8s_report), arm_results(local)
         checks.check(sorted(mine) == ["n32-s1", "n32-s2", "n8-s1", "n8-s2"], "four arms: %s" % sorted(mine))
         for arm_id in sorted(theirs):
             checks.check(mine.get(arm_id) == theirs[arm_id],
@@ -387,7 +377,7 @@ def main():
             md = f.read()
         checks.check("Where each arm ran: " in md and "on node fake-node-" in md,
                      "report.md says where each arm ran")
-        local_places = {a.get("ran_on", "") for a in local_report["arms"]}
+        local_places = {a.get("ran_on", "") for a in local["arms"]}
         checks.check(all(v.startswith("host ") for v in local_places), "local arms ran on the host")
 
         # 2. What flashtickd asked of the API server.

@@ -36,7 +36,7 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "e2e"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from e2e_server import ServerProcess  # noqa: E402
-from flashtickd_client import Checks, ExperimentsClient  # noqa: E402
+from flashtickd_client import Checks, ExperimentsClient, wait_for  # noqa: E402
 from inotify_watch import Watch  # noqa: E402
 
 MODEL = "crash"
@@ -57,16 +57,6 @@ def sweep(name, contexts, epochs=3):
         "gates": {"pbo_blocks": 6},
         "precision_check": {"enabled": False},
         "device": "cpu", "cpu_threads": 1})
-
-
-def wait_for(pred, timeout, what, step=0.05):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        v = pred()
-        if v:
-            return v
-        time.sleep(step)
-    raise RuntimeError("timed out after %d s waiting for %s" % (timeout, what))
 
 
 def arm_dirs(exp):
