@@ -22,13 +22,11 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from rank_processes import communicate_all, fail  # noqa: E402
+
 TINY = ["--n", "16", "--width", "16", "--heads", "2", "--layers", "1", "--bucket-kib", "1",
         "--rendezvous-timeout", "20"]
-
-
-def fail(msg):
-    print("FAIL: " + msg, flush=True)
-    sys.exit(1)
 
 
 def parse_lines(text, who):
@@ -86,17 +84,7 @@ def launch(binary, world, extra, per_rank_extra=None, timeout=60, wait_for=None)
         port = int(open(port_file).read())
         for r in range(1, world):
             procs.append(spawn(r, port, per_rank_extra.get(r, [])))
-        results = []
-        for r, p in enumerate(procs):
-            if wait_for is not None and r not in wait_for:
-                continue
-            try:
-                out, err = p.communicate(timeout=max(1, timeout - (time.monotonic() - start)))
-            except subprocess.TimeoutExpired:
-                for q in procs:
-                    q.kill()
-                fail(f"rank {r} of {world} did not finish within {timeout} s (a hang)")
-            results.append((p.returncode, out, err, time.monotonic() - start))
+        results = communicate_all(procs, timeout, start=start, only=wait_for)
         for p in procs:  # a rank left hanging on purpose
             if p.poll() is None:
                 p.kill()

@@ -33,16 +33,14 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "parallel"))
+from rank_processes import communicate_all, fail  # noqa: E402
+
 ARM = 0  # the one N of the config below
 GROUP_ENV = ("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "LOCAL_RANK",
              "JOB_COMPLETION_INDEX", "FLASHTICK_ARM_INDEX")
 TIMINGS = ("train_seconds", "plain_step_seconds", "refresh_step_seconds", "eval_seconds",
            "ran_on")
-
-
-def fail(msg):
-    print("FAIL: " + msg, flush=True)
-    sys.exit(1)
 
 
 def config(replicas=2, epochs=2):
@@ -109,16 +107,7 @@ def start_ranks(binary, dirs, tmpdirs=None):
 
 def finish(procs, timeout=120):
     """[(rc, out, err, seconds since finish was called)] of every rank."""
-    start, out = time.monotonic(), []
-    for r, p in enumerate(procs):
-        try:
-            o, e = p.communicate(timeout=max(1, timeout - (time.monotonic() - start)))
-        except subprocess.TimeoutExpired:
-            for q in procs:
-                q.kill()
-            fail(f"rank {r} did not finish within {timeout} s (a hang)")
-        out.append((p.returncode, o, e, time.monotonic() - start))
-    return out
+    return communicate_all(procs, timeout)
 
 
 def run_ranks(binary, dirs, tmpdirs=None):
