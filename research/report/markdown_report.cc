@@ -296,13 +296,25 @@ void Precision(const json& r, std::string* md) {
                   At(p, "flips").dump(), " (", F(At(p, "flip_share"), "%.4f"), ") |\n\n");
 }
 
+// "537.0 s wall-clock over 2 calls (this call 66.6 s)": a sweep cut off by a time limit
+// resumes in a later call, and what it cost is the sum (sweep_clock.h). Reports written
+// before the ledger existed have no "calls".
+std::string WallClock(const json& r) {
+  std::string s = absl::StrCat(F(At(r, "wall_seconds"), "%.1f"), " s wall-clock");
+  if (r.contains("calls") && r["calls"].is_number_integer() && r["calls"].get<int>() > 1) {
+    absl::StrAppend(&s, " over ", r["calls"].get<int>(), " calls (this call ",
+                    F(At(r, "call_seconds"), "%.1f"), " s)");
+  }
+  return s;
+}
+
 }  // namespace
 
 std::string MarkdownReport(const json& r) {
   std::string md = absl::StrCat("# Sweep report: ", S(r, "name"), "\n\n");
   const json& data = At(r, "data");
   absl::StrAppend(&md, "Status: ", S(r, "status"), ". Backend ", S(r, "backend"), " (device ",
-                  S(r, "device"), "), ", F(At(r, "wall_seconds"), "%.1f"), " s wall-clock.\n\n",
+                  S(r, "device"), "), ", WallClock(r), ".\n\n",
                   "Data: ", S(data, "description"), ". ", At(data, "days").dump(), " days of ",
                   At(data, "steps_per_day").dump(), " steps; ", At(data, "test_days").dump(),
                   " test days (T for the Sharpe statistics).\n\n");

@@ -178,6 +178,8 @@ json SweepReportJson(const SweepOutcome& o) {
           {"precision_check",
            o.chosen_arm >= 0 ? PrecisionToJson(o.precision) : json(nullptr)},
           {"wall_seconds", o.wall_seconds},
+          {"call_seconds", o.call_seconds},
+          {"calls", o.calls},
           {"method",
            {{"epoch", "as many labelled tokens as the arm's final training set"},
             {"eval", "test days scored with windows of N advancing by eval_stride; each scored "

@@ -3,7 +3,6 @@
 #include "research/sweep/sweep_engine.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <memory>
 
@@ -19,6 +18,7 @@
 #include "research/sweep/arm_pool.h"
 #include "research/sweep/day_predictor.h"
 #include "research/sweep/rank_arm.h"
+#include "research/sweep/sweep_clock.h"
 #include "research/sweep/sweep_data.h"
 
 namespace flashtick {
@@ -219,8 +219,8 @@ std::string ArmId(int64_t context, uint64_t seed, bool several_seeds) {
 absl::StatusOr<SweepOutcome> SweepEngine::Run(const SweepConfig& config,
                                               const SweepEngineOptions& options,
                                               const SweepHooks& hooks) {
-  const auto start = std::chrono::steady_clock::now();
   RETURN_IF_ERROR(PrepareDir(config, options.dir));
+  SweepClock clock(options.dir);
   ASSIGN_OR_RETURN(SweepData data, LoadSweepData(config));
   ASSIGN_OR_RETURN(ResearchDataset dataset, ResearchDataset::Build(data.days, config.horizon,
                                                                     config.label_alpha_bps * 1e-4));
@@ -244,7 +244,9 @@ absl::StatusOr<SweepOutcome> SweepEngine::Run(const SweepConfig& config,
     ASSIGN_OR_RETURN(out.precision,
                      CheckChosenArm(config, dataset, slots[out.chosen_arm], setup, device));
   }
-  out.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  out.wall_seconds = clock.total_seconds();
+  out.call_seconds = clock.this_call_seconds();
+  out.calls = clock.calls();
   RETURN_IF_ERROR(WriteSweepReport(options.dir, options.python, options.plot_script, &out));
   return out;
 }

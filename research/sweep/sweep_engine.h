@@ -89,7 +89,9 @@ struct SweepOutcome {
   std::string verdict_error;           // why there is no verdict
   int chosen_arm = -1;                 // the arm the precision check ran on
   PrecisionReport precision;
-  double wall_seconds = 0;
+  double wall_seconds = 0;   // every call on the sweep's directory (sweep_clock.h)
+  double call_seconds = 0;   // this call's share of it
+  int calls = 1;             // the calls that worked on the directory, this one included
   std::vector<std::string> report_files;  // written under dir
   std::string plots_note;                 // why plots are missing, if they are
 };

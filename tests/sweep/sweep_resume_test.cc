@@ -227,6 +227,16 @@ TEST(SweepResume, AfterAKillTheSweepEndsAsIfUninterrupted) {
   ASSERT_TRUE(resumed.ok()) << resumed.status();
   ASSERT_FALSE(resumed->cancelled);
   ExpectSameResults(*straight, *resumed);
+  // What the sweep cost is both calls (sweep_clock.h): the killed one counts up to its
+  // last heartbeat, so at least its first write, and the report says so.
+  EXPECT_EQ(straight->calls, 1);
+  EXPECT_EQ(resumed->calls, 2);
+  EXPECT_GT(resumed->wall_seconds, resumed->call_seconds);
+  std::ifstream resumed_md_file(dir + "/report.md");
+  const std::string resumed_md((std::istreambuf_iterator<char>(resumed_md_file)),
+                               std::istreambuf_iterator<char>());
+  EXPECT_NE(resumed_md.find(" s wall-clock over 2 calls (this call "), std::string::npos);
+  EXPECT_EQ(md.find(" calls (this call "), std::string::npos) << "one call: no split";
 }
 
 TEST(SweepResume, CancelKeepsTheFinishedArmAndResumesExactly) {
