@@ -62,11 +62,19 @@ absl::Status ForwardOps::QkvProjection(const std::string& block) const {
 }
 
 absl::Status ForwardOps::ProjectionAndMlp(const std::string& block) const {
-  RETURN_IF_ERROR(Linear(ws_.att, block + "attn.proj", ws_.x, true));
-  RETURN_IF_ERROR(LayerNorm(ws_.x, block + "ln2", ws_.h));
-  RETURN_IF_ERROR(Linear(ws_.h, block + "mlp.fc1", ws_.mlp, false));
-  RETURN_IF_ERROR(Run(ModelOpDesc(Op::kGelu, act_), {ws_.mlp}, {ws_.mlp}, block + "gelu"));
-  return Linear(ws_.mlp, block + "mlp.fc2", ws_.x, true);
+  return ProjectionAndMlpRows(block, ws_.att, ws_.x);
+}
+
+absl::Status ForwardOps::ProjectionAndMlpRows(const std::string& block, const TensorView& att,
+                                              const TensorView& x) const {
+  const int64_t rows = x.dim(0);
+  TensorView h = ws_.h, mlp = ws_.mlp;
+  h.shape[0] = mlp.shape[0] = rows;  // the first rows: contiguous, whatever x's stride
+  RETURN_IF_ERROR(Linear(att, block + "attn.proj", x, true));
+  RETURN_IF_ERROR(LayerNorm(x, block + "ln2", h));
+  RETURN_IF_ERROR(Linear(h, block + "mlp.fc1", mlp, false));
+  RETURN_IF_ERROR(Run(ModelOpDesc(Op::kGelu, act_), {mlp}, {mlp}, block + "gelu"));
+  return Linear(mlp, block + "mlp.fc2", x, true);
 }
 
 absl::Status ForwardOps::HeadProbs(const TensorView& xs, const TensorView& hs) const {

@@ -47,6 +47,11 @@ class ForwardOps {
   // The rest of the block once attention has written ws.att:
   // x += att·Wprojᵀ + b;  x += gelu(LN2(x)·W1ᵀ + b1)·W2ᵀ + b2.
   absl::Status ProjectionAndMlp(const std::string& block) const;
+  // The same on some rows only: `att` and `x` are [rows, C] views (any row stride) of
+  // the attention output and the residual stream; LN2 and the MLP run in the first
+  // rows of ws.h and ws.mlp.
+  absl::Status ProjectionAndMlpRows(const std::string& block, const TensorView& att,
+                                    const TensorView& x) const;
   // ws.probs32 = softmax(LN_f(xs)·Wheadᵀ + b) through ws.logits, with `hs` holding
   // LN_f's output (xs and hs: every row of ws.x / ws.h, or a view of some rows).
   // The softmax runs in fp32 when activations are bf16/f16.

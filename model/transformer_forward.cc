@@ -41,6 +41,21 @@ TensorView HeadsView(const TensorView& buf, int64_t col, int64_t B, int64_t T, i
   return v;
 }
 
+// Row T − 1 of each of the B sequences of `v` ([B, T, ...] with T as dimension 1, or a
+// [B·T, W] buffer): the same view with T = 1, starting at the last row.
+TensorView LastRows(const TensorView& v, int64_t B, int64_t T) {
+  TensorView r = v;
+  if (v.rank == 2) {  // [B·T, W] rows: a [B, W] view with row stride T·W
+    r.shape[0] = B;
+    r.strides[0] = T * v.stride(0);
+    r.data = static_cast<char*>(v.data) + (T - 1) * v.stride(0) * DTypeSize(v.dtype);
+    return r;
+  }
+  r.shape[1] = 1;
+  r.data = static_cast<char*>(v.data) + (T - 1) * v.stride(1) * DTypeSize(v.dtype);
+  return r;
+}
+
 }  // namespace
 
 ForwardWorkspace ForwardWorkspace::Carve(void* base, DeviceKind device, const ModelConfig& c,
@@ -98,6 +113,10 @@ absl::Status Transformer::Impl::ForwardChunk(const ModelConfig& c, Backend* be, 
   const TensorView k = HeadsView(ws.qkv, H * D, Bc, T, Hkv, D);
   const TensorView v = HeadsView(ws.qkv, (H + Hkv) * D, Bc, T, Hkv, D);
   const TensorView att4 = MakeView(ws.att.data, act, dev, {Bc, T, H, D});
+  OpDesc decode = ModelOpDesc(Op::kAttentionDecode, act);
+  decode.attention.head_dim = static_cast<int>(D);
+  // A backend without a decode kernel (a test double) runs the last block whole.
+  const bool last_step_decode = last_only && T > 1 && !probe && be->Supports(decode);
   for (int l = 0; l < c.layers; ++l) {
     if (stop && l > 0) {
       // The host runs ahead of an asynchronous device: wait for it, so that the
@@ -113,6 +132,18 @@ absl::Status Transformer::Impl::ForwardChunk(const ModelConfig& c, Backend* be, 
     rope.rope.rotary_dims = c.layer_rotary_dims(l);
     RETURN_IF_ERROR(ops.Run(rope, {q}, {q}, b + "rope(q)"));
     RETURN_IF_ERROR(ops.Run(rope, {k}, {k}, b + "rope(k)"));
+    if (last_step_decode && l == c.layers - 1) {
+      // Only each sequence's last step leaves the last block: its K and V need every
+      // row (done above), nothing after them does. Attention runs as the decode of the
+      // last query against all T keys (what Transformer::Step runs per tick), and the
+      // projection and MLP on B rows instead of B·T. For a 2-layer model this halves
+      // a day's attention, the bulk of a forward at N = 23,400 (docs/serving.md,
+      // "The last step only"). The attention probe needs every row, so it keeps them.
+      RETURN_IF_ERROR(ops.Run(decode, {LastRows(q, Bc, T), k, v}, {LastRows(att4, Bc, T)},
+                              b + "attention (last step)"));
+      RETURN_IF_ERROR(ops.ProjectionAndMlpRows(b, LastRows(ws.att, Bc, T), LastRows(ws.x, Bc, T)));
+      continue;
+    }
     RETURN_IF_ERROR(ops.Run(attn, {q, k, v}, {att4, ws.lse}, b + "attention"));
     if (probe) RETURN_IF_ERROR(probe(l, q, k, ws.lse));
     RETURN_IF_ERROR(ops.ProjectionAndMlp(b));
@@ -122,8 +153,7 @@ absl::Status Transformer::Impl::ForwardChunk(const ModelConfig& c, Backend* be, 
   // stride T·C, so no other row is normalised or projected).
   TensorView xs = ws.x, hs = ws.h;
   if (last_only) {
-    xs = MakeView(static_cast<char*>(ws.x.data) + (T - 1) * C * DTypeSize(act), act, dev, {Bc, C});
-    xs.strides[0] = T * C;
+    xs = LastRows(ws.x, Bc, T);
     hs = MakeView(ws.h.data, act, dev, {Bc, C});
   }
   RETURN_IF_ERROR(ops.HeadProbs(xs, hs));

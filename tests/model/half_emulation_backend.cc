@@ -24,6 +24,7 @@ const char* Pattern(Op op) {
     case Op::kSoftmax:
     case Op::kRope: return "hh";
     case Op::kAttentionFwd: return "hhhhf";
+    case Op::kAttentionDecode: return "hhhh";
     default: return nullptr;
   }
 }
