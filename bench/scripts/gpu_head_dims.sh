@@ -9,7 +9,7 @@
 #            at D = 64, 128, 256 against the CPU fp64 reference and JAX
 #   model    cuda_model_test: whole models of D = 16, 32 and 64 against the CPU in fp64
 #   bench    bench_attention (ours, cuDNN) beside PyTorch at D = 16, 32, 96, 256
-#            (gpu_cudnn.sh bench; cuDNN skips 256), then bob_bench (BoB) at D = 128 and 256
+#            (gpu_cudnn.sh bench; cuDNN skips 256), then bob_bench (BoB) at D = 256 and 128
 # $OUT gets head_dims_summary.txt (read first) and each stage's log.
 # Usage (repository root): OUT=dir bench/scripts/gpu_head_dims.sh [build] [parity] [oracle] [model] [bench]
 # Env: HD_DEADLINE (seconds for all stages, default 560), HD_N (bench lengths, default 4096,23400),
@@ -82,12 +82,15 @@ if [[ " $stages " == *" bench "* ]]; then
   CUDNN_N=${HD_N:-4096,23400} CUDNN_D=16,32,96,256 CUDNN_ROUNDS=1 CUDNN_DEADLINE=$(( $(left) * 3 / 5 )) OUT=$out \
     bench/scripts/gpu_cudnn.sh bench > "$out/head_dims_bench.txt" 2>&1
   tail -30 "$out/head_dims_bench.txt" >> "$summary"
-  # BoB (bf16, B = 1, H = 12, causal) at D = 128 and 256: the D = 256 tiles against the
-  # D = 128 ones in the same session. Its first check is at D = 64 (bob_bench.cc).
+  # BoB (bf16, B = 1, H = 12, causal) at D = 256, then D = 128 for the same session's
+  # reference; D = 256 gets two thirds of what is left. Its first check is at D = 64
+  # (bob_bench.cc).
   commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
-  for d in 128 256; do
+  for d in 256 128; do
     [ "$(left)" -gt 15 ] || { note "bob_bench D = $d: no time left"; continue; }
-    timeout $(( $(left) - 5 )) "$build/bench/bob/bob_bench" --d $d --n "${HD_BOB_N:-4096,23400}" \
+    limit=$(( $(left) - 5 ))
+    [ $d = 256 ] && limit=$(( limit * 2 / 3 ))
+    timeout $limit "$build/bench/bob/bob_bench" --d $d --n "${HD_BOB_N:-4096,23400}" \
       --commit "$commit" --json "$out/head_dims_bob.jsonl" 2> "$out/head_dims_bob_d$d.log"
     note "bob_bench D = $d: exit $?"
   done
