@@ -121,6 +121,9 @@ cudaError_t ForwardStatsBf16(const void* q, const void* k, const void* v, const 
   } else if (D == 128) {
     forward_stats_kernel<128><<<grid, kRowsPerBlock * kWarp, 0, stream>>>(
         qq, kk, vv, dd, oo, lse, dvec, B, T, H, Hkv, causal, scale);
+  } else if (D == 256) {  // qv[256] spills to local memory: untimed, built once per N
+    forward_stats_kernel<256><<<grid, kRowsPerBlock * kWarp, 0, stream>>>(
+        qq, kk, vv, dd, oo, lse, dvec, B, T, H, Hkv, causal, scale);
   } else {
     return cudaErrorInvalidValue;
   }

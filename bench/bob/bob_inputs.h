@@ -14,7 +14,7 @@ namespace flashtick::bench {
 // x[i] = bf16 of a standard normal draw keyed by (seed, i) (counter-based, any order).
 cudaError_t FillNormalBf16(void* x, int64_t n, uint64_t seed, cudaStream_t stream);
 
-// D ∈ {64, 128}.
+// D ∈ {64, 128, 256}.
 cudaError_t ForwardStatsBf16(const void* q, const void* k, const void* v, const void* dout, void* o,
                              float* lse, float* dvec, int B, int T, int H, int Hkv, int D,
                              bool causal, float scale, cudaStream_t stream);

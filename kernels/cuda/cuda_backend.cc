@@ -51,8 +51,8 @@ class CudaBackend final : public Backend {
       case Op::kCast:  // from any of fp32, fp64, bf16, fp16 (desc.dtype is X's)
         return desc.dtype == DType::kF32 || desc.dtype == DType::kF64 || IsHalf(desc.dtype);
       // Attention: the Flash kernels are half-precision only (kernels/ops/attention.h),
-      // for the head dims flash_host.h lists per op (0: the caller did not say; BoB has
-      // no D = 256 tiles, FlashBobRunsHeadDim).
+      // for the head dims flash_host.h lists per op (0: the caller did not say;
+      // FlashBobRunsHeadDim for BoB).
       case Op::kAttentionFwd:
       case Op::kAttentionBwd:
       case Op::kAttentionBwdBwd:

@@ -21,8 +21,8 @@
 // L (log-sum-exp, natural log), D, c, e: fp32 [B, H, T] contiguous.
 // dtypes: CPU f32/f64 (all tensors one dtype, statistics in that dtype too);
 // CUDA bf16/f16 in and out, fp32 statistics, fp32 accumulation.
-// D (head dim) ∈ {16, 32, 64, 96, 128} on CUDA (16, 32, 96 zero-padded onto the 64/128
-// kernels, docs/kernels/head_dims.md); any D on CPU. Any T ≥ 1.
+// D (head dim) ∈ {16, 32, 64, 96, 128, 256} on CUDA for every op here (16, 32, 96
+// zero-padded onto the 64/128 kernels, docs/kernels/head_dims.md); any D on CPU. Any T ≥ 1.
 //
 // Inputs / outputs by op (order is the contract):
 //   kAttentionFwd     in:  Q, K, V                      out: O, L

@@ -148,5 +148,18 @@ TEST(BobEmu, Bf16D128) {
 
 TEST(BobEmu, F16D128) { CheckCase<__half, 128>({1, 64, 2, 2, 128, true}, true, 8); }
 
+// D = 256 on its 32 × 32 tiles with 2 × 4 warps (BobTileShape): T = 1; ragged last
+// tiles (45 = 32 + 13, 70 = 2·32 + 6, 100 = 3·32 + 4) with causal tiles fully masked
+// above the diagonal; GQA (pass 2 streams every query head of a K/V head); strided
+// views; fp16.
+TEST(BobEmu, Bf16D256) {
+  CheckCase<__nv_bfloat16, 256>({1, 1, 2, 1, 256, true}, false, 9);
+  CheckCase<__nv_bfloat16, 256>({1, 45, 4, 2, 256, true}, true, 10);
+  CheckCase<__nv_bfloat16, 256>({1, 70, 2, 1, 256, false}, false, 11);
+  CheckCase<__nv_bfloat16, 256>({1, 100, 4, 1, 256, true}, false, 13);  // 4 tiles, GQA 4/1
+}
+
+TEST(BobEmu, F16D256) { CheckCase<__half, 256>({2, 40, 2, 2, 256, true}, true, 12); }
+
 }  // namespace
 }  // namespace flashtick::bob_test

@@ -1,7 +1,7 @@
 // JAX float64 oracle for attention backward-over-backward: jax.vjp of the vjp of
 // attention (tests/bob/jax_oracle.py, run through FLASHTICK_PYTHON) against the CPU
-// reference op (f64) and the plain reference, on these shapes: T = 1, 37, 64;
-// causal and not; GQA H=4/Hkv=2; D = 16 and 64; random, non-zero gQ, gK, gV.
+// reference op (f64) and the plain reference, on these shapes: T = 1, 37, 45, 64;
+// causal and not; GQA H=4/Hkv=2; D = 16, 64 and 256; random, non-zero gQ, gK, gV.
 #include <unistd.h>
 
 #include <cstdio>
@@ -21,7 +21,7 @@ std::vector<BobCase> OracleCases() {
   return {
       {1, 1, 4, 2, 16, true},   {1, 37, 4, 2, 16, true},  {1, 37, 4, 2, 16, false},
       {1, 64, 4, 2, 64, true},  {1, 64, 4, 2, 64, false}, {2, 37, 2, 2, 64, true},
-      {1, 64, 2, 1, 16, false},
+      {1, 64, 2, 1, 16, false}, {1, 45, 4, 2, 256, true},
   };
 }
 

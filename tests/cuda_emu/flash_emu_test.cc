@@ -304,40 +304,48 @@ TEST(FlashVariantNames, ReadOffTheLaunchedTraits) {
                 bwd.block_n == BwdTraitsD64::kBlockN && bwd.warps == BwdTraitsD64::kNWarps);
 }
 
-// D = 256 runs the forward, backward and decode, not the backward-over-backward (no
-// BoB tiles for it): Supports() asks per op, the BoB launcher refuses before touching
-// memory and names the head dims it runs, and the kernel path says unsupported.
-TEST(FlashHeadDims, BobRefuses256AndSaysWhichHeadDimsItRuns) {
+// Every op runs every head dim of FlashKernelHeadDim, the backward-over-backward
+// included (its D = 256 tiles: BobTileShape): Supports() asks per op and says yes at 256,
+// the launchers still refuse a head dim none of them runs (24), and the BoB kernel path
+// is read off the same tiles BobTraits is built from.
+TEST(FlashHeadDims, EveryOpRuns256AndBobSaysWhichHeadDimsItRuns) {
   using namespace cuda::flash;
   static_assert(FlashKernelHeadDim(256) == 256 && FlashRunsHeadDim(256));
-  static_assert(!FlashBobRunsHeadDim(256) && FlashBobRunsHeadDim(96) && FlashBobRunsHeadDim(16));
-  for (Op op : {Op::kAttentionFwd, Op::kAttentionBwd, Op::kAttentionDecode})
+  static_assert(FlashBobRunsHeadDim(256) && FlashBobRunsHeadDim(96) && FlashBobRunsHeadDim(16));
+  static_assert(!FlashBobRunsHeadDim(24) && !FlashBobRunsHeadDim(512));
+  for (Op op : {Op::kAttentionFwd, Op::kAttentionBwd, Op::kAttentionBwdBwd, Op::kAttentionDecode}) {
     EXPECT_TRUE(FlashOpRunsHeadDim(op, 256)) << OpName(op);
-  EXPECT_FALSE(FlashOpRunsHeadDim(Op::kAttentionBwdBwd, 256));
-  EXPECT_TRUE(FlashOpRunsHeadDim(Op::kAttentionBwdBwd, 128));
-  EXPECT_FALSE(FlashOpRunsHeadDim(Op::kAttentionFwd, 24));
+    EXPECT_TRUE(FlashOpRunsHeadDim(op, 128)) << OpName(op);
+    EXPECT_FALSE(FlashOpRunsHeadDim(op, 24)) << OpName(op);
+  }
+  constexpr cuda::BobTiles bob = cuda::BobTileShape(256);
+  static_assert(bob.head_dim == 256 && bob.block_m == 32 && bob.block_n == 32 && bob.warps == 8);
 }
 
 // The launcher and the kernel-path names live in the CUDA backend's host code, linked
 // only into builds with the backend (the sanitizer build compiles the emulator without
 // it).
 #ifdef FLASHTICK_EMU_LINKS_CUDA_BACKEND
-TEST(FlashHeadDims, BobLauncherRefuses256AndKernelPathsSayIt) {
-  const TensorView x = MakeView(nullptr, DType::kBF16, DeviceKind::kCuda, {1, 8, 2, 256});
+TEST(FlashHeadDims, BobLauncherRefuses24AndKernelPathsNameTheTiles) {
+  const TensorView x = MakeView(nullptr, DType::kBF16, DeviceKind::kCuda, {1, 8, 2, 24});
   const TensorView stat = MakeView(nullptr, DType::kF32, DeviceKind::kCuda, {1, 2, 8});
   const std::vector<TensorView> in = {x, x, x, x, x, stat, stat, x, x, x}, out = {x, x, x, x};
   OpDesc desc;
   desc.op = Op::kAttentionBwdBwd;
   desc.dtype = DType::kBF16;
-  desc.attention.head_dim = 256;
+  desc.attention.head_dim = 24;
   cuda::CudaContext ctx;
   ctx.sm = 90;
   const absl::Status st = cuda::AttentionBwdBwd(desc, in, out, ctx);
   EXPECT_EQ(st.code(), absl::StatusCode::kUnimplemented) << st;
-  EXPECT_NE(st.message().find("runs head dims 16, 32, 64, 96 and 128; got 256"), std::string::npos) << st;
+  EXPECT_NE(st.message().find("runs head dims 16, 32, 64, 96, 128 and 256; got 24"), std::string::npos)
+      << st;
 
-  EXPECT_EQ(cuda::AttentionKernelPath(desc, 256, ctx), "flash_cuda_unsupported_bwd_bwd_d256");
-  EXPECT_EQ(cuda::AttentionKernelPath(desc, 96, ctx), "flash_cuda_bwd_bwd_d128_pad96_sm90");
+  EXPECT_EQ(cuda::AttentionKernelPath(desc, 24, ctx), "flash_cuda_unsupported_d24");
+  EXPECT_EQ(cuda::AttentionKernelPath(desc, 256, ctx), "flash_cuda_bwd_bwd_d256_m32n32w8_sm90");
+  EXPECT_EQ(cuda::AttentionKernelPath(desc, 128, ctx), "flash_cuda_bwd_bwd_d128_m64n64w8_sm90");
+  EXPECT_EQ(cuda::AttentionKernelPath(desc, 96, ctx), "flash_cuda_bwd_bwd_d128_m64n64w8_pad96_sm90");
+  EXPECT_EQ(cuda::AttentionKernelPath(desc, 16, ctx), "flash_cuda_bwd_bwd_d64_m64n64w8_pad16_sm90");
   desc.op = Op::kAttentionFwd;
   EXPECT_EQ(cuda::AttentionKernelPath(desc, 256, ctx), "flash_cuda_fwd_d256_m64n64w4_splitkv_sm90");
   desc.op = Op::kAttentionBwd;

@@ -3,8 +3,9 @@
 // by nmse, plus the FlashAttention bound against the plain full-row reference in the
 // target's precision (kernels/cpu/attention_bwd_bwd_naive.h, rounding P, dS, ∂S,
 // P∘(G − c) and the outputs). Shape table: T = 1; T off the 64-row tile (37, 129, 200,
-// 1000); D ∈ {16, 32, 64, 96, 128}; GQA H = 8, Hkv = 2; B·H > 1; Q/K/V slices of a fused
-// [B, T, 3, H, D] projection; T = 2048 on GPU targets. Cotangents gQ, gK, gV random.
+// 1000) and the 32-row tile of D = 256 (77, 129, 200); D ∈ {16, 32, 64, 96, 128, 256};
+// GQA H = 8, Hkv = 2; B·H > 1; Q/K/V slices of a fused [B, T, 3, H, D] projection;
+// T = 2048 on GPU targets. Cotangents gQ, gK, gV random.
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 #include "kernels/cpu/attention_bwd_bwd_naive.h"
@@ -133,6 +134,15 @@ const BobShape kShapes[] = {
     {2, 129, 4, 2, 32, true},
     {1, 200, 2, 2, 16, false},
     {1, 77, 4, 4, 96, true, true},
+    // D = 256 on its own 32 × 32 tiles (BobTileShape): T = 1, ragged tiles with causal
+    // tiles fully masked above the diagonal, GQA, fused Q/K/V; on the GPU a long causal
+    // row (64 key tiles a CTA) and a long non-causal GQA one.
+    {1, 1, 2, 1, 256, true},
+    {1, 129, 2, 2, 256, true},
+    {1, 200, 4, 2, 256, false},
+    {1, 77, 4, 4, 256, true, true},
+    {1, 2048, 4, 2, 256, true, false, true},
+    {1, 1000, 8, 2, 256, false, false, true},
 };
 
 }  // namespace

@@ -1,7 +1,7 @@
 // Host launcher of the CUDA attention backward-over-backward (Op::kAttentionBwdBwd):
 //   in:  Q, K, V, O, dO, L, Dvec, gQ, gK, gV     out: ∂Q, ∂K, ∂V, ∂dO
-// Validates shapes, dtypes (bf16/fp16 data, fp32 statistics), head dim (64, 128; 16,
-// 32, 96 run zero-padded on those, head_dim_padding.h; not 256, FlashBobRunsHeadDim),
+// Validates shapes, dtypes (bf16/fp16 data, fp32 statistics), head dim (64, 128, 256;
+// 16, 32, 96 run zero-padded on 64 and 128, head_dim_padding.h; FlashBobRunsHeadDim),
 // device placement and 16-byte alignment of every row on the host, takes the O(N)
 // scratch for the row states c, e (2·B·H·T floats) from the stream-ordered allocator,
 // then runs the two FlashBoB passes (kernels/cuda/attention/bwd_bwd/, equations in
@@ -54,11 +54,10 @@ absl::Status AttentionBwdBwd(const OpDesc& desc, In in, Out out, CudaContext& ct
     return absl::UnimplementedError(
         absl::StrCat("attention_bwd_bwd (flash_cuda) takes bf16 or fp16 tensors; got ",
                      DTypeName(dt), " (use the cpu_reference backend for fp32/fp64)"));
-  if (!flash::FlashBobRunsHeadDim(s.D))  // 256: the forward and backward run it, BoB not yet
-    return absl::UnimplementedError(absl::StrCat(
-        "attention_bwd_bwd (flash_cuda) runs head dims ", flash::kFlashBobHeadDimsText, "; got ", s.D,
-        " (the forward and backward also run 256; the backward-over-backward has no D = 256 "
-        "tiles, docs/kernels/head_dims.md)"));
+  if (!flash::FlashBobRunsHeadDim(s.D))
+    return absl::UnimplementedError(absl::StrCat("attention_bwd_bwd (flash_cuda) runs head dims ",
+                                                 flash::kFlashBobHeadDimsText, "; got ", s.D,
+                                                 " (docs/kernels/head_dims.md)"));
   if (s.T > std::numeric_limits<int32_t>::max() / 2 || s.B > kMaxGridYZ || s.H > kMaxGridYZ)
     return absl::InvalidArgumentError(absl::StrCat(
         "attention_bwd_bwd (flash_cuda): B, H must be ≤ 65535 and T < 2^30; got B=", s.B,
@@ -127,11 +126,13 @@ absl::Status AttentionBwdBwd(const OpDesc& desc, In in, Out out, CudaContext& ct
 
   cudaError_t err = cudaSuccess;
   if (dt == DType::kBF16) {
-    err = s.D == 64 ? LaunchBobPasses<DType::kBF16, 64>(p, ctx.stream)
-                    : LaunchBobPasses<DType::kBF16, 128>(p, ctx.stream);
+    err = s.D == 64    ? LaunchBobPasses<DType::kBF16, 64>(p, ctx.stream)
+          : s.D == 128 ? LaunchBobPasses<DType::kBF16, 128>(p, ctx.stream)
+                       : LaunchBobPasses<DType::kBF16, 256>(p, ctx.stream);
   } else {
-    err = s.D == 64 ? LaunchBobPasses<DType::kF16, 64>(p, ctx.stream)
-                    : LaunchBobPasses<DType::kF16, 128>(p, ctx.stream);
+    err = s.D == 64    ? LaunchBobPasses<DType::kF16, 64>(p, ctx.stream)
+          : s.D == 128 ? LaunchBobPasses<DType::kF16, 128>(p, ctx.stream)
+                       : LaunchBobPasses<DType::kF16, 256>(p, ctx.stream);
   }
   RETURN_IF_CUDA_ERROR(err);
   // `states` is released here; the stream-ordered allocator frees it after the kernels.

@@ -10,6 +10,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "kernels/cuda/attention/bwd_bwd/bob_params.h"
 #include "kernels/cuda/attention/flash_params.h"
 #include "kernels/ops/attention.h"
 
@@ -28,16 +29,16 @@ inline constexpr int FlashKernelHeadDim(int64_t D) {
 inline constexpr bool FlashRunsHeadDim(int64_t D) { return FlashKernelHeadDim(D) != 0; }
 inline constexpr char kFlashHeadDimsText[] = "16, 32, 64, 96, 128 and 256";
 
-// The backward-over-backward (bwd_bwd/) has tiles for D = 64 and 128 only: BobTraits'
-// square 64×64 tiles put pass 1 at 145 KB of shared memory and 128 accumulator
-// registers a thread at D = 128, and D = 256 doubles both, past sm_80's 163 KB and the
-// register file. So BoB takes the head dims that run on those kernels: FlashRunsHeadDim
-// without 256. Supports() and the BoB launcher ask this, not FlashRunsHeadDim.
+// The backward-over-backward (bwd_bwd/) has tiles for every kernel head dim: 64 × 64 at
+// D = 64 and 128, 32 × 32 at D = 256 (BobTileShape, bob_params.h: 64 × 64 at D = 256
+// would need 256 KB of shared memory and 256 accumulator registers a thread). So it
+// runs the head dims the forward and backward run. Supports() and the BoB launcher ask
+// this predicate, kept apart from FlashRunsHeadDim so the two can differ again.
 inline constexpr bool FlashBobRunsHeadDim(int64_t D) {
   const int kd = FlashKernelHeadDim(D);
-  return kd == 64 || kd == 128;
+  return kd == 64 || kd == 128 || kd == 256;
 }
-inline constexpr char kFlashBobHeadDimsText[] = "16, 32, 64, 96 and 128";
+inline constexpr char kFlashBobHeadDimsText[] = "16, 32, 64, 96, 128 and 256";
 
 // Whether the CUDA backend runs `op` at head dim D (0: the caller did not say), and the
 // head dims it runs for the op, for refusal messages.
@@ -119,6 +120,10 @@ inline std::string FlashFwdVariantName(const FlashFwdTiles& t) {
 }
 inline std::string FlashBwdVariantName(const FlashBwdTiles& t) {
   return absl::StrCat("bwd_d", t.head_dim, "_m", t.block_m, "n", t.block_n, "w", t.warps);
+}
+// "bwd_bwd_d256_m32n32w8": the FlashBoB tiles of both passes (BobTileShape).
+inline std::string FlashBobVariantName(const BobTiles& t) {
+  return absl::StrCat("bwd_bwd_d", t.head_dim, "_m", t.block_m, "n", t.block_n, "w", t.warps);
 }
 
 inline BthdArg ToArg(const TensorView& t) {

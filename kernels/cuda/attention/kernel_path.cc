@@ -5,8 +5,9 @@
 // `_pad<D>`: head dim D runs zero-padded on that kernel, head_dim_padding.h) and
 // flash_cuda_unsupported_<why> where Run would return Unimplemented. The forward and
 // backward parts are read off the traits the launchers instantiate (FlashFwdTileShape,
-// FlashBwdTileShape: flash_variants.cuh), and the padding from FlashKernelHeadDim, the
-// function the launchers pad by; nothing here is written by hand.
+// FlashBwdTileShape: flash_variants.cuh), the backward-over-backward part off
+// BobTileShape (bob_params.h, what BobTraits is built from), and the padding from
+// FlashKernelHeadDim, the function the launchers pad by; nothing here is written by hand.
 #include "absl/strings/str_cat.h"
 #include "kernels/common/dispatch.h"
 #include "kernels/cuda/attention/flash_host.h"
@@ -34,7 +35,7 @@ std::string AttentionKernelPath(const OpDesc& desc, int head_dim, const CudaCont
                           sm);
     case Op::kAttentionBwdBwd:
       if (!flash::FlashBobRunsHeadDim(head_dim)) return absl::StrCat("flash_cuda_unsupported_bwd_bwd_d", head_dim);
-      return absl::StrCat("flash_cuda_bwd_bwd_d", kernel_d, sm);
+      return absl::StrCat("flash_cuda_", flash::FlashBobVariantName(BobTileShape(kernel_d)), sm);
     case Op::kAttentionDecode:
       return absl::StrCat("flash_cuda_decode_d", head_dim, "_split", flash::kFlashDecodeChunk, "_sm", ctx.sm);
     default:

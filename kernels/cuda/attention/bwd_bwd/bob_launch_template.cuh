@@ -1,7 +1,7 @@
 // Launch template of the FlashBoB kernels: picks the traits for a head dim, sets the
 // dynamic shared-memory limit and runs pass 1 then pass 2 on one stream (stream order
 // is the only synchronisation pass 2 needs: it reads the c, e that pass 1 wrote).
-// Instantiated for {bf16, fp16} × D ∈ {64, 128} in bob_inst_*.cu.
+// Instantiated for {bf16, fp16} × D ∈ {64, 128, 256} in bob_inst_*.cu.
 #pragma once
 
 #ifndef FLASHTICK_CUDA_EMULATION
@@ -25,16 +25,21 @@ struct ElementOf<DType::kF16> {
   using type = __half;
 };
 
-// Double-buffer the streamed tiles at D = 64 (pass 1: 121 KB, pass 2: 106 KB of shared
-// memory); at D = 128 single buffers keep both passes under an A100's 163 KB a block.
+// Tiles and buffering per head dim come from BobTileShape (bob_params.h): double
+// buffers at D = 64 (pass 1: 121 KB, pass 2: 106 KB of shared memory); single buffers
+// keep both passes under an A100's 163 KB a block at D = 128 (145 KB) and at D = 256
+// (32 × 32 tiles: 131 KB and 124.5 KB).
 template <int kHeadDim>
-using Pass1Traits = BobTraits<kHeadDim, kHeadDim == 64 ? 2 : 1>;
+using Pass1Traits = BobTraits<kHeadDim>;
 template <int kHeadDim>
-using Pass2Traits = BobTraits<kHeadDim, kHeadDim == 64 ? 2 : 1>;
+using Pass2Traits = BobTraits<kHeadDim>;
 
+static_assert(Pass1Smem<Pass1Traits<64>>::kBytes <= 163 * 1024, "pass 1 fits an A100 block");
 static_assert(Pass1Smem<Pass1Traits<128>>::kBytes <= 163 * 1024, "pass 1 fits an A100 block");
 static_assert(Pass2Smem<Pass2Traits<128>>::kBytes <= 163 * 1024, "pass 2 fits an A100 block");
-static_assert(Pass1Smem<Pass1Traits<64>>::kBytes <= 163 * 1024, "pass 1 fits an A100 block");
+// The D = 256 budget written in bob_params.h and docs/kernels/head_dims.md.
+static_assert(Pass1Smem<Pass1Traits<256>>::kBytes == 131 * 1024, "pass 1 at D = 256: 131 KB");
+static_assert(Pass2Smem<Pass2Traits<256>>::kBytes == 124 * 1024 + 512, "pass 2 at D = 256");
 
 #ifndef FLASHTICK_CUDA_EMULATION
 template <typename Kernel>

@@ -72,6 +72,16 @@ __device__ inline void LoadBFromNK(uint32_t (&b)[4], const Element* tile, int n0
   LdMatrixX4(b, tile + Swizzle<kCols>(row, col));
 }
 
+// B fragments of one n8 block n0 at two consecutive k-blocks k0 and k0 + 16, from a
+// tile stored [n][k]: b[0], b[1]: k-block k0; b[2], b[3]: k-block k0 + 16. For a warp
+// whose score slice is a single n8 block (D = 256), so the x4 load is not half wasted.
+template <int kCols, typename Element>
+__device__ inline void LoadBFromNKTwoK(uint32_t (&b)[4], const Element* tile, int n0, int k0,
+                                       int lane) {
+  const int row = n0 + (lane & 7), col = k0 + 8 * (lane >> 3);
+  LdMatrixX4(b, tile + Swizzle<kCols>(row, col));
+}
+
 // The same two B fragments from a tile stored [k][n] (e.g. V for O = P V), via .trans.
 template <int kCols, typename Element>
 __device__ inline void LoadBFromKN(uint32_t (&b)[4], const Element* tile, int k0, int n0,

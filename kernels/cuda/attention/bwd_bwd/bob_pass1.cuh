@@ -1,5 +1,5 @@
 // FlashBoB pass 1: query rows resident (docs/derivations/attention_bwd_bwd.md §3).
-// One CTA per (64 query rows, head h, batch b). For every visible key tile j:
+// One CTA per (kBlockM query rows, head h, batch b). For every visible key tile j:
 //   phase A  S = Q Kᵀ, dP = dO Vᵀ, G = s(gQ Kᵀ + Q gKᵀ) (1), B = dO gVᵀ (2);
 //            P = exp2(S·s·log2e − L·log2e), dS = P∘(dP − D), X = dS∘G + P∘B (6),
 //            c += Σ_j P∘G (3), a += Σ_j X (7); P, dS, P∘G, X → shared (16-bit)
@@ -44,6 +44,7 @@ template <typename Element, typename Traits>
 __global__ void __launch_bounds__(Traits::kThreads, 1) bob_pass1_kernel(const BobParams p) {
   using Mma = ElementTraits<Element>;
   constexpr int D = Traits::kHeadDim, kM = Traits::kBlockM, kN = Traits::kBlockN;
+  constexpr int kS = Traits::kScoreCols;  // row length of the score tiles
   using Smem = Pass1Smem<Traits>;
   FLASH_DYNAMIC_SMEM(smem_raw);
   Element* sQ = reinterpret_cast<Element*>(smem_raw);
@@ -124,37 +125,61 @@ __global__ void __launch_bounds__(Traits::kThreads, 1) bob_pass1_kernel(const Bo
     const Element* sgV = sgK + Traits::kColTileElems;
     const int j0 = n * kN;
 
-    // ---- phase A: the warp's 16 × 32 slice of S, G, dP, B, in rounds of kRoundBlocks
-    // n8 blocks (all 4 at D = 64: the Q, dO, gQ fragments are loaded once per k step;
-    // 2 at D = 128: 32 fp32 score registers live instead of 64 beside 128 accumulators).
+    // ---- phase A: the warp's 16 × kWarpScoreCols slice of S, G, dP, B, in rounds of
+    // kRoundBlocks n8 blocks (all 4 at D = 64: the Q, dO, gQ fragments are loaded once
+    // per k step; 2 at D = 128: 32 fp32 score registers live instead of 64 beside 128
+    // accumulators; the one block at D = 256, its K, V, gK, gV fragments loaded once per
+    // pair of k steps).
     constexpr int kRound = Traits::kRoundBlocks;
 #pragma unroll
     for (int round = 0; round < Traits::kScoreBlocks / kRound; ++round) {
       const int n_round = wn * Traits::kWarpScoreCols + round * kRound * Traits::kMmaN;
       float s_acc[kRound][4] = {}, g_acc[kRound][4] = {}, dp_acc[kRound][4] = {};
       float b_acc[kRound][4] = {};
+      // The five products of one (m16, n8) block at one k step.
+      auto mma5 = [&](int x, const uint32_t (&aq)[4], const uint32_t (&ado)[4],
+                      const uint32_t (&agq)[4], const uint32_t (&bk)[4], const uint32_t (&bv)[4],
+                      const uint32_t (&bgk)[4], const uint32_t (&bgv)[4], int y) {
+        Mma::Mma(s_acc[x], aq, bk[2 * y], bk[2 * y + 1]);     // S = Q Kᵀ
+        Mma::Mma(g_acc[x], agq, bk[2 * y], bk[2 * y + 1]);    // (1): gQ Kᵀ
+        Mma::Mma(g_acc[x], aq, bgk[2 * y], bgk[2 * y + 1]);   // (1): + Q gKᵀ
+        Mma::Mma(dp_acc[x], ado, bv[2 * y], bv[2 * y + 1]);   // dP = dO Vᵀ
+        Mma::Mma(b_acc[x], ado, bgv[2 * y], bgv[2 * y + 1]);  // (2): B = dO gVᵀ
+      };
+      if constexpr (kRound >= 2) {
 #pragma unroll
-      for (int kk = 0; kk < Traits::kScoreKSteps; ++kk) {
-        uint32_t aq[4], ado[4], agq[4];
-        LoadA<D>(aq, sQ, wm * Traits::kMmaM, kk * Traits::kMmaK, lane);
-        LoadA<D>(ado, sdO, wm * Traits::kMmaM, kk * Traits::kMmaK, lane);
-        LoadA<D>(agq, sgQ, wm * Traits::kMmaM, kk * Traits::kMmaK, lane);
+        for (int kk = 0; kk < Traits::kScoreKSteps; ++kk) {
+          uint32_t aq[4], ado[4], agq[4];
+          LoadA<D>(aq, sQ, wm * Traits::kMmaM, kk * Traits::kMmaK, lane);
+          LoadA<D>(ado, sdO, wm * Traits::kMmaM, kk * Traits::kMmaK, lane);
+          LoadA<D>(agq, sgQ, wm * Traits::kMmaM, kk * Traits::kMmaK, lane);
 #pragma unroll
-        for (int np = 0; np < kRound / 2; ++np) {
-          const int n0 = n_round + np * 2 * Traits::kMmaN;
-          uint32_t bk[4], bv[4], bgk[4], bgv[4];
-          LoadBFromNK<D>(bk, sK, n0, kk * Traits::kMmaK, lane);
-          LoadBFromNK<D>(bv, sV, n0, kk * Traits::kMmaK, lane);
-          LoadBFromNK<D>(bgk, sgK, n0, kk * Traits::kMmaK, lane);
-          LoadBFromNK<D>(bgv, sgV, n0, kk * Traits::kMmaK, lane);
+          for (int np = 0; np < kRound / 2; ++np) {
+            const int n0 = n_round + np * 2 * Traits::kMmaN;
+            uint32_t bk[4], bv[4], bgk[4], bgv[4];
+            LoadBFromNK<D>(bk, sK, n0, kk * Traits::kMmaK, lane);
+            LoadBFromNK<D>(bv, sV, n0, kk * Traits::kMmaK, lane);
+            LoadBFromNK<D>(bgk, sgK, n0, kk * Traits::kMmaK, lane);
+            LoadBFromNK<D>(bgv, sgV, n0, kk * Traits::kMmaK, lane);
+#pragma unroll
+            for (int y = 0; y < 2; ++y) mma5(2 * np + y, aq, ado, agq, bk, bv, bgk, bgv, y);
+          }
+        }
+      } else {
+#pragma unroll
+        for (int kk = 0; kk < Traits::kScoreKSteps; kk += 2) {
+          uint32_t bk[4], bv[4], bgk[4], bgv[4];  // y = 0, 1: k steps kk, kk + 1
+          LoadBFromNKTwoK<D>(bk, sK, n_round, kk * Traits::kMmaK, lane);
+          LoadBFromNKTwoK<D>(bv, sV, n_round, kk * Traits::kMmaK, lane);
+          LoadBFromNKTwoK<D>(bgk, sgK, n_round, kk * Traits::kMmaK, lane);
+          LoadBFromNKTwoK<D>(bgv, sgV, n_round, kk * Traits::kMmaK, lane);
 #pragma unroll
           for (int y = 0; y < 2; ++y) {
-            const int x = 2 * np + y;
-            Mma::Mma(s_acc[x], aq, bk[2 * y], bk[2 * y + 1]);     // S = Q Kᵀ
-            Mma::Mma(g_acc[x], agq, bk[2 * y], bk[2 * y + 1]);    // (1): gQ Kᵀ
-            Mma::Mma(g_acc[x], aq, bgk[2 * y], bgk[2 * y + 1]);   // (1): + Q gKᵀ
-            Mma::Mma(dp_acc[x], ado, bv[2 * y], bv[2 * y + 1]);   // dP = dO Vᵀ
-            Mma::Mma(b_acc[x], ado, bgv[2 * y], bgv[2 * y + 1]);  // (2): B = dO gVᵀ
+            uint32_t aq[4], ado[4], agq[4];
+            LoadA<D>(aq, sQ, wm * Traits::kMmaM, (kk + y) * Traits::kMmaK, lane);
+            LoadA<D>(ado, sdO, wm * Traits::kMmaM, (kk + y) * Traits::kMmaK, lane);
+            LoadA<D>(agq, sgQ, wm * Traits::kMmaM, (kk + y) * Traits::kMmaK, lane);
+            mma5(0, aq, ado, agq, bk, bv, bgk, bgv, y);
           }
         }
       }
@@ -183,10 +208,10 @@ __global__ void __launch_bounds__(Traits::kThreads, 1) bob_pass1_kernel(const Bo
           // Round once; the tiles and the correction sums see the same 16-bit values.
           const uint32_t rp = Mma::Pack(pv[0], pv[1]), rds = Mma::Pack(dsv[0], dsv[1]);
           const uint32_t rpg = Mma::Pack(pgv[0], pgv[1]), rx = Mma::Pack(xv[0], xv[1]);
-          StorePacked<kN>(sP, r, col, rp);
-          StorePacked<kN>(sdS, r, col, rds);
-          StorePacked<kN>(sPG, r, col, rpg);
-          StorePacked<kN>(sX, r, col, rx);
+          StorePacked<kS>(sP, r, col, rp);
+          StorePacked<kS>(sdS, r, col, rds);
+          StorePacked<kS>(sPG, r, col, rpg);
+          StorePacked<kS>(sX, r, col, rx);
           const float2 fp = Mma::Unpack(rp), fds = Mma::Unpack(rds);
           const float2 fpg = Mma::Unpack(rpg), fx = Mma::Unpack(rx);
           part[kSumPR][half] += fp.x + fp.y;
@@ -198,14 +223,14 @@ __global__ void __launch_bounds__(Traits::kThreads, 1) bob_pass1_kernel(const Bo
     }
     __syncthreads();
 
-    // ---- phase B: the warp's 16 × D/2 slice of Y_dO, Y_Q, Z1, Z2 over all kN keys ----
+    // ---- phase B: the warp's 16 × D/kWarpsN slice of Y_dO, Y_Q, Z1, Z2 over all kN keys ----
 #pragma unroll
     for (int kk = 0; kk < Traits::kAccKSteps; ++kk) {
       uint32_t ap[4], ads[4], apg[4], ax[4];
-      LoadA<kN>(ap, sP, wm * Traits::kMmaM, kk * Traits::kMmaK, lane);
-      LoadA<kN>(ads, sdS, wm * Traits::kMmaM, kk * Traits::kMmaK, lane);
-      LoadA<kN>(apg, sPG, wm * Traits::kMmaM, kk * Traits::kMmaK, lane);
-      LoadA<kN>(ax, sX, wm * Traits::kMmaM, kk * Traits::kMmaK, lane);
+      LoadA<kS>(ap, sP, wm * Traits::kMmaM, kk * Traits::kMmaK, lane);
+      LoadA<kS>(ads, sdS, wm * Traits::kMmaM, kk * Traits::kMmaK, lane);
+      LoadA<kS>(apg, sPG, wm * Traits::kMmaM, kk * Traits::kMmaK, lane);
+      LoadA<kS>(ax, sX, wm * Traits::kMmaM, kk * Traits::kMmaK, lane);
 #pragma unroll
       for (int np = 0; np < Traits::kAccBlocks / 2; ++np) {
         const int d0 = wn * Traits::kWarpAccCols + np * 2 * Traits::kMmaN;

@@ -1,5 +1,5 @@
 // FlashBoB pass 2: key rows resident (docs/derivations/attention_bwd_bwd.md §3).
-// One CTA per (64 key rows, K/V head hk, batch b); it streams the query row tiles of
+// One CTA per (kBlockM key rows, K/V head hk, batch b); it streams the query row tiles of
 // every query head of hk's GQA group, so each ∂K, ∂V row has exactly one writer (no
 // atomics). Scores are computed transposed (key rows × query columns):
 //   phase A  Sᵀ = K Qᵀ, dPᵀ = V dOᵀ, Gᵀ = s(K gQᵀ + gK Qᵀ) (1), Bᵀ = gV dOᵀ (2); with the
@@ -29,6 +29,7 @@ template <typename Element, typename Traits>
 __global__ void __launch_bounds__(Traits::kThreads, 1) bob_pass2_kernel(const BobParams p) {
   using Mma = ElementTraits<Element>;
   constexpr int D = Traits::kHeadDim, kM = Traits::kBlockM, kN = Traits::kBlockN;
+  constexpr int kS = Traits::kScoreCols;  // row length of the score tiles
   using Smem = Pass2Smem<Traits>;
   FLASH_DYNAMIC_SMEM(smem_raw);
   Element* sK = reinterpret_cast<Element*>(smem_raw);
@@ -65,12 +66,15 @@ __global__ void __launch_bounds__(Traits::kThreads, 1) bob_pass2_kernel(const Bo
                               i0, T, tid);
     LoadRowsAsync<Traits, kN>(s + 2 * Traits::kColTileElems, HeadBase<Element>(p.gq, b, h), p.gq.st,
                               i0, T, tid);
-    static_assert(4 * Traits::kBlockN == Traits::kThreads, "one statistic per thread");
-    const int which = tid / kN, r = tid % kN, i = i0 + r;
-    const float* stat = which == 0 ? p.lse : which == 1 ? p.dvec : which == 2 ? p.c : p.e;
-    const int64_t at = (static_cast<int64_t>(b) * p.H + h) * T + i;
-    float* dst = sStats + stage * Smem::kStatFloats + which * kN + r;
-    CpAsync4(dst, i < T ? stat + at : stat, i < T);
+    // Threads 0 .. 4·kN − 1 load one statistic each: all 256 at kN = 64, half at kN = 32.
+    static_assert(4 * Traits::kBlockN <= Traits::kThreads, "one statistic per thread");
+    if (tid < 4 * kN) {
+      const int which = tid / kN, r = tid % kN, i = i0 + r;
+      const float* stat = which == 0 ? p.lse : which == 1 ? p.dvec : which == 2 ? p.c : p.e;
+      const int64_t at = (static_cast<int64_t>(b) * p.H + h) * T + i;
+      float* dst = sStats + stage * Smem::kStatFloats + which * kN + r;
+      CpAsync4(dst, i < T ? stat + at : stat, i < T);
+    }
     CpAsyncCommit();
   };
 
@@ -100,36 +104,58 @@ __global__ void __launch_bounds__(Traits::kThreads, 1) bob_pass2_kernel(const Bo
     const float* sE = sC + kN;
     const int i0 = (m_begin + step % per_head) * kN;
 
-    // ---- phase A: the warp's 16 (keys) × 32 (queries) slice of Sᵀ, Gᵀ, dPᵀ, Bᵀ, in
-    // rounds of kRoundBlocks n8 blocks (see BobTraits) ----
+    // ---- phase A: the warp's 16 (keys) × kWarpScoreCols (queries) slice of Sᵀ, Gᵀ,
+    // dPᵀ, Bᵀ, in rounds of kRoundBlocks n8 blocks (see BobTraits) ----
     constexpr int kRound = Traits::kRoundBlocks;
 #pragma unroll
     for (int round = 0; round < Traits::kScoreBlocks / kRound; ++round) {
       const int n_round = wn * Traits::kWarpScoreCols + round * kRound * Traits::kMmaN;
       float s_acc[kRound][4] = {}, g_acc[kRound][4] = {}, dp_acc[kRound][4] = {};
       float b_acc[kRound][4] = {};
+      // The five products of one (m16, n8) block at one k step.
+      auto mma5 = [&](int x, const uint32_t (&ak)[4], const uint32_t (&av)[4],
+                      const uint32_t (&agk)[4], const uint32_t (&agv)[4], const uint32_t (&bq)[4],
+                      const uint32_t (&bdo)[4], const uint32_t (&bgq)[4], int y) {
+        Mma::Mma(s_acc[x], ak, bq[2 * y], bq[2 * y + 1]);     // Sᵀ = K Qᵀ
+        Mma::Mma(g_acc[x], ak, bgq[2 * y], bgq[2 * y + 1]);   // (1)ᵀ: K gQᵀ
+        Mma::Mma(g_acc[x], agk, bq[2 * y], bq[2 * y + 1]);    // (1)ᵀ: + gK Qᵀ
+        Mma::Mma(dp_acc[x], av, bdo[2 * y], bdo[2 * y + 1]);  // dPᵀ = V dOᵀ
+        Mma::Mma(b_acc[x], agv, bdo[2 * y], bdo[2 * y + 1]);  // (2)ᵀ: Bᵀ = gV dOᵀ
+      };
+      if constexpr (kRound >= 2) {
 #pragma unroll
-      for (int kk = 0; kk < Traits::kScoreKSteps; ++kk) {
-        uint32_t ak[4], av[4], agk[4], agv[4];
-        LoadA<D>(ak, sK, wm * Traits::kMmaM, kk * Traits::kMmaK, lane);
-        LoadA<D>(av, sV, wm * Traits::kMmaM, kk * Traits::kMmaK, lane);
-        LoadA<D>(agk, sgK, wm * Traits::kMmaM, kk * Traits::kMmaK, lane);
-        LoadA<D>(agv, sgV, wm * Traits::kMmaM, kk * Traits::kMmaK, lane);
+        for (int kk = 0; kk < Traits::kScoreKSteps; ++kk) {
+          uint32_t ak[4], av[4], agk[4], agv[4];
+          LoadA<D>(ak, sK, wm * Traits::kMmaM, kk * Traits::kMmaK, lane);
+          LoadA<D>(av, sV, wm * Traits::kMmaM, kk * Traits::kMmaK, lane);
+          LoadA<D>(agk, sgK, wm * Traits::kMmaM, kk * Traits::kMmaK, lane);
+          LoadA<D>(agv, sgV, wm * Traits::kMmaM, kk * Traits::kMmaK, lane);
 #pragma unroll
-        for (int np = 0; np < kRound / 2; ++np) {
-          const int n0 = n_round + np * 2 * Traits::kMmaN;
-          uint32_t bq[4], bdo[4], bgq[4];
-          LoadBFromNK<D>(bq, sQ, n0, kk * Traits::kMmaK, lane);
-          LoadBFromNK<D>(bdo, sdO, n0, kk * Traits::kMmaK, lane);
-          LoadBFromNK<D>(bgq, sgQ, n0, kk * Traits::kMmaK, lane);
+          for (int np = 0; np < kRound / 2; ++np) {
+            const int n0 = n_round + np * 2 * Traits::kMmaN;
+            uint32_t bq[4], bdo[4], bgq[4];
+            LoadBFromNK<D>(bq, sQ, n0, kk * Traits::kMmaK, lane);
+            LoadBFromNK<D>(bdo, sdO, n0, kk * Traits::kMmaK, lane);
+            LoadBFromNK<D>(bgq, sgQ, n0, kk * Traits::kMmaK, lane);
+#pragma unroll
+            for (int y = 0; y < 2; ++y) mma5(2 * np + y, ak, av, agk, agv, bq, bdo, bgq, y);
+          }
+        }
+      } else {  // one n8 block a warp (D = 256): B fragments for two k steps per load
+#pragma unroll
+        for (int kk = 0; kk < Traits::kScoreKSteps; kk += 2) {
+          uint32_t bq[4], bdo[4], bgq[4];  // y = 0, 1: k steps kk, kk + 1
+          LoadBFromNKTwoK<D>(bq, sQ, n_round, kk * Traits::kMmaK, lane);
+          LoadBFromNKTwoK<D>(bdo, sdO, n_round, kk * Traits::kMmaK, lane);
+          LoadBFromNKTwoK<D>(bgq, sgQ, n_round, kk * Traits::kMmaK, lane);
 #pragma unroll
           for (int y = 0; y < 2; ++y) {
-            const int x = 2 * np + y;
-            Mma::Mma(s_acc[x], ak, bq[2 * y], bq[2 * y + 1]);     // Sᵀ = K Qᵀ
-            Mma::Mma(g_acc[x], ak, bgq[2 * y], bgq[2 * y + 1]);   // (1)ᵀ: K gQᵀ
-            Mma::Mma(g_acc[x], agk, bq[2 * y], bq[2 * y + 1]);    // (1)ᵀ: + gK Qᵀ
-            Mma::Mma(dp_acc[x], av, bdo[2 * y], bdo[2 * y + 1]);  // dPᵀ = V dOᵀ
-            Mma::Mma(b_acc[x], agv, bdo[2 * y], bdo[2 * y + 1]);  // (2)ᵀ: Bᵀ = gV dOᵀ
+            uint32_t ak[4], av[4], agk[4], agv[4];
+            LoadA<D>(ak, sK, wm * Traits::kMmaM, (kk + y) * Traits::kMmaK, lane);
+            LoadA<D>(av, sV, wm * Traits::kMmaM, (kk + y) * Traits::kMmaK, lane);
+            LoadA<D>(agk, sgK, wm * Traits::kMmaM, (kk + y) * Traits::kMmaK, lane);
+            LoadA<D>(agv, sgV, wm * Traits::kMmaM, (kk + y) * Traits::kMmaK, lane);
+            mma5(0, ak, av, agk, agv, bq, bdo, bgq, y);
           }
         }
       }
@@ -156,21 +182,21 @@ __global__ void __launch_bounds__(Traits::kThreads, 1) bob_pass2_kernel(const Bo
             ds2[e] = P * (H - sE[ci]);  // (11)
             pgc[e] = P * (G - sC[ci]);  // (10)
           }
-          StorePair<kN>(sPGC, r, col, pgc[0], pgc[1]);
-          StorePair<kN>(sdS, r, col, dsv[0], dsv[1]);
-          StorePair<kN>(sdS2, r, col, ds2[0], ds2[1]);
+          StorePair<kS>(sPGC, r, col, pgc[0], pgc[1]);
+          StorePair<kS>(sdS, r, col, dsv[0], dsv[1]);
+          StorePair<kS>(sdS2, r, col, ds2[0], ds2[1]);
         }
       }
     }
     __syncthreads();
 
-    // ---- phase B: the warp's 16 × D/2 slice of ∂V and ∂K over all kN queries ----
+    // ---- phase B: the warp's 16 × D/kWarpsN slice of ∂V and ∂K over all kN queries ----
 #pragma unroll
     for (int kk = 0; kk < Traits::kAccKSteps; ++kk) {
       uint32_t apgc[4], ads[4], ads2[4];
-      LoadA<kN>(apgc, sPGC, wm * Traits::kMmaM, kk * Traits::kMmaK, lane);
-      LoadA<kN>(ads, sdS, wm * Traits::kMmaM, kk * Traits::kMmaK, lane);
-      LoadA<kN>(ads2, sdS2, wm * Traits::kMmaM, kk * Traits::kMmaK, lane);
+      LoadA<kS>(apgc, sPGC, wm * Traits::kMmaM, kk * Traits::kMmaK, lane);
+      LoadA<kS>(ads, sdS, wm * Traits::kMmaM, kk * Traits::kMmaK, lane);
+      LoadA<kS>(ads2, sdS2, wm * Traits::kMmaM, kk * Traits::kMmaK, lane);
 #pragma unroll
       for (int np = 0; np < Traits::kAccBlocks / 2; ++np) {
         const int d0 = wn * Traits::kWarpAccCols + np * 2 * Traits::kMmaN;
