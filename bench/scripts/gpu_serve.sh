@@ -19,8 +19,8 @@
 #   5. under a sweep (SERVE_UNDER_SWEEP, 1 on cuda): submit a sweep to the same server
 #      (SERVE_SWEEP_PRESET, on the same GPU), wait until its arms train (the
 #      flashtick_train_step_seconds count on /metrics grows), then load_gen at
-#      SERVE_SWEEP_RATES and the tick stream again while it trains; the sweep is
-#      cancelled after. Inference runs on a high-priority CUDA stream
+#      SERVE_SWEEP_RATES and the tick stream again (both clients) while it trains; the
+#      sweep is cancelled after. Inference runs on a high-priority CUDA stream
 #      (--serve-stream-priority, SERVE_PRIORITY: high), the arms on normal ones;
 #   6. stop the server (its /metrics scraped first), then, when SERVE_INPROC is set and
 #      enough time is left, bench/scripts/gpu_serve_latency.sh (the in-process CUDA and
@@ -351,7 +351,17 @@ else
         --ticks "$sweep_ticks" --commit "$commit" > "$r/grpc_under_sweep.log" 2>&1
       rc=$?
       note "tick stream under the sweep exit $rc$(cut_note $rc "$lim" rows)"
-      "$py" bench/serve_latency/latency_table.py "$r/grpc_under_sweep/results.jsonl" 2>&1 | tee -a "$summary"
+    fi
+    if [ "$(limit 60)" -ge 10 ]; then
+      mkdir -p "$r/grpc_under_sweep"
+      timeout "$(limit 60)" env LD_LIBRARY_PATH="$serve_ld" "$pack/bin/load_gen" --server "$addr" \
+        --model "$model_name" --tick-stream --ticks "$sweep_ticks" --gpu "$gpu" --commit "$commit" \
+        --json "$r/ticks_cpp_under_sweep.jsonl" > "$r/ticks_cpp_under_sweep.log" 2>&1
+      note "load_gen --tick-stream under the sweep exit $?"
+      grep '"what":"tick"' "$r/ticks_cpp_under_sweep.jsonl" >> "$r/grpc_under_sweep/results.jsonl" 2> /dev/null
+    fi
+    if [ -s "$r/grpc_under_sweep/results.jsonl" ]; then
+      "${py:-python3}" bench/serve_latency/latency_table.py "$r/grpc_under_sweep/results.jsonl" 2>&1 | tee -a "$summary"
     fi
     scrape > "$r/metrics_sweep_after.txt"
     note "server-side split under the sweep:"
