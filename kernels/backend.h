@@ -68,6 +68,21 @@ class Backend {
                             DeviceKind src_device, size_t bytes) = 0;
   virtual absl::Status Zero(void* dst, size_t bytes) = 0;
   virtual absl::Status Synchronize() = 0;
+  // Host memory for small transfers repeated on a latency path (a decode step's input
+  // row and probabilities): page-locked on CUDA (cudaHostAlloc), so a copy from or to
+  // it is one DMA on the stream instead of the driver's staging through its own pinned
+  // buffer (CUDA C++ Programming Guide, "Page-Locked Host Memory"); plain host memory
+  // elsewhere. Allocate it once and reuse it: pinning is a slow system call. Not
+  // counted in Memory() (it is not device memory).
+  virtual absl::StatusOr<std::shared_ptr<void>> AllocateHostStaging(size_t bytes);
+  // Copy, enqueued on the stream without waiting in either direction: `src` must stay
+  // unchanged and `dst` unread until the next Synchronize. From or to memory of
+  // AllocateHostStaging it needs no wait of its own, where Copy to the host waits for
+  // the stream. Default: Copy (synchronous backends).
+  virtual absl::Status CopyAsync(void* dst, DeviceKind dst_device, const void* src,
+                                 DeviceKind src_device, size_t bytes) {
+    return Copy(dst, dst_device, src, src_device, bytes);
+  }
   // Backend-wide: every thread's allocations; ResetPeakMemory restarts the peak for
   // all of them. One request's own memory among concurrent work: MemoryScope.
   virtual MemoryStats Memory() const = 0;

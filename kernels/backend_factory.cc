@@ -1,5 +1,8 @@
 // CreateBackend: "cpu", "cuda" or "auto". A request for CUDA that cannot be met is
 // an error with a reason; only "auto" chooses, and it says what it chose (name()).
+// Also Backend's default host staging (plain host memory).
+#include <cstdlib>
+
 #include "absl/strings/str_cat.h"
 #include "kernels/backend.h"
 #include "kernels/cpu/cpu_backend.h"
@@ -8,6 +11,14 @@
 #endif
 
 namespace flashtick {
+
+absl::StatusOr<std::shared_ptr<void>> Backend::AllocateHostStaging(size_t bytes) {
+  void* p = std::malloc(bytes == 0 ? 1 : bytes);
+  if (p == nullptr)
+    return absl::ResourceExhaustedError(
+        absl::StrCat("host staging: out of memory for ", bytes, " bytes"));
+  return std::shared_ptr<void>(p, std::free);
+}
 
 bool CudaAvailable() {
 #ifdef FLASHTICK_WITH_CUDA

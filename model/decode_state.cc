@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
+#include "kernels/ops/attention.h"
 #include "model/transformer_impl.h"
 
 namespace flashtick {
@@ -31,6 +32,12 @@ absl::StatusOr<std::unique_ptr<DecodeState>> DecodeState::Create(const Transform
   ASSIGN_OR_RETURN(s->scratch_mem_, be->Allocate(sizing.bytes));
   s->scratch_ = std::make_unique<ForwardWorkspace>(ForwardWorkspace::Carve(
       s->scratch_mem_.get(), be->device(), c, s->act_, 1, 1, /*last_only=*/false));
+  // One host staging block for the step's two transfers, so a tick allocates nothing
+  // and its copies need no wait of their own (Transformer::Step synchronises once).
+  const size_t in_bytes = s->scratch_->in32.bytes();
+  s->probs_offset_ = (in_bytes + 63) / 64 * 64;
+  ASSIGN_OR_RETURN(s->staging_mem_,
+                   be->AllocateHostStaging(s->probs_offset_ + s->scratch_->probs32.bytes()));
   s->layers_.resize(c.layers);
   RETURN_IF_ERROR(s->Reserve(std::min<int64_t>(initial_capacity, c.max_context)));
   return s;
@@ -70,6 +77,13 @@ absl::Status DecodeState::Reserve(int64_t rows) {
     g.k = MakeView(g.k_mem.get(), act_, dev, {1, new_capacity, Hkv, D});
     g.v = MakeView(g.v_mem.get(), act_, dev, {1, new_capacity, Hkv, D});
   }
+  const int64_t work_floats = AttentionDecodeWorkFloats(1, c.heads, new_capacity, D);
+  absl::StatusOr<std::shared_ptr<void>> work =
+      be->Allocate(static_cast<size_t>(work_floats) * sizeof(float));
+  if (!work.ok())
+    return absl::Status(work.status().code(),
+                        absl::StrCat("decode state: attention workspace for ", new_capacity,
+                                     " rows: ", work.status().message()));
   const size_t valid = static_cast<size_t>(steps_ * Hkv * D) * DTypeSize(act_);
   if (valid > 0) {
     for (size_t l = 0; l < layers_.size(); ++l) {
@@ -81,6 +95,8 @@ absl::Status DecodeState::Reserve(int64_t rows) {
     RETURN_IF_ERROR(be->Synchronize());
   }
   layers_.swap(grown);
+  work_mem_ = *std::move(work);
+  work_ = MakeView(work_mem_.get(), DType::kF32, dev, {work_floats});
   capacity_ = new_capacity;
   return absl::OkStatus();
 }

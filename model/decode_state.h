@@ -1,7 +1,8 @@
 // DecodeState: the incremental-decoding state of one sequence for one Transformer:
 // per layer the rotated keys K and the values V of every step so far, each
 // [1, capacity, Hkv, D] in the model's compute dtype on the model's backend (rows
-// [0, steps) valid), plus a one-row activation scratch. Transformer::Step
+// [0, steps) valid), plus a one-row activation scratch, attention decode's workspace
+// and a host staging block for the step's upload and download. Transformer::Step
 // (model/transformer_step.cc) runs one new row against it, so step t costs O(t·C)
 // in attention and O(C²) elsewhere instead of a whole-prefix forward.
 // Not thread-safe: one sequence is fed by one caller at a time.
@@ -60,14 +61,29 @@ class DecodeState {
   TensorView KRow(int l, int64_t t) const;
   TensorView VRow(int l, int64_t t) const;
   void Advance() { ++steps_; }
+  // Attention decode's workspace (kernels/ops/attention.h), sized for the capacity and
+  // grown with the caches: one for every layer (they run one after another on the
+  // backend's stream), so a step allocates nothing on the device.
+  const TensorView& decode_work() const { return work_; }
+  // Host staging of a step's transfers (Backend::AllocateHostStaging: pinned on CUDA),
+  // allocated once with the state: the uploaded input row (the scratch's in32, encoded
+  // columns included) and the downloaded probabilities (its probs32).
+  void* row_staging() const { return staging_mem_.get(); }
+  float* probs_staging() const {
+    return reinterpret_cast<float*>(static_cast<char*>(staging_mem_.get()) + probs_offset_);
+  }
 
   const Transformer* model_;
   DType act_;
   int64_t steps_ = 0;
   int64_t capacity_ = 0;
   std::vector<LayerCache> layers_;
+  std::shared_ptr<void> work_mem_;
+  TensorView work_;
   std::shared_ptr<void> scratch_mem_;
   std::unique_ptr<ForwardWorkspace> scratch_;  // one row (Bc = 1, T = 1) of the forward's buffers
+  std::shared_ptr<void> staging_mem_;  // [in32 bytes, aligned][probs32 bytes] on the host
+  size_t probs_offset_ = 0;
 };
 
 }  // namespace flashtick

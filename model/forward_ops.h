@@ -40,8 +40,12 @@ class ForwardOps {
   // x = embed(ticks): host fp32 `ticks` (ws.in32's rows of config.features raw
   // columns), encoded into *encode_buffer when the model encodes a column
   // (model/input_encoding.h), copied into ws.in32, cast to the compute dtype, then the
-  // embedding linear. The buffer is the caller's, kept across calls.
-  absl::Status Embed(const float* ticks, std::vector<float>* encode_buffer) const;
+  // embedding linear. The buffer is the caller's, kept across calls. With
+  // `host_staging` (ws.in32.bytes() of Backend::AllocateHostStaging memory) the rows are
+  // put there and uploaded with CopyAsync, no wait; the caller synchronises before it
+  // writes the staging again (Transformer::Step: one Synchronize a step).
+  absl::Status Embed(const float* ticks, std::vector<float>* encode_buffer,
+                     void* host_staging = nullptr) const;
   // The block's attention input: h = LN1(x); qkv = h·Wqkvᵀ + b. `block` is "blocks.<l>.".
   absl::Status QkvProjection(const std::string& block) const;
   // The rest of the block once attention has written ws.att:

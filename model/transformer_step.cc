@@ -8,7 +8,10 @@
 // Causal attention of row t over rows 0..t is exactly decode against the first t+1
 // cached rows, and RoPE at absolute position t (RopeAttrs::position_offset) rotates k
 // as the full forward does, so the probabilities equal row t of Predict. Cost per
-// step: O(t·C) attention + O(C²) matmuls.
+// step: O(t·C) attention + O(C²) matmuls. Per step the host waits once (the
+// Synchronize before reading the probabilities); the row goes up and the
+// probabilities come down through the state's host staging (pinned on CUDA), and the
+// step allocates no device memory while the cache has room.
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
@@ -67,7 +70,7 @@ absl::StatusOr<std::vector<float>> Transformer::Step(DecodeState* state,
   const ForwardOps ops(be, *impl_->params, c, act, ws, "model step");
   const int64_t H = c.heads, Hkv = c.kv_heads, D = c.head_dim();
 
-  RETURN_IF_ERROR(ops.Embed(row.data(), &impl_->encoded_inputs));
+  RETURN_IF_ERROR(ops.Embed(row.data(), &impl_->encoded_inputs, state->row_staging()));
   OpDesc rope = ModelOpDesc(Op::kRope, act);
   rope.rope.theta = c.rope_theta;
   rope.rope.rotary_dims = c.rotary_dims;
@@ -91,15 +94,20 @@ absl::StatusOr<std::vector<float>> Transformer::Step(DecodeState* state,
     // The first t+1 rows of the caches: every key this query may see.
     const TensorView kc = MakeView(state->k_cache(l).data, act, dev, {1, t + 1, Hkv, D});
     const TensorView vc = MakeView(state->v_cache(l).data, act, dev, {1, t + 1, Hkv, D});
-    RETURN_IF_ERROR(ops.Run(decode, {q, kc, vc}, {att4}, b + "attention decode"));
+    RETURN_IF_ERROR(
+        ops.Run(decode, {q, kc, vc, state->decode_work()}, {att4}, b + "attention decode"));
     RETURN_IF_ERROR(ops.ProjectionAndMlp(b));
   }
   RETURN_IF_ERROR(ops.HeadProbs(ws.x, ws.h));
-  std::vector<float> probs(static_cast<size_t>(c.classes));
-  RETURN_IF_ERROR(be->Copy(probs.data(), DeviceKind::kCpu, ws.probs32.data, dev, ws.probs32.bytes()));
+  // Into the state's staging without waiting, then the step's one host wait: the
+  // upload, every kernel and this download are done after it (Copy to the host would
+  // wait on its own, and a Synchronize after it was a second wait).
+  float* staged = state->probs_staging();
+  RETURN_IF_ERROR(
+      be->CopyAsync(staged, DeviceKind::kCpu, ws.probs32.data, dev, ws.probs32.bytes()));
   RETURN_IF_ERROR(be->Synchronize());
   state->Advance();
-  return probs;
+  return std::vector<float>(staged, staged + c.classes);
 }
 
 }  // namespace flashtick

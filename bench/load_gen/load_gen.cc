@@ -21,12 +21,20 @@
 // --no-stop. A table goes to stdout and, with --json PATH, one JSON line per rate
 // (bench "load_gen"), a meta line first and a summary line last.
 //
+// --tick-stream: instead of the sweep, one day of --ticks feature rows over
+// flashtick.v1.TickStream, each sent when the last is answered (tick_stream_load.h
+// says why closed loop is right there); per-tick p50/p90/p99/p99.9/max and the
+// server's compute per tick go to stdout and, with --json, a meta line and one line
+// (what "tick", impl "load_gen_grpc").
+//
 //   load_gen --server HOST:PORT --model NAME --rates 100,200,400 [--n 512]
 //       [--duration-s 5] [--warmup-s 1] [--slo-ms 50] [--json PATH] [--gpu G] [--commit SHA]
+//   load_gen --server HOST:PORT --model NAME --tick-stream [--ticks 23400] [--tick-warmup 0]
 #include <cstdio>
 #include <fstream>
 #include <iostream>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <random>
 #include <string>
@@ -40,6 +48,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "bench/load_gen/infer_load.h"
+#include "bench/load_gen/tick_stream_load.h"
 #include "client/client_options.h"
 #include "common/status_macros.h"
 #include "nlohmann/json.hpp"
@@ -52,8 +61,9 @@ struct Args {
   std::string model, model_version, json_path, gpu = "unknown", commit = "unknown";
   std::vector<double> rates;
   int64_t n = 512, batch = 1;
-  bool last_only = false, no_stop = false;
+  bool last_only = false, no_stop = false, tick_stream = false;
   InferLoadSpec load;
+  TickStreamSpec ticks;
   KneeLimits limits;
   std::string command;
 };
@@ -75,8 +85,9 @@ absl::StatusOr<Args> Parse(int argc, char** argv, int* cli_exit) {
   AddClientSecurityFlags(&app, &a.client);
   app.add_option("--model", a.model, "Served model name")->required();
   app.add_option("--model-version", a.model_version, "Model version (\"\": the highest)");
-  app.add_option("--rates", a.rates, "Offered rates in requests/s, comma-separated, ascending")
-      ->required()
+  app.add_option("--rates", a.rates,
+                 "Offered rates in requests/s, comma-separated, ascending (required without "
+                 "--tick-stream)")
       ->delimiter(',')
       ->check(kPositive);
   app.add_option("--n", a.n, "Steps N of each request's day ([B, N, F] FP32)")
@@ -116,6 +127,16 @@ absl::StatusOr<Args> Parse(int argc, char** argv, int* cli_exit) {
   app.add_flag("--spin", a.load.spin,
                "Busy-poll the last 2.5 ms before each send (one core; microsecond send lag)");
   app.add_flag("--no-stop", a.no_stop, "Run every rate, past the knee too");
+  app.add_flag("--tick-stream", a.tick_stream,
+               "Instead of the ModelInfer sweep: stream --ticks feature rows over TickStream, "
+               "one at a time, and report per-tick latency");
+  app.add_option("--ticks", a.ticks.ticks, "Feature rows of the streamed day (--tick-stream)")
+      ->check(kAtLeastOne)
+      ->capture_default_str();
+  app.add_option("--tick-warmup", a.ticks.warmup,
+                 "First ticks of the day not recorded (--tick-stream; they are still sent)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   app.add_option("--json", a.json_path, "Write JSON lines here (meta, one per rate, summary)");
   app.add_option("--gpu", a.gpu, "Recorded in each line")->capture_default_str();
   app.add_option("--commit", a.commit, "Recorded in each line")->capture_default_str();
@@ -125,6 +146,12 @@ absl::StatusOr<Args> Parse(int argc, char** argv, int* cli_exit) {
     *cli_exit = app.exit(e);  // prints the help, or the error to stderr
     return absl::InvalidArgumentError(e.what());
   }
+  if (!a.tick_stream && a.rates.empty()) {
+    return absl::InvalidArgumentError("--rates is required (unless --tick-stream)");
+  }
+  if (a.tick_stream && a.ticks.warmup >= a.ticks.ticks) {
+    return absl::InvalidArgumentError("--tick-warmup must be below --ticks");
+  }
   for (size_t i = 1; i < a.rates.size(); ++i) {
     if (a.rates[i] <= a.rates[i - 1]) {
       return absl::InvalidArgumentError("--rates must be ascending (the sweep stops at the knee)");
@@ -132,6 +159,9 @@ absl::StatusOr<Args> Parse(int argc, char** argv, int* cli_exit) {
   }
   RETURN_IF_ERROR(LoadClientSecurity(&a.client));
   a.client.timeout_seconds = a.load.timeout_s;
+  a.ticks.model = a.model;
+  a.ticks.model_version = a.model_version;
+  a.ticks.seed = a.load.seed;
   return a;
 }
 
@@ -207,6 +237,49 @@ std::string Param(const inference::ModelInferResponse& r, const std::string& key
   return it == r.parameters().end() ? "" : it->second.string_param();
 }
 
+// --json's file, or a closed stream when there is none; a cut run keeps its lines.
+absl::StatusOr<std::unique_ptr<std::ofstream>> OpenJson(const std::string& path) {
+  auto json = std::make_unique<std::ofstream>();
+  if (path.empty()) return json;
+  json->open(path, std::ios::trunc);
+  if (!*json) return absl::PermissionDeniedError(absl::StrCat("cannot write --json ", path));
+  return json;
+}
+
+nlohmann::json MetaLine(const Args& a) {
+  return {{"bench", "meta"}, {"tool", "load_gen"}, {"command", a.command},
+          {"date", absl::FormatTime(absl::Now(), absl::UTCTimeZone())}, {"server", a.client.server},
+          {"gpu", a.gpu}, {"commit", a.commit}};
+}
+
+// --tick-stream: one day over TickStream, the features' count from ModelMetadata.
+absl::Status RunTicks(Args a, const std::shared_ptr<grpc::Channel>& channel,
+                      const ModelShape& shape) {
+  ASSIGN_OR_RETURN(std::unique_ptr<std::ofstream> json, OpenJson(a.json_path));
+  if (json->is_open()) *json << MetaLine(a).dump() << "\n" << std::flush;
+  a.ticks.features = shape.features;
+  std::printf("load_gen: %s model %s, TickStream of %lld ticks (%lld unrecorded), F = %lld\n",
+              a.client.server.c_str(), a.model.c_str(), static_cast<long long>(a.ticks.ticks),
+              static_cast<long long>(a.ticks.warmup), static_cast<long long>(shape.features));
+  std::fflush(stdout);
+  auto stub = v1::TickStream::NewStub(channel);
+  ASSIGN_OR_RETURN(TickStreamResult r, RunTickStream(stub.get(), a.ticks));
+  nlohmann::json line = {{"bench", "load_gen"}, {"op", "tick_stream"}, {"model", a.model},
+                         {"features", shape.features}, {"seed", a.ticks.seed}, {"gpu", a.gpu},
+                         {"commit", a.commit}};
+  line.update(TickStreamJson(r, a.ticks));
+  if (json->is_open()) *json << line.dump() << "\n" << std::flush;
+  std::printf("%lld ticks recorded (%s, %s, %s): latency ms p50 %.3f, p90 %.3f, p99 %.3f, "
+              "p99.9 %.3f, max %.3f; server compute ms p50 %.3f, mean %.3f\n",
+              static_cast<long long>(r.latency_ns.count()), r.opened.state_mode().c_str(),
+              r.opened.device().c_str(), r.opened.kernel_path().c_str(),
+              line["p50_ms"].get<double>(), line["p90_ms"].get<double>(),
+              line["p99_ms"].get<double>(), line["p999_ms"].get<double>(),
+              line["max_ms"].get<double>(), line["compute_p50_ms"].get<double>(),
+              line["compute_mean_ms"].get<double>());
+  return absl::OkStatus();
+}
+
 absl::Status Run(Args a) {
   std::shared_ptr<grpc::Channel> channel = MakeChannel(a.client);
   if (!channel->WaitForConnected(std::chrono::system_clock::now() + std::chrono::seconds(10))) {
@@ -215,16 +288,13 @@ absl::Status Run(Args a) {
   }
   auto stub = inference::GRPCInferenceService::NewStub(channel);
   ASSIGN_OR_RETURN(ModelShape shape, FetchShape(stub.get(), a));
+  if (a.tick_stream) return RunTicks(std::move(a), channel, shape);
   a.load.expected_output_bytes =
       a.batch * (a.last_only ? 1 : a.n) * shape.classes * static_cast<int64_t>(sizeof(float));
   const inference::ModelInferRequest request = MakeRequest(a, shape);
   ASSIGN_OR_RETURN(inference::ModelInferResponse probe, Probe(stub.get(), a, request));
 
-  std::ofstream json;
-  if (!a.json_path.empty()) {
-    json.open(a.json_path, std::ios::trunc);
-    if (!json) return absl::PermissionDeniedError(absl::StrCat("cannot write --json ", a.json_path));
-  }
+  ASSIGN_OR_RETURN(std::unique_ptr<std::ofstream> json, OpenJson(a.json_path));
   const nlohmann::json shared = {
       {"bench", "load_gen"}, {"op", "model_infer"}, {"impl", "flashtickd_grpc"},
       {"model", a.model}, {"N", a.n}, {"B", a.batch}, {"features", shape.features},
@@ -233,11 +303,9 @@ absl::Status Run(Args a) {
       {"warmup_s", a.load.warmup_s}, {"max_inflight_limit", a.load.max_inflight},
       {"seed", a.load.seed}, {"gpu", a.gpu}, {"commit", a.commit}};
   auto emit = [&json](const nlohmann::json& line) {
-    if (json.is_open()) json << line.dump() << "\n" << std::flush;  // a cut run keeps its lines
+    if (json->is_open()) *json << line.dump() << "\n" << std::flush;
   };
-  emit({{"bench", "meta"}, {"tool", "load_gen"}, {"command", a.command},
-        {"date", absl::FormatTime(absl::Now(), absl::UTCTimeZone())}, {"server", a.client.server},
-        {"gpu", a.gpu}, {"commit", a.commit}});
+  emit(MetaLine(a));
 
   std::printf("load_gen: %s model %s, [%lld, %lld, %lld] per request, %g s per rate (+%g s warmup), "
               "SLO p99 %g ms, device %s\n%s\n",

@@ -11,14 +11,16 @@
 #      on a port the kernel picks, wait until `flashtick health` says SERVING;
 #   3. grpc: serve_latency.py --server: ModelInfer p50/p99/p99.9 and requests/s at
 #      N = 512, 4096, 23400 for 1 and 8 concurrent closed-loop clients, then TickStream
-#      per-tick latency (incremental K/V state) over a 23,400-step day;
+#      per-tick latency (incremental K/V state) over a 23,400-step day; then the same day
+#      through load_gen --tick-stream, a C++ client (no interpreter in the tick's path),
+#      its tick row appended to grpc/results.jsonl beside the Python one;
 #   4. load: load_gen, open-loop Poisson arrivals at rising rates, stopping after the
 #      knee (docs/serving.md, "Serving under load");
 #   5. under a sweep (SERVE_UNDER_SWEEP, 1 on cuda): submit a sweep to the same server
 #      (SERVE_SWEEP_PRESET, on the same GPU), wait until its arms train (the
 #      flashtick_train_step_seconds count on /metrics grows), then load_gen at
-#      SERVE_SWEEP_RATES and the tick stream again while it trains; the sweep is
-#      cancelled after. Inference runs on a high-priority CUDA stream
+#      SERVE_SWEEP_RATES and the tick stream again (both clients) while it trains; the
+#      sweep is cancelled after. Inference runs on a high-priority CUDA stream
 #      (--serve-stream-priority, SERVE_PRIORITY: high), the arms on normal ones;
 #   6. stop the server (its /metrics scraped first), then, when SERVE_INPROC is set and
 #      enough time is left, bench/scripts/gpu_serve_latency.sh (the in-process CUDA and
@@ -30,7 +32,8 @@
 # device tool returns at most 8):
 #   serve_summary.txt           read first: pack, machine, model, each stage's exit and table
 #   flashtickd.log              the server's log
-#   grpc/results.jsonl, grpc/table.md   serve_latency.py's JSON lines (one per row) and table
+#   grpc/results.jsonl, grpc/table.md   serve_latency.py's JSON lines (one per row) and
+#                               load_gen --tick-stream's tick line, and their table
 #   load.jsonl                  load_gen's JSON lines (meta, one per rate, summary)
 #   inproc.tgz                  gpu_serve_latency.sh's results and logs, when it ran
 #   logs.tgz                    wheel install, ldd, model, health, models, metrics, clients
@@ -225,9 +228,9 @@ LD_LIBRARY_PATH="$serve_ld" "$pack/bin/flashtick" --server "$addr" models > "$r/
 note "flashtickd SERVING at $addr ($(($(date +%s) - t0)) s in); $(grep -o 'models=.*' "$out/flashtickd.log" | head -1)"
 status="$status server=ok"
 
-stage "grpc: serve_latency.py (closed loop: ModelInfer at N = $n, clients $clients; TickStream over $ticks steps)"
+stage "grpc: serve_latency.py (closed loop: ModelInfer at N = $n, clients $clients; TickStream over $ticks steps), then load_gen --tick-stream"
 if [ -z "$py" ]; then
-  note "skipped: no client python"
+  note "serve_latency.py skipped: no client python"
   status="$status grpc=skipped"
 else
   lim=$(limit 240)
@@ -241,9 +244,29 @@ else
     rc=$?
     note "serve_latency.py exit $rc$(cut_note $rc "$lim" rows)"
     [ $rc -eq 0 ] || tail -4 "$r/grpc.log" | tee -a "$summary"
-    "$py" bench/serve_latency/latency_table.py "$out/grpc/results.jsonl" 2>&1 | tee -a "$summary"
     status="$status grpc=$rc"
   fi
+fi
+# The same day through a C++ client: what the Python client's interpreter and grpcio
+# threads add to a tick is then the difference of the two rows. It writes its tick
+# line only when the day is done, so a cut run leaves none.
+lim=$(limit 60)
+if [ "$ticks" -lt 1 ] 2> /dev/null || [ "$lim" -lt 10 ]; then
+  note "load_gen --tick-stream skipped: $ticks ticks, $lim s left"
+  status="$status ticks_cpp=skipped"
+else
+  timeout "$lim" env LD_LIBRARY_PATH="$serve_ld" "$pack/bin/load_gen" --server "$addr" \
+    --model "$model_name" --tick-stream --ticks "$ticks" --gpu "$gpu" --commit "$commit" \
+    --json "$r/ticks_cpp.jsonl" > "$r/ticks_cpp.log" 2>&1
+  rc=$?
+  note "load_gen --tick-stream exit $rc$(if [ $rc -eq 124 ]; then echo " (cut at its $lim s limit: no tick line)"; fi)"
+  tail -2 "$r/ticks_cpp.log" | tee -a "$summary"
+  grep '"what":"tick"' "$r/ticks_cpp.jsonl" >> "$out/grpc/results.jsonl" 2> /dev/null
+  status="$status ticks_cpp=$rc"
+fi
+if [ -s "$out/grpc/results.jsonl" ]; then
+  "${py:-python3}" bench/serve_latency/latency_table.py "$out/grpc/results.jsonl" > "$out/grpc/table.md" 2>&1
+  tee -a "$summary" < "$out/grpc/table.md"
 fi
 
 # scrape: the server's /metrics text on stdout (nothing when the port is off).
@@ -328,7 +351,17 @@ else
         --ticks "$sweep_ticks" --commit "$commit" > "$r/grpc_under_sweep.log" 2>&1
       rc=$?
       note "tick stream under the sweep exit $rc$(cut_note $rc "$lim" rows)"
-      "$py" bench/serve_latency/latency_table.py "$r/grpc_under_sweep/results.jsonl" 2>&1 | tee -a "$summary"
+    fi
+    if [ "$(limit 60)" -ge 10 ]; then
+      mkdir -p "$r/grpc_under_sweep"
+      timeout "$(limit 60)" env LD_LIBRARY_PATH="$serve_ld" "$pack/bin/load_gen" --server "$addr" \
+        --model "$model_name" --tick-stream --ticks "$sweep_ticks" --gpu "$gpu" --commit "$commit" \
+        --json "$r/ticks_cpp_under_sweep.jsonl" > "$r/ticks_cpp_under_sweep.log" 2>&1
+      note "load_gen --tick-stream under the sweep exit $?"
+      grep '"what":"tick"' "$r/ticks_cpp_under_sweep.jsonl" >> "$r/grpc_under_sweep/results.jsonl" 2> /dev/null
+    fi
+    if [ -s "$r/grpc_under_sweep/results.jsonl" ]; then
+      "${py:-python3}" bench/serve_latency/latency_table.py "$r/grpc_under_sweep/results.jsonl" 2>&1 | tee -a "$summary"
     fi
     scrape > "$r/metrics_sweep_after.txt"
     note "server-side split under the sweep:"

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Side-by-side latency table of bench/serve_latency results (JSON lines from
-serve_latency.py's gRPC client, serve_latency_inproc and torch_serve.py).
+serve_latency.py's gRPC client, load_gen --tick-stream, serve_latency_inproc and
+torch_serve.py).
 
 Rows: what (forward: one [B, N, F] request; tick: one streamed step with
 incremental state), N, and B (rows per request) or clients (concurrent gRPC
@@ -11,7 +12,9 @@ plus throughput (requests/s for gRPC, rows/s in process). Also prints the checks
 import json
 import sys
 
-IMPLS = [("flashtickd_grpc", "flashtickd gRPC"), ("flashtick_inproc", "flashtick in-process"),
+# load_gen_grpc: the same server through load_gen --tick-stream, a C++ client (tick rows).
+IMPLS = [("flashtickd_grpc", "flashtickd gRPC"), ("load_gen_grpc", "flashtickd gRPC, C++ client"),
+         ("flashtick_inproc", "flashtick in-process"),
          ("torch_eager", "PyTorch eager"), ("torch_compile", "torch.compile")]
 
 

@@ -2,8 +2,8 @@
 // bf16/fp16 with fp32 accumulation, master-weight ops (optimizers, casts) in fp32;
 // matmuls go to cuBLASLt, attention to our Flash kernels (kernels/cuda/attention/),
 // every other op to a kernel in kernels/cuda/<op>.cu. Memory and the stream belong to
-// CudaDevice. Run enqueues on the backend's stream and returns without waiting;
-// Copy to the host and Synchronize wait. Variants we lack return Unimplemented.
+// CudaDevice. Run and CopyAsync enqueue on the backend's stream and return without
+// waiting; Copy to the host and Synchronize wait. Variants we lack return Unimplemented.
 #include "kernels/cuda/cuda_backend.h"
 
 #include <cuda_runtime.h>
@@ -115,10 +115,8 @@ class CudaBackend final : public Backend {
     cudaStream_t stream = device_->context().stream;
     const bool to_host = dst_device == DeviceKind::kCpu;
     const bool from_host = src_device == DeviceKind::kCpu;
-    const cudaMemcpyKind kind = to_host ? (from_host ? cudaMemcpyHostToHost : cudaMemcpyDeviceToHost)
-                                        : (from_host ? cudaMemcpyHostToDevice
-                                                     : cudaMemcpyDeviceToDevice);
-    RETURN_IF_CUDA_ERROR(cudaMemcpyAsync(dst, src, bytes, kind, stream));
+    RETURN_IF_CUDA_ERROR(
+        cudaMemcpyAsync(dst, src, bytes, CopyKind(dst_device, src_device), stream));
     if (to_host) {
       // The caller reads dst as soon as we return: wait for the copy and every
       // kernel queued before it.
@@ -128,6 +126,29 @@ class CudaBackend final : public Backend {
       // reuse it at once; from pinned memory the DMA reads src later, so wait.
       RETURN_IF_CUDA_ERROR(cudaStreamSynchronize(stream));
     }
+    return absl::OkStatus();
+  }
+
+  // Page-locked, so a decode step's copies are single DMAs with no staging memcpy and
+  // no cudaPointerGetAttributes query (Copy's IsPageable).
+  absl::StatusOr<std::shared_ptr<void>> AllocateHostStaging(size_t bytes) override {
+    RETURN_IF_ERROR(device_->Activate());
+    void* p = nullptr;
+    RETURN_IF_CUDA_ERROR(cudaHostAlloc(&p, bytes == 0 ? 1 : bytes, cudaHostAllocDefault));
+    return std::shared_ptr<void>(p, [](void* q) {
+      if (cudaFreeHost(q) != cudaSuccess) cudaGetLastError();
+    });
+  }
+
+  // No wait in either direction: the caller keeps src and dst alone until Synchronize.
+  absl::Status CopyAsync(void* dst, DeviceKind dst_device, const void* src, DeviceKind src_device,
+                         size_t bytes) override {
+    if (bytes == 0) return absl::OkStatus();
+    if (dst == nullptr || src == nullptr)
+      return absl::InvalidArgumentError("flash_cuda: CopyAsync of a null pointer");
+    RETURN_IF_ERROR(device_->Activate());
+    RETURN_IF_CUDA_ERROR(cudaMemcpyAsync(dst, src, bytes, CopyKind(dst_device, src_device),
+                                         device_->context().stream));
     return absl::OkStatus();
   }
 
@@ -184,6 +205,13 @@ class CudaBackend final : public Backend {
   }
 
  private:
+  static cudaMemcpyKind CopyKind(DeviceKind dst_device, DeviceKind src_device) {
+    const bool to_host = dst_device == DeviceKind::kCpu;
+    const bool from_host = src_device == DeviceKind::kCpu;
+    return to_host ? (from_host ? cudaMemcpyHostToHost : cudaMemcpyDeviceToHost)
+                   : (from_host ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToDevice);
+  }
+
   static bool IsPageable(const void* p) {
     cudaPointerAttributes attr{};
     if (cudaPointerGetAttributes(&attr, p) != cudaSuccess) {

@@ -81,7 +81,9 @@ absl::Status CheckAttentionArity(Op op, size_t inputs, size_t outputs) {
     case Op::kAttentionFwd: want_in = 3, want_out = 2; break;
     case Op::kAttentionBwd: want_in = 6, want_out = 4; break;
     case Op::kAttentionBwdBwd: want_in = 10, want_out = 4; break;
-    case Op::kAttentionDecode: want_in = 3, want_out = 1; break;
+    case Op::kAttentionDecode:
+      want_in = inputs == 4 ? 4 : 3, want_out = 1;  // the 4th: its optional workspace
+      break;
     default:
       return absl::InvalidArgumentError(absl::StrCat(OpName(op), " is not an attention op"));
   }

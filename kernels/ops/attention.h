@@ -31,7 +31,12 @@
 //   kAttentionBwdBwd  in:  Q, K, V, O, dO, L, Dvec, gQ, gK, gV
 //                     out: ∂Q, ∂K, ∂V, ∂dO
 //   kAttentionDecode  in:  q [B,1,H,D], Kcache, Vcache [B,Tk,Hkv,D] (first Tk rows valid)
+//                          [, work: fp32, ≥ AttentionDecodeWorkFloats(B, H, Tk, D)]
 //                     out: o [B,1,H,D]   (the new query sees every cached key)
+//                     work (optional) is device memory the backend may keep its partial
+//                     results in instead of allocating them each call, so a decode step
+//                     allocates nothing (model/decode_state.h owns one); a backend that
+//                     needs none ignores it, and one too small is not used.
 // Gradients with respect to K/V under GQA are summed over the query heads of a group.
 #pragma once
 
@@ -68,8 +73,18 @@ absl::Status CheckAttentionTensor(const char* name, const TensorView& t, int64_t
 absl::Status CheckAttentionStats(const char* name, const TensorView& t, const AttentionShape& s,
                                  DType dtype);
 
-// Checks the input and output counts of an op against its contract above.
+// Checks the input and output counts of an op against its contract above (decode: 3
+// inputs, or 4 with its workspace).
 absl::Status CheckAttentionArity(Op op, size_t inputs, size_t outputs);
+
+// Keys per split of a decode (the CUDA kernel's chunk: kernels/cuda/attention/
+// flash_params.h kFlashDecodeChunk equals it), and the fp32 elements of decode's
+// optional workspace for B·H queries over Tk keys: m, l and the D outputs of every
+// (b, h, chunk) partial.
+inline constexpr int64_t kAttentionDecodeChunk = 256;
+inline constexpr int64_t AttentionDecodeWorkFloats(int64_t B, int64_t H, int64_t Tk, int64_t D) {
+  return B * H * ((Tk + kAttentionDecodeChunk - 1) / kAttentionDecodeChunk) * (2 + D);
+}
 
 // Decode: q [B, 1, H, D] against Kcache, Vcache [B, Tk, Hkv, D] (Tk ≥ 1 = the cached
 // rows; pass a view sliced to the valid rows). Returns B, T = Tk, H, Hkv, D.

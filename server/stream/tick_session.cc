@@ -2,6 +2,7 @@
 // last step through the session's decode state (see tick_session.h).
 #include "server/stream/tick_session.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
@@ -14,6 +15,10 @@ TickSession::TickSession(int features, int64_t max_steps, std::string instrument
     : features_(features), max_steps_(max_steps) {
   grid_.instrument = std::move(instrument);
   grid_.date = std::move(date);
+  // The whole day's rows up front (StreamAdmission has reserved them: docs/serving.md,
+  // "Tick-stream limits"): a growing vector copied every row so far at each doubling,
+  // a copy of up to the day's 562 KB inside one tick's answer.
+  rows_.reserve(static_cast<size_t>(std::max<int64_t>(0, max_steps) * features));
 }
 
 absl::Status TickSession::CheckStep(int64_t step) const {

@@ -10,6 +10,12 @@ flags and an unknown model fail with a message naming the problem. Bounds are lo
 on purpose (2 shared cores, other builds beside it): the SLO is 2 s and the
 generator's send-lag limit 100 ms, so only a broken generator or server fails.
 
+Then --tick-stream: a day of TICKS feature rows over TickStream (the first two not
+recorded): a meta line and one tick line, every tick answered, the recorded ones
+counted, percentiles in order, the server's compute no more than the latency, and
+bench/serve_latency/latency_table.py putting it in its own column; a day longer than
+the session's limit fails naming the limit, and --tick-warmup must be below --ticks.
+
 usage: run_load_gen.py --load-gen BIN --flashtickd BIN --make-model BIN
 """
 import argparse
@@ -21,12 +27,17 @@ import subprocess
 import sys
 import tempfile
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "e2e"))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "e2e"))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "bench", "serve_latency"))
+import latency_table  # noqa: E402
 from e2e_server import ServerProcess  # noqa: E402
 
 MODEL = "loadgen"
 RATES = [20.0, 60.0]
 DURATION_S = 1.5
+TICKS = 100
+MAX_CONTEXT = 256
 
 
 def fail(msg, server=None):
@@ -94,6 +105,42 @@ def check_lines(lines):
         fail("summary: %s" % summary[0])
 
 
+def check_tick_stream(load_gen, address, work, server):
+    out = os.path.join(work, "ticks.jsonl")
+    r = run([load_gen, "--server", address, "--model", MODEL, "--tick-stream", "--ticks", str(TICKS),
+             "--tick-warmup", "2", "--json", out, "--gpu", "none", "--commit", "test"])
+    print(r.stdout + r.stderr, flush=True)
+    if r.returncode != 0:
+        fail("load_gen --tick-stream exit %d" % r.returncode, server)
+    with open(out) as f:
+        lines = [json.loads(l) for l in f if l.strip()]
+    if len(lines) != 2 or lines[0].get("bench") != "meta":
+        fail("--tick-stream: expected a meta line and one tick line, got %s" % lines)
+    t = lines[1]
+    for key, want in (("what", "tick"), ("impl", "load_gen_grpc"), ("op", "tick_stream"), ("N", TICKS),
+                      ("answered", TICKS), ("samples", TICKS - 2), ("state_mode", "incremental"),
+                      ("device", "cpu"), ("commit", "test")):
+        if t.get(key) != want:
+            fail("--tick-stream: %s is %r, expected %r (line %s)" % (key, t.get(key), want, t))
+    p = [t[k] for k in ("min_ms", "p50_ms", "p90_ms", "p99_ms", "p999_ms", "max_ms")]
+    if not (0 < p[0] and all(a <= b for a, b in zip(p, p[1:]))):
+        fail("--tick-stream: percentiles out of order: min/p50/p90/p99/p99.9/max = %s" % p)
+    if not 0 < t["compute_mean_ms"] <= t["mean_ms"]:
+        fail("--tick-stream: server compute %.4f ms a tick, latency %.4f ms" % (t["compute_mean_ms"], t["mean_ms"]))
+    row = [l for l in latency_table.table(lines).splitlines() if l.startswith("| tick | %d |" % TICKS)]
+    if len(row) != 1 or "| %s |" % latency_table.cell(t) not in row[0]:
+        fail("latency_table.py does not show the tick line: %s" % row)
+    r = run([load_gen, "--server", address, "--model", MODEL, "--tick-stream", "--ticks", str(MAX_CONTEXT + 1)])
+    if r.returncode == 0 or "limit of %d steps" % MAX_CONTEXT not in r.stderr:
+        fail("a day past the session's limit should fail naming it: exit %d\n%s" % (r.returncode, r.stderr))
+    r = run([load_gen, "--server", address, "--model", MODEL, "--tick-stream", "--ticks", "5",
+             "--tick-warmup", "5"])
+    if r.returncode != 2 or "--tick-warmup" not in r.stderr:
+        fail("--tick-warmup 5 of --ticks 5 should fail naming it: exit %d\n%s" % (r.returncode, r.stderr))
+    print("tick stream: %d ticks, p50 %.3f ms, p99 %.3f ms, p99.9 %.3f ms; server compute mean %.4f ms"
+          % (t["samples"], t["p50_ms"], t["p99_ms"], t["p999_ms"], t["compute_mean_ms"]), flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--load-gen", required=True)
@@ -105,7 +152,7 @@ def main():
     try:
         models = os.path.join(work, "models")
         r = run([args.make_model, "--out", models, "--name", MODEL, "--width", "16", "--heads", "2",
-                 "--layers", "1", "--max-context", "256", "--force"])
+                 "--layers", "1", "--max-context", str(MAX_CONTEXT), "--force"])
         if r.returncode != 0:
             fail("flashtick_make_model: " + r.stderr)
         server = ServerProcess(args.flashtickd, models, work, extra_args=["--threads", "1"])
@@ -121,6 +168,7 @@ def main():
             fail("load_gen exit %d" % r.returncode, server)
         with open(out) as f:
             check_lines([json.loads(l) for l in f if l.strip()])
+        check_tick_stream(args.load_gen, server.address, work, server)
         code = server.stop()
         server = None
         if code != 0:

@@ -3,6 +3,7 @@
 // limit are refused with their codes and leave the session unchanged. PredictLast
 // (incremental decoding through the session's K/V cache) answers each step with
 // the last row of a whole-prefix Predict, also when predict_every skips answers.
+// The day's rows are reserved at open, so appending never copies them.
 #include "server/stream/tick_session.h"
 
 #include <chrono>
@@ -42,6 +43,17 @@ TEST(TickSession, StreamedTicksEqualOfflineFeatures) {
   }
   EXPECT_EQ(session.steps(), day.steps());
   EXPECT_EQ(session.rows(), ComputeFeatures(day));
+}
+
+// The day's rows are reserved when the session opens: appending never moves them (a
+// reallocation copied every row so far inside one tick's answer).
+TEST(TickSession, RowsAreNeverCopiedToGrow) {
+  TickSession session(kNumFeatures, 512, "SYNTH", "2026-01-02");
+  ASSERT_TRUE(session.Append(RowMsg(0, kNumFeatures)).ok());
+  const float* first = session.rows().data();
+  for (int64_t t = 1; t < 512; ++t) ASSERT_TRUE(session.Append(RowMsg(t, kNumFeatures)).ok());
+  EXPECT_EQ(session.rows().data(), first);
+  EXPECT_EQ(session.rows().size(), size_t{512} * kNumFeatures);
 }
 
 TEST(TickSession, AWholeDayOfTicksAppendsInLinearTime) {

@@ -1,11 +1,13 @@
 // Host launcher of the CUDA attention decode (Op::kAttentionDecode): validates
 // q [B,1,H,D] and Kcache, Vcache [B,Tk,Hkv,D] (bf16/fp16, D ∈ {16, 32, 64, 96, 128, 256}), takes the
-// per-chunk fp32 partials from the context's scratch (O(B·H·Tk/256·D)), and enqueues
-// the split and combine kernels (flash_decode_kernel.cuh). Out: o [B,1,H,D].
+// per-chunk fp32 partials (O(B·H·Tk/256·D)) from the optional workspace input, else
+// from the context's scratch, and enqueues the split and combine kernels
+// (flash_decode_kernel.cuh). Out: o [B,1,H,D].
 #include "common/status_macros.h"
 #include "kernels/cuda/attention/flash_host.h"
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/cuda_ops.h"
+#include "kernels/ops/attention.h"
 
 namespace flashtick::cuda {
 
@@ -33,11 +35,20 @@ absl::Status AttentionDecode(const OpDesc& desc, In in, Out out, CudaContext& ct
   float scale = 0.0f;
   RETURN_IF_ERROR(flash::FlashScale(desc.attention, s.D, &scale, &p.scale_log2));
   p.dtype = dt;
-  // Partials: m, l and o of every (b, h, chunk), one allocation.
+  // Partials: m, l and o of every (b, h, chunk): in the caller's workspace when it
+  // passed one large enough (a decode step then allocates nothing), else one
+  // allocation from the stream-ordered pool.
+  static_assert(flash::kFlashDecodeChunk == kAttentionDecodeChunk);
   const int64_t parts = s.B * s.H * p.n_chunks;
-  ASSIGN_OR_RETURN(std::shared_ptr<void> scratch,
-                   ctx.scratch(static_cast<size_t>(parts * (2 + s.D)) * sizeof(float)));
-  p.part_m = static_cast<float*>(scratch.get());
+  const int64_t floats = parts * (2 + s.D);
+  std::shared_ptr<void> scratch;
+  if (in.size() == 4 && in[3].data != nullptr && in[3].dtype == DType::kF32 &&
+      in[3].numel() >= floats) {
+    p.part_m = static_cast<float*>(in[3].data);
+  } else {
+    ASSIGN_OR_RETURN(scratch, ctx.scratch(static_cast<size_t>(floats) * sizeof(float)));
+    p.part_m = static_cast<float*>(scratch.get());
+  }
   p.part_l = p.part_m + parts;
   p.part_o = p.part_l + parts;
   cudaError_t err = cudaSuccess;
