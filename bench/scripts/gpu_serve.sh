@@ -15,7 +15,8 @@
 #      through load_gen --tick-stream, a C++ client (no interpreter in the tick's path),
 #      its tick row appended to grpc/results.jsonl beside the Python one;
 #   4. load: load_gen, open-loop Poisson arrivals at rising rates, stopping after the
-#      knee (docs/serving.md, "Serving under load");
+#      knee (docs/serving.md, "Serving under load"); then the same with --last-only
+#      (the next step's call only: docs/serving.md, "The last step only");
 #   5. under a sweep (SERVE_UNDER_SWEEP, 1 on cuda): submit a sweep to the same server
 #      (SERVE_SWEEP_PRESET, on the same GPU), wait until its arms train (the
 #      flashtick_train_step_seconds count on /metrics grows), then load_gen at
@@ -49,6 +50,7 @@
 #   (50,100,200,400,800,1600,3200), SERVE_LOAD_S (10 s a rate), SERVE_SLO_MS (10),
 #   SERVE_INPROC (1 on cuda), SERVE_UNDER_SWEEP (1 on cuda), SERVE_SWEEP_PRESET (planted),
 #   SERVE_SWEEP_RATES (100), SERVE_SWEEP_TICKS (4000), SERVE_PRIORITY (high),
+#   SERVE_LAST_ONLY_RATES (100,200,400,800,1600; empty skips the last-step load stage),
 #   SERVE_PYTHON (python3), SERVE_PACK (.carry/serve),
 #   SERVE_WHEELS (.carry/wheels), FLASHTICK_COMMIT (recorded in every result).
 set -uo pipefail
@@ -73,6 +75,7 @@ if [ "$device" = cpu ]; then
   # on a busy machine one scheduling hiccup can read as a knee (generator_behind).
   d_inproc=0; load_extra=(--no-stop); threads=(--threads 1)
   d_under_sweep=0; d_sweep_preset=demo; d_sweep_rates=5; d_sweep_ticks=64
+  d_last_rates=5
 else
   d_model="--width 256 --heads 4 --layers 2 --max-context 32768"; d_n=512,4096,23400
   d_clients=1,8; d_reps=50; d_ticks=23400; d_load_n=23400
@@ -80,11 +83,13 @@ else
   # The GPU machine has 16 cores: the generator may spin for exact send times.
   load_extra=(--spin); threads=()
   d_under_sweep=1; d_sweep_preset=planted; d_sweep_rates=100; d_sweep_ticks=4000
+  d_last_rates=100,200,400,800,1600
 fi
 model_flags=${SERVE_MODEL:-$d_model}
 n=${SERVE_N:-$d_n}; clients=${SERVE_CLIENTS:-$d_clients}; reps=${SERVE_REPS:-$d_reps}
 ticks=${SERVE_TICKS:-$d_ticks}; load_n=${SERVE_LOAD_N:-$d_load_n}; rates=${SERVE_RATES:-$d_rates}
 load_s=${SERVE_LOAD_S:-$d_load_s}; slo=${SERVE_SLO_MS:-$d_slo}; inproc=${SERVE_INPROC:-$d_inproc}
+last_rates=${SERVE_LAST_ONLY_RATES-$d_last_rates}
 pack=${SERVE_PACK:-.carry/serve}
 wheels=${SERVE_WHEELS:-.carry/wheels}
 under_sweep=${SERVE_UNDER_SWEEP:-$d_under_sweep}; sweep_preset=${SERVE_SWEEP_PRESET:-$d_sweep_preset}
@@ -307,6 +312,31 @@ else
   note "server-side split of the load stage's requests (every rate together):"
   split "$r/metrics_load_before.txt" "$r/metrics_load_after.txt"
   status="$status load=$rc"
+fi
+
+# The same open loop asking for the last step only: a trading client's question (the
+# call for the next step, given the day so far), which the server answers with less work
+# (docs/serving.md, "The last step only"). Its lines follow the load stage's in load.jsonl
+# ("last_only": true in each).
+stage "load, last step only: load_gen --last-only (open loop, N = $load_n, rates $last_rates /s)"
+lim=$(limit 120)
+if [ -z "$last_rates" ] || [ "$lim" -lt 10 ]; then
+  note "skipped: ${last_rates:-no rates (SERVE_LAST_ONLY_RATES empty)}, $lim s left"
+  status="$status load_last_only=skipped"
+else
+  scrape > "$r/metrics_last_before.txt"
+  all_steps_extra=("${load_extra[@]}")
+  load_extra+=(--last-only)
+  run_load_gen "$lim" "$last_rates" "$r/load_last_only.jsonl" "$r/load_last_only.log"
+  rc=$?
+  load_extra=("${all_steps_extra[@]}")
+  note "load_gen --last-only exit $rc$(cut_note $rc "$lim" rates)"
+  head -40 "$r/load_last_only.log" | tee -a "$summary"
+  cat "$r/load_last_only.jsonl" >> "$out/load.jsonl" 2> /dev/null
+  scrape > "$r/metrics_last_after.txt"
+  note "server-side split of the last-step requests:"
+  split "$r/metrics_last_before.txt" "$r/metrics_last_after.txt"
+  status="$status load_last_only=$rc"
 fi
 
 # train_steps: optimizer steps the server's sweep arms have taken so far.
