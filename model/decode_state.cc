@@ -45,8 +45,13 @@ absl::StatusOr<std::unique_ptr<DecodeState>> DecodeState::Create(const Transform
 
 int64_t DecodeState::CacheBytes(const Transformer& model, int64_t rows) {
   const ModelConfig& c = model.config();
-  return int64_t{2} * c.layers * std::min<int64_t>(rows, c.max_context) * c.kv_heads *
-         c.head_dim() * static_cast<int64_t>(DTypeSize(model.compute_dtype()));
+  const int64_t r = std::min<int64_t>(rows, c.max_context);
+  const int64_t caches = int64_t{2} * c.layers * r * c.kv_heads * c.head_dim() *
+                         static_cast<int64_t>(DTypeSize(model.compute_dtype()));
+  // The decode kernel's partial results: one buffer, sized and grown with the caches.
+  const int64_t work = AttentionDecodeWorkFloats(1, c.heads, r, c.head_dim()) *
+                       static_cast<int64_t>(sizeof(float));
+  return caches + work;
 }
 
 absl::Status DecodeState::Reserve(int64_t rows) {

@@ -33,8 +33,10 @@ class DecodeState {
 
   static constexpr int64_t kDefaultInitialCapacity = 256;
   // Bytes of every layer's K and V caches at a capacity of `rows` (capped at the
-  // model's max_context, as Reserve caps it), in the model's compute dtype: what a
-  // state of `model` holds in caches once it has grown to that many rows.
+  // model's max_context, as Reserve caps it), in the model's compute dtype, plus the
+  // attention decode workspace that grows with them: what a state of `model` holds in
+  // device memory beyond its fixed one-row scratch once it has grown to that many rows
+  // (the tick stream's admission reserves it per session).
   static int64_t CacheBytes(const Transformer& model, int64_t rows);
   ~DecodeState();
 

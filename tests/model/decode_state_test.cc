@@ -178,6 +178,27 @@ TEST(DecodeStateTest, CudaBf16StepsMatchPredict) {
   ExpectStepsMatchPredict(m.get(), Rows(T, c.features, 10), T, 16, 2e-2, 0.0);
 }
 
+// CacheBytes is what a state's growth really allocates (caches and the decode
+// workspace), so the tick stream's admission, which reserves it, does not undercount.
+TEST(DecodeStateTest, GrowthAllocatesExactlyCacheBytes) {
+  auto be = Cpu();
+  auto m = Transformer::InitRandom(Config(4, 2, 4096), 15, be.get());
+  ASSERT_TRUE(m.ok()) << m.status();
+  // Two states, of 64 and 1,024 rows: their fixed scratch is the same, so the
+  // difference of what each allocated is the difference of their caches and workspaces.
+  const int64_t base = be->Memory().used_bytes;
+  auto small = DecodeState::Create(**m, 64);
+  ASSERT_TRUE(small.ok()) << small.status();
+  const int64_t small_bytes = be->Memory().used_bytes - base;
+  auto large = DecodeState::Create(**m, 1024);
+  ASSERT_TRUE(large.ok()) << large.status();
+  const int64_t large_bytes = be->Memory().used_bytes - base - small_bytes;
+  ASSERT_EQ((*small)->capacity(), 64);
+  ASSERT_EQ((*large)->capacity(), 1024);
+  EXPECT_EQ(large_bytes - small_bytes,
+            DecodeState::CacheBytes(**m, 1024) - DecodeState::CacheBytes(**m, 64));
+}
+
 TEST(DecodeStateTest, PastMaxContextIsResourceExhaustedAndKeepsState) {
   auto be = Cpu();
   const int max_context = 20;
