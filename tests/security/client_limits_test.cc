@@ -164,8 +164,10 @@ TEST_F(StreamLimitsTest, PerClientThenPerServerThenFreedSlot) {
 
 TEST_F(StreamLimitsTest, WholeDayMemoryIsReservedAtOpen) {
   // A day of this model: 4,096 rows × 6 features × 4 B + 2 (K, V) × 2 layers × 4,096
-  // rows × 2 heads × 8 × 4 B (fp32 on the CPU) = 98,304 + 1,048,576 = 1,146,880 B.
-  constexpr int64_t kDay = 4096 * 6 * 4 + 2 * 2 * 4096 * 2 * 8 * 4;
+  // rows × 2 KV heads × 8 × 4 B (fp32 on the CPU) + the decode workspace, 4 query heads
+  // × 16 chunks of 256 keys × (m, l and 8 outputs) × 4 B = 98,304 + 1,048,576 + 2,560
+  // = 1,149,440 B.
+  constexpr int64_t kDay = 4096 * 6 * 4 + 2 * 2 * 4096 * 2 * 8 * 4 + 4 * 16 * (2 + 8) * 4;
   ServerOptions o = Options();
   o.stream_memory_mb = 3;  // two days fit (2.19 MiB), three (3.28 MiB) do not
   StartServer(o);
