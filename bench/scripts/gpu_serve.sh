@@ -288,12 +288,15 @@ split() {
   python3 bench/serve_latency/metrics_split.py "$1" "$2" 2>&1 | tee -a "$summary"
 }
 
-# run_load_gen LIMIT RATES JSON LOG: load_gen's open-loop sweep at N = $load_n.
+# run_load_gen LIMIT RATES JSON LOG [FLAG...]: load_gen's open-loop sweep at N = $load_n,
+# with any further flags (e.g. --last-only).
 run_load_gen() {
-  timeout "$1" env LD_LIBRARY_PATH="$serve_ld" "$pack/bin/load_gen" --server "$addr" \
-    --model "$model_name" --n "$load_n" --rates "$2" --duration-s "$load_s" \
+  local lim=$1 rates_=$2 json=$3 log=$4
+  shift 4
+  timeout "$lim" env LD_LIBRARY_PATH="$serve_ld" "$pack/bin/load_gen" --server "$addr" \
+    --model "$model_name" --n "$load_n" --rates "$rates_" --duration-s "$load_s" \
     --warmup-s "${SERVE_WARMUP_S:-$d_warm_s}" --slo-ms "$slo" --gpu "$gpu" --commit "$commit" \
-    --json "$3" "${load_extra[@]}" > "$4" 2>&1
+    --json "$json" "${load_extra[@]}" "$@" > "$log" 2>&1
 }
 
 stage "load: load_gen (open loop, N = $load_n, rates $rates /s, $load_s s each, SLO p99 $slo ms)"
@@ -325,11 +328,8 @@ if [ -z "$last_rates" ] || [ "$lim" -lt 10 ]; then
   status="$status load_last_only=skipped"
 else
   scrape > "$r/metrics_last_before.txt"
-  all_steps_extra=("${load_extra[@]}")
-  load_extra+=(--last-only)
-  run_load_gen "$lim" "$last_rates" "$r/load_last_only.jsonl" "$r/load_last_only.log"
+  run_load_gen "$lim" "$last_rates" "$r/load_last_only.jsonl" "$r/load_last_only.log" --last-only
   rc=$?
-  load_extra=("${all_steps_extra[@]}")
   note "load_gen --last-only exit $rc$(cut_note $rc "$lim" rates)"
   head -40 "$r/load_last_only.log" | tee -a "$summary"
   cat "$r/load_last_only.jsonl" >> "$out/load.jsonl" 2> /dev/null
