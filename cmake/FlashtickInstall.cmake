@@ -10,14 +10,15 @@
 #                                themselves (research/report/plot_runner.h)
 #   lib/cmake/flashtick/         flashtickConfig.cmake, its version file and the
 #                                exported targets flashtick::common, ::ticks,
-#                                ::kernels, ::model, ::trainer, ::research and, with
+#                                ::kernels, ::model, ::trainer, ::config_proto,
+#                                ::research and, with
 #                                the server, ::proto, ::server, ::client
 # Checked by ctest install_consumer_test (tests/install_consumer/).
 
 set(_ft_install_include ${CMAKE_INSTALL_INCLUDEDIR}/flashtick)
 
 # The libraries, exported as flashtick::<name>, the names of the in-tree aliases.
-set(_ft_export_libs common ticks kernels model trainer research)
+set(_ft_export_libs common ticks kernels model trainer config_proto research)
 if(FLASHTICK_WITH_SERVER)
   # flashtick_proto_objs is what flashtick::proto links whole-archive.
   list(APPEND _ft_export_libs proto proto_objs server client)
@@ -43,11 +44,10 @@ foreach(layer ${_ft_header_layers})
     FILES_MATCHING PATTERN "*.h"
     PATTERN "cpu" EXCLUDE PATTERN "cuda" EXCLUDE PATTERN "tools" EXCLUDE)
 endforeach()
-if(FLASHTICK_WITH_SERVER)
-  # The generated messages and stubs: inference/, flashtick/v1/, grpc/health/v1/.
-  install(DIRECTORY ${CMAKE_BINARY_DIR}/proto/gen/ DESTINATION ${_ft_install_include}
-    FILES_MATCHING PATTERN "*.h")
-endif()
+# The generated messages (with the server, and stubs): flashtick/v1/ and, with the
+# server, inference/ and grpc/health/v1/.
+install(DIRECTORY ${CMAKE_BINARY_DIR}/proto/gen/ DESTINATION ${_ft_install_include}
+  FILES_MATCHING PATTERN "*.h")
 
 # Executables, and the script the report writer runs.
 set(_ft_programs flashtick_make_model)

@@ -57,11 +57,11 @@ int RunSubmit(const ClientOptions& options, const SubmitArgs& args) {
     return 2;
   }
   std::printf("submitted %s (%s): %d arms, N = {", experiment->id().c_str(),
-              experiment->config().name().c_str(), experiment->config().context_lengths_size() *
+              experiment->config().name().c_str(), experiment->config().contexts_size() *
                                                         std::max(1, experiment->config().seeds_size()));
-  for (int i = 0; i < experiment->config().context_lengths_size(); ++i) {
+  for (int i = 0; i < experiment->config().contexts_size(); ++i) {
     std::printf("%s%lld", i ? ", " : "",
-                static_cast<long long>(experiment->config().context_lengths(i)));
+                static_cast<long long>(experiment->config().contexts(i)));
   }
   std::printf("}, state %s\n", StateName(experiment->state()).c_str());
   std::fflush(stdout);

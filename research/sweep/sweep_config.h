@@ -2,13 +2,13 @@
 // "Configuration"): the context lengths N (one arm per N and seed; the same architecture and
 // optimizer in every arm), the data (a synthetic generator or CSV files), the label
 // horizon k, the purged walk-forward, the training budget, the cost per trade and
-// the gates. ParseSweepConfig is a pure function (JSON text in, StatusOr out, no
-// I/O) so a fuzz target can drive it; every bad field is named in one
-// INVALID_ARGUMENT. ToJson writes every field, so an experiment stores the exact
-// configuration it ran and ParseSweepConfig(ToJson(c)) == c.
-// The JSON schema is the struct below, nested as {"model": {...}, "optimizer":
-// {...}, "training": {...}, "data": {"synthetic": {...}} | {"csv": {...}},
-// "labels": {"horizon": k}, "walk_forward": {...}, "gates": {...}, ...}.
+// the gates. This struct is the engine's typed, validated view; the schema is one
+// protobuf message, flashtick.v1.SweepConfig (proto/flashtick/v1/sweep_config.proto),
+// whose canonical JSON mapping is the JSON of a sweep file and of SubmitSweep.
+// ParseSweepConfig is a pure function (JSON text in, StatusOr out, no I/O) so a fuzz
+// target can drive it; every bad field is named in one INVALID_ARGUMENT.
+// SweepConfigToJson writes every field, so an experiment stores the exact
+// configuration it ran and ParseSweepConfig(SweepConfigToJson(c)) == c.
 #pragma once
 
 #include <cstdint>
@@ -202,10 +202,23 @@ struct SweepConfig {
   SplitConfig SplitFor(int64_t n) const;
 };
 
-// Parses and validates (types, ranges and the cross-field rules: distinct Ns,
+namespace v1 {
+class SweepConfig;
+}  // namespace v1
+
+// Parses (protobuf's JSON mapping of flashtick.v1.SweepConfig: JSON, field names and
+// types) and validates (ranges, choices and the cross-field rules: distinct Ns,
 // heads dividing width, lags that fit the days, enough days for the walk-forward).
 absl::StatusOr<SweepConfig> ParseSweepConfig(const std::string& json_text);
+// The schema's JSON, every field set; indented by 2 when indent > 0.
 std::string SweepConfigToJson(const SweepConfig& config, int indent = 2);
+
+// The message read (absent fields take their defaults) and validated as above.
+absl::StatusOr<SweepConfig> SweepConfigFromProto(const v1::SweepConfig& message);
+// Every field set.
+v1::SweepConfig SweepConfigToProto(const SweepConfig& config);
+// The rules between fields that `config` breaks, one message each (empty: none).
+std::vector<std::string> SweepRuleViolations(const SweepConfig& config);
 
 // "sharpe" | "accuracy" | "macro_f1" | "log_loss"
 const char* BestByName(BestBy by);

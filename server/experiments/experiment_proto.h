@@ -1,8 +1,7 @@
 // Conversions between the experiment service's wire messages (flashtick.v1) and
-// the sweep engine and store: SweepConfig both ways (the typed proto config is
-// turned into the engine's JSON schema and parsed by the one validating parser,
-// so a typed submit and a JSON submit fail the same way), store records to
-// Experiment/ArmStatus, and engine progress to ExperimentProgress.
+// the sweep engine and store: store records to Experiment/ArmStatus, and engine
+// progress to ExperimentProgress. The configuration needs none of its own: its
+// message is the schema (research/sweep/sweep_config.h).
 #pragma once
 
 #include <string>
@@ -15,13 +14,6 @@
 #include "research/sweep/sweep_engine.h"
 
 namespace flashtick {
-
-// The engine's JSON for a typed config: only the fields that are set (non-zero)
-// are written, so defaults fill the rest. Fields the engine cannot honour (a fixed
-// α, purge/embargo in steps, bf16 training) are INVALID_ARGUMENT with the reason.
-absl::StatusOr<std::string> ProtoConfigToJson(const v1::SweepConfig& config);
-// The typed view of a parsed config (for Experiment.config).
-v1::SweepConfig ConfigToProto(const SweepConfig& config);
 
 v1::ExperimentState ToProtoState(ExpState state);
 v1::ExperimentState ArmStateToProto(const std::string& arm_state);

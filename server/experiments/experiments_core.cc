@@ -55,23 +55,28 @@ absl::StatusOr<SweepConfig> ExperimentsCore::Parse(const v1::SubmitSweepRequest&
   if (request.request_key().size() > kMaxRequestKey) {
     return absl::InvalidArgumentError("request_key is longer than 200 characters");
   }
-  std::string json;
-  if (!request.preset().empty()) {
-    auto preset = SweepPresetJson(request.preset());
-    if (!preset.ok()) return absl::InvalidArgumentError(std::string(preset.status().message()));
-    json = *std::move(preset);
-  } else if (!request.config_json().empty()) {
-    if (request.config_json().size() > static_cast<size_t>(limits_.max_config_bytes)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "config_json is ", request.config_json().size(), " bytes; this server accepts at most ",
-          limits_.max_config_bytes, " (--max-config-bytes)"));
-    }
-    json = request.config_json();
+  absl::StatusOr<SweepConfig> config;
+  if (request.has_config()) {
+    // The message is the schema itself: the same reader and rules as the JSON routes.
+    config = SweepConfigFromProto(request.config());
   } else {
-    ASSIGN_OR_RETURN(json, ProtoConfigToJson(request.config()));
+    std::string json;
+    if (!request.preset().empty()) {
+      auto preset = SweepPresetJson(request.preset());
+      if (!preset.ok()) return absl::InvalidArgumentError(std::string(preset.status().message()));
+      json = *std::move(preset);
+    } else {
+      if (request.config_json().size() > static_cast<size_t>(limits_.max_config_bytes)) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "config_json is ", request.config_json().size(),
+            " bytes; this server accepts at most ", limits_.max_config_bytes,
+            " (--max-config-bytes)"));
+      }
+      json = request.config_json();
+    }
+    config = ParseSweepConfig(json);
   }
-  // The same parser validates every route in; what is stored is its full output.
-  auto config = ParseSweepConfig(json);
+  // The same validation for every route in; what is stored is its full output.
   if (!config.ok()) {
     return absl::InvalidArgumentError(std::string(config.status().message()));
   }

@@ -96,7 +96,7 @@ class ExperimentsServiceTest : public InProcessServerTest {
 
 TEST_F(ExperimentsServiceTest, BadRequestsAreRefusedWithTheReason) {
   v1::Experiment x;
-  grpc::Status s = Submit(R"({"contexts": [8, 8], "cost_bps": "high"})", &x);
+  grpc::Status s = Submit(R"({"contexts": [8, 8], "cost_bps": -1})", &x);
   EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_NE(s.error_message().find("contexts must be distinct"), std::string::npos)
       << s.error_message();
@@ -121,13 +121,17 @@ TEST_F(ExperimentsServiceTest, BadRequestsAreRefusedWithTheReason) {
   }
   {
     grpc::ClientContext ctx;
-    v1::SubmitSweepRequest req;  // typed config with an unsupported field
-    req.mutable_config()->add_context_lengths(8);
-    req.mutable_config()->mutable_labels()->set_alpha(0.2);
+    v1::SubmitSweepRequest req;  // a typed config with bad fields: the JSON route's checks
+    req.mutable_config()->add_contexts(8);
+    req.mutable_config()->add_contexts(8);
+    req.mutable_config()->mutable_labels()->set_alpha_bps(-0.2);
     v1::SubmitSweepResponse resp;
     s = stub_->SubmitSweep(&ctx, req, &resp);
     EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
-    EXPECT_NE(s.error_message().find("labels.alpha"), std::string::npos);
+    EXPECT_NE(s.error_message().find("labels.alpha_bps must be a number in [0"),
+              std::string::npos) << s.error_message();
+    EXPECT_NE(s.error_message().find("contexts must be distinct"), std::string::npos)
+        << s.error_message();
   }
   grpc::ClientContext ctx;
   v1::GetExperimentRequest req;
@@ -180,10 +184,20 @@ TEST_F(ExperimentsServiceTest, SubmitWatchReportList) {
   const double submit_s = std::chrono::duration<double>(Clock::now() - t0).count();
   EXPECT_LT(submit_s, 2.0) << "SubmitSweep must return at once";
   EXPECT_EQ(x.id(), "exp-000001");
-  EXPECT_EQ(x.config().context_lengths_size(), 2);
+  EXPECT_EQ(x.config().contexts_size(), 2);
   v1::Experiment again;
   ASSERT_TRUE(Submit(TinySweep("tiny"), &again, "once").ok());
   EXPECT_EQ(again.id(), x.id()) << "request_key makes submit idempotent";
+  {
+    // The same configuration as a message resolves to the same stored JSON, field for
+    // field: the message is the schema of the JSON (ResolveSweepConfig creates nothing).
+    grpc::ClientContext c;
+    v1::SubmitSweepRequest req;
+    *req.mutable_config() = x.config();
+    v1::ResolveSweepConfigResponse resolved;
+    ASSERT_TRUE(stub_->ResolveSweepConfig(&c, req, &resolved).ok());
+    EXPECT_EQ(nlohmann::json::parse(resolved.config_json()), nlohmann::json::parse(x.config_json()));
+  }
 
   grpc::ClientContext ctx;
   v1::WatchExperimentRequest wreq;

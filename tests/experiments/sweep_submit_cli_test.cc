@@ -58,7 +58,7 @@ TEST_F(SweepSubmitCliTest, UnknownPresetIsRefusedNamingThePresetsThatExist) {
 }
 
 TEST_F(SweepSubmitCliTest, BadConfigIsRefusedNamingEveryBadField) {
-  const std::string bad = WriteFile("bad.json", R"({"contexts": [8, 8], "cost_bps": "high"})");
+  const std::string bad = WriteFile("bad.json", R"({"contexts": [8, 8], "cost_bps": -1})");
   for (const bool print : {false, true}) {
     std::vector<std::string> args = {"submit", "--config", bad};
     if (print) args.push_back("--print-config");

@@ -13,6 +13,7 @@
 #include "nlohmann/json.hpp"
 
 #include "absl/strings/str_cat.h"
+#include "flashtick/v1/sweep_config.pb.h"
 #include "research/sweep/sweep_config.h"
 #include "research/sweep/sweep_presets.h"
 
@@ -140,6 +141,35 @@ TEST(SweepConfig, KeyedFieldsEarlyStoppingAndFixedAlphaRoundTrip) {
   EXPECT_NE(bad.status().message().find("lag 600 must lie"), std::string::npos) << bad.status();
 }
 
+TEST(SweepConfig, ProtobufJsonMappingForms) {
+  // The canonical JSON mapping: lowerCamelCase names and quoted integers read as the
+  // proto names and numbers do; an empty list or a null is the default.
+  auto c = ParseSweepConfig(R"({"contexts": ["64", 512], "model": {"kvHeads": 2},
+                                "seeds": [], "gates": null})");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->contexts, (std::vector<int64_t>{64, 512}));
+  EXPECT_EQ(c->model.kv_heads, 2);
+  EXPECT_EQ(c->seeds, (std::vector<uint64_t>{1}));
+  EXPECT_DOUBLE_EQ(c->gates.min_dsr, 0.95);
+}
+
+TEST(SweepConfig, JsonIsTheMessagesMapping) {
+  // SweepConfigToJson is the message's JSON with the proto field names, every field
+  // set: keys are exactly the schema's, integers are numbers, not strings.
+  auto c = ParseSweepConfig(*SweepPresetJson("planted"));
+  ASSERT_TRUE(c.ok()) << c.status();
+  const nlohmann::json j = nlohmann::json::parse(SweepConfigToJson(*c));
+  EXPECT_TRUE(j["contexts"][0].is_number_integer()) << j["contexts"];
+  EXPECT_TRUE(j["data"]["synthetic"]["seed"].is_number_integer());
+  EXPECT_TRUE(j["model"].contains("kv_heads"));
+  EXPECT_TRUE(j["training"].contains("max_train_seconds"));
+  const v1::SweepConfig m = SweepConfigToProto(*c);
+  EXPECT_TRUE(m.model().has_nope_interval()) << "every scalar is set";
+  auto back = SweepConfigFromProto(m);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(SweepConfigToJson(*back), SweepConfigToJson(*c));
+}
+
 TEST(SweepConfig, ContextsAreSortedShortestFirst) {
   auto c = ParseSweepConfig(R"({"contexts": [4096, 512, 32768]})");
   ASSERT_TRUE(c.ok()) << c.status();
@@ -178,27 +208,29 @@ TEST_P(BadField, IsInvalidArgumentNamingTheField) {
 INSTANTIATE_TEST_SUITE_P(
     Table, BadField,
     ::testing::Values(
-        BadCase{"not json", "not valid JSON"},
-        BadCase{"[1, 2]", "the configuration must be a JSON object"},
-        BadCase{R"({"contexts": []})", "contexts must be a list of 1 to 16 integers"},
+        BadCase{"not json", "not the JSON of flashtick.v1.SweepConfig"},
+        BadCase{"[1, 2]", "Root element must be a message"},
+        BadCase{R"({"contexts": [[512]]})", "a list inside a list"},
+        BadCase{R"({"contexts": [512, 4096, 8192, 16384, 32768, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]})",
+                "contexts must be a list of 1 to 16 integers, got 17"},
         BadCase{R"({"contexts": [512, 0]})", "contexts[1] must be an integer in [1, 1048576]"},
         BadCase{R"({"contexts": [512, 512]})", "contexts must be distinct"},
-        BadCase{R"({"contexts": "512"})", "contexts must be a list"},
-        BadCase{R"({"seeds": [-1]})", "seeds[0] must be a non-negative integer"},
+        BadCase{R"({"contexts": [9999999999]})", "(contexts[0]): invalid value 9999999999"},
+        BadCase{R"({"seeds": [-1]})", "(seeds[0]): invalid value -1 for type TYPE_UINT32"},
         BadCase{R"({"seeds": [1, 1]})", "seeds must be distinct"},
         BadCase{R"({"name": ""})", "name must not be empty"},
-        BadCase{R"({"learning_rate": 0.1})", "unknown field 'learning_rate' in the configuration"},
-        BadCase{R"({"optimizer": {"learning_rat": 0.1}})", "unknown field 'learning_rat' in optimizer"},
+        BadCase{R"({"learning_rate": 0.1})", "learning_rate: Cannot find field"},
+        BadCase{R"({"optimizer": {"learning_rat": 0.1}})", "(optimizer) learning_rat: Cannot find field"},
         BadCase{R"({"optimizer": {"name": "sgd"}})", "optimizer.name must be one of adamw, sophia_h"},
         BadCase{R"({"optimizer": {"learning_rate": "fast"}})",
-                "optimizer.learning_rate must be a number in (0, 10], got \"fast\""},
+                "(optimizer.learning_rate): invalid value \"fast\" for type TYPE_DOUBLE"},
         BadCase{R"({"optimizer": {"learning_rate": 0}})", "optimizer.learning_rate must be a number in (0"},
         BadCase{R"({"optimizer": {"beta1": 1.0}})", "beta2 must be below 1"},
         BadCase{R"({"optimizer": {"tokens_per_step": 0}})", "optimizer.tokens_per_step must be an integer in [1"},
         BadCase{R"({"optimizer": {"tokens_per_step": 8192}})",
                 "optimizer.tokens_per_step 8192 is not a multiple of N=32768"},
         BadCase{R"({"model": {"width": 30, "heads": 4}})", "model: "},
-        BadCase{R"({"model": {"layers": 2.5}})", "model.layers must be an integer"},
+        BadCase{R"({"model": {"layers": 2.5}})", "(model.layers): invalid value 2.5 for type TYPE_INT32"},
         BadCase{R"({"model": {"layers": 2, "nope_interval": 3}})", "model.nope_interval must be at most layers"},
         BadCase{R"({"training": {"eval_stride": 1000}})", "training.eval_stride 1000 exceeds the context N=512"},
         BadCase{R"({"training": {"max_steps_per_fold": 1, "min_steps_per_fold": 5}})",
@@ -212,7 +244,8 @@ INSTANTIATE_TEST_SUITE_P(
                 "training.validate_on \"calls\" needs a planted-cue generator"},
         BadCase{R"({"data": {"synthetic": {"generator": "gbm"}}})",
                 "data.synthetic.generator must be one of planted_cue, planted_cue_null"},
-        BadCase{R"({"data": {"synthetic": {}, "csv": {"paths": ["x"]}}})", "are exclusive"},
+        BadCase{R"({"data": {"synthetic": {}, "csv": {"paths": ["x"]}}})",
+                "oneof field 'source' is already set"},
         BadCase{R"({"data": {"csv": {}}})", "data.csv.paths is required"},
         BadCase{R"({"data": {"csv": {"paths": ["x"], "format": "ticks"}}})",
                 "data.csv.format must be one of quotes, bars"},
@@ -223,7 +256,7 @@ INSTANTIATE_TEST_SUITE_P(
                 "lag 15000 + horizon 100 does not fit in a day of 4000 steps"},
         BadCase{R"({"data": {"synthetic": {"hurst": 1.0}}})", "hurst must be below 1"},
         BadCase{R"({"labels": {"horizon": 0}})", "labels.horizon must be an integer in [1"},
-        BadCase{R"({"labels": {"alpha": 0.1}})", "unknown field 'alpha' in labels"},
+        BadCase{R"({"labels": {"alpha": 0.1}})", "(labels) alpha: Cannot find field"},
         BadCase{R"({"walk_forward": {"mode": "kfold"}})", "walk_forward.mode must be one of expanding, rolling"},
         BadCase{R"({"walk_forward": {"mode": "rolling"}})", "set walk_forward.warm_start false"},
         BadCase{R"({"cost_bps": -1})", "cost_bps must be a number in [0"},
@@ -234,7 +267,9 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{R"({"max_parallel_arms": 0})", "max_parallel_arms must be an integer in [1, 64]"}));
 
 TEST(SweepConfig, EveryBadFieldIsListedAtOnce) {
-  auto c = ParseSweepConfig(R"({"cost_bps": "x", "device": "tpu", "optimizer": {"name": "sgd"}})");
+  // Values the schema's types accept but the ranges and choices do not: all listed.
+  // (A wrong type stops protobuf's JSON parser at that field, so it comes alone.)
+  auto c = ParseSweepConfig(R"({"cost_bps": -1, "device": "tpu", "optimizer": {"name": "sgd"}})");
   ASSERT_FALSE(c.ok());
   const std::string m(c.status().message());
   EXPECT_NE(m.find("cost_bps"), std::string::npos) << m;
