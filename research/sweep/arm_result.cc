@@ -6,37 +6,71 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "research/stats/moments.h"
+#include "research/sweep/json_field_table.h"
 
 namespace flashtick {
 namespace {
 
 using nlohmann::json;
 
-absl::Status Bad(const std::string& field) {
-  return absl::DataLossError(absl::StrCat("arm state: field '", field,
-                                          "' is missing or has the wrong type"));
-}
+absl::Status Bad(const std::string& field) { return JsonFieldLost("arm state", field); }
 
-template <typename T>
-absl::Status Read(const json& j, const char* key, T* out) {
-  auto it = j.find(key);
-  if (it == j.end()) return Bad(key);
-  if constexpr (std::is_same_v<T, std::string>) {
-    if (!it->is_string()) return Bad(key);
-  } else if constexpr (std::is_same_v<T, double>) {
-    if (!it->is_number()) return Bad(key);
-  } else {
-    if (!it->is_number_integer()) return Bad(key);
-  }
-  *out = it->get<T>();
-  return absl::OkStatus();
-}
+// The scalar fields of an arm's state, a test day and an event family: each written
+// and read from its row. Optional rows came after the first state files.
+const JsonField<ArmResult> kArmFields[] = {
+    {"arm_id", &ArmResult::arm_id},
+    {"context", &ArmResult::context},
+    {"seed", &ArmResult::seed},
+    {"error", &ArmResult::error},
+    {"folds", &ArmResult::folds},
+    {"evaluated_folds", &ArmResult::evaluated_folds},
+    {"step", &ArmResult::step},
+    {"total_steps", &ArmResult::total_steps},
+    {"batch", &ArmResult::batch},
+    {"loss", &ArmResult::loss},
+    {"train_seconds", &ArmResult::train_seconds},
+    {"eval_seconds", &ArmResult::eval_seconds},
+    {"tokens", &ArmResult::tokens},
+    {"train_samples", &ArmResult::train_samples},
+    {"peak_memory_bytes", &ArmResult::peak_memory_bytes},
+    {"parameters", &ArmResult::parameters},
+    {"kernel_path", &ArmResult::kernel_path},
+    {"backend", &ArmResult::backend},
+    {"ran_on", &ArmResult::ran_on, true},
+    {"plain_steps", &ArmResult::plain_steps, true},
+    {"plain_step_seconds", &ArmResult::plain_step_seconds, true},
+    {"refresh_steps", &ArmResult::refresh_steps, true},
+    {"refresh_step_seconds", &ArmResult::refresh_step_seconds, true},
+    {"skipped_steps", &ArmResult::skipped_steps, true},
+    {"stop_reason", &ArmResult::stop_reason, true},
+    {"best_validation_loss", &ArmResult::best_validation_loss, true},
+    {"best_validation_step", &ArmResult::best_validation_step, true},
+};
 
-#define FT_READ(j, key, out)                                   \
-  do {                                                         \
-    absl::Status _s = Read(j, key, out);                       \
-    if (!_s.ok()) return _s;                                   \
-  } while (0)
+const JsonField<ClassificationMetrics> kMetricsFields[] = {
+    {"samples", &ClassificationMetrics::samples},
+    {"accuracy", &ClassificationMetrics::accuracy},
+    {"macro_f1", &ClassificationMetrics::macro_f1},
+    {"log_loss", &ClassificationMetrics::log_loss},
+};
+
+const JsonField<DayResult> kDayFields[] = {
+    {"day", &DayResult::day},
+    {"date", &DayResult::date},
+    {"fold", &DayResult::fold},
+    {"daily_return", &DayResult::daily_return},
+    {"gross", &DayResult::gross},
+    {"trades", &DayResult::trades},
+};
+
+const JsonField<EventTally> kEventFields[] = {
+    {"lag", &EventTally::lag},
+    {"events", &EventTally::events},
+    {"hits", &EventTally::hits},
+    {"calls", &EventTally::calls, true},
+    {"call_hits", &EventTally::call_hits, true},
+};
+
 
 }  // namespace
 
@@ -110,18 +144,19 @@ absl::StatusOr<ClassificationMetrics> PoolMetrics(const std::vector<Classificati
 json MetricsToJson(const ClassificationMetrics& m) {
   json confusion = json::array();
   for (const auto& row : m.confusion) confusion.push_back(row);
-  return {{"samples", m.samples},     {"accuracy", m.accuracy}, {"macro_f1", m.macro_f1},
-          {"log_loss", m.log_loss},   {"confusion", confusion}, {"precision", m.precision},
-          {"recall", m.recall},       {"f1", m.f1}};
+  json j = {{"confusion", confusion}, {"precision", m.precision}, {"recall", m.recall},
+            {"f1", m.f1}};
+  WriteJsonFields<ClassificationMetrics>(m, kMetricsFields, &j);
+  return j;
 }
 
 absl::StatusOr<ClassificationMetrics> MetricsFromJson(const json& j) {
   ClassificationMetrics m;
-  if (!j.is_object()) return Bad("metrics");
-  FT_READ(j, "samples", &m.samples);
-  FT_READ(j, "accuracy", &m.accuracy);
-  FT_READ(j, "macro_f1", &m.macro_f1);
-  FT_READ(j, "log_loss", &m.log_loss);
+  if (absl::Status s = ReadJsonFields<ClassificationMetrics>(j, kMetricsFields, "arm state",
+                                                              "metrics", &m);
+      !s.ok()) {
+    return s;
+  }
   auto c = j.find("confusion");
   if (c == j.end() || !c->is_array() || c->size() != kNumClasses) return Bad("confusion");
   for (int a = 0; a < kNumClasses; ++a) {
@@ -149,114 +184,54 @@ absl::StatusOr<ClassificationMetrics> MetricsFromJson(const json& j) {
 json ArmResultToJson(const ArmResult& a) {
   json days = json::array();
   for (const DayResult& d : a.days) {
-    days.push_back({{"day", d.day},
-                    {"date", d.date},
-                    {"fold", d.fold},
-                    {"metrics", MetricsToJson(d.metrics)},
-                    {"daily_return", d.daily_return},
-                    {"gross", d.gross},
-                    {"trades", d.trades}});
+    json day = {{"metrics", MetricsToJson(d.metrics)}};
+    WriteJsonFields<DayResult>(d, kDayFields, &day);
+    days.push_back(std::move(day));
   }
   json events = json::array();
   for (const EventTally& e : a.events) {
-    events.push_back({{"lag", e.lag},
-                      {"events", e.events},
-                      {"hits", e.hits},
-                      {"calls", e.calls},
-                      {"call_hits", e.call_hits},
-                      {"attention_events", e.attention_events},
-                      {"cue_weight", e.cue_weight},
-                      {"self_weight", e.self_weight},
-                      {"cue_rollout", e.cue_rollout}});
+    json event = {{"attention_events", e.attention_events},
+                  {"cue_weight", e.cue_weight},
+                  {"self_weight", e.self_weight},
+                  {"cue_rollout", e.cue_rollout}};
+    WriteJsonFields<EventTally>(e, kEventFields, &event);
+    events.push_back(std::move(event));
   }
   json curve = json::array();
   for (const LossPoint& p : a.loss_curve) curve.push_back({p.step, p.loss});
   json validation = json::array();
   for (const LossPoint& p : a.validation_curve) validation.push_back({p.step, p.loss});
-  return {{"arm_id", a.arm_id},
-          {"context", a.context},
-          {"seed", a.seed},
-          {"state", ArmStateName(a.state)},
-          {"error", a.error},
-          {"folds", a.folds},
-          {"evaluated_folds", a.evaluated_folds},
-          {"step", a.step},
-          {"total_steps", a.total_steps},
-          {"batch", a.batch},
-          {"loss", a.loss},
-          {"train_seconds", a.train_seconds},
-          {"eval_seconds", a.eval_seconds},
-          {"tokens", a.tokens},
-          {"train_samples", a.train_samples},
-          {"peak_memory_bytes", a.peak_memory_bytes},
-          {"parameters", a.parameters},
-          {"kernel_path", a.kernel_path},
-          {"backend", a.backend},
-          {"ran_on", a.ran_on},
-          {"plain_steps", a.plain_steps},
-          {"plain_step_seconds", a.plain_step_seconds},
-          {"refresh_steps", a.refresh_steps},
-          {"refresh_step_seconds", a.refresh_step_seconds},
-          {"days", days},
-          {"events", events},
-          {"loss_curve", curve},
-          {"skipped_steps", a.skipped_steps},
-          {"stop_reason", a.stop_reason},
-          {"validation_curve", validation},
-          {"best_validation_loss", a.best_validation_loss},
-          {"best_validation_step", a.best_validation_step}};
+  json j = {{"state", ArmStateName(a.state)},
+            {"days", days},
+            {"events", events},
+            {"loss_curve", curve},
+            {"validation_curve", validation}};
+  WriteJsonFields<ArmResult>(a, kArmFields, &j);
+  return j;
 }
 
 absl::StatusOr<ArmResult> ArmResultFromJson(const json& j) {
-  if (!j.is_object()) return Bad("(top level)");
   ArmResult a;
-  FT_READ(j, "arm_id", &a.arm_id);
-  FT_READ(j, "context", &a.context);
-  FT_READ(j, "seed", &a.seed);
-  std::string state;
-  FT_READ(j, "state", &state);
+  if (absl::Status s = ReadJsonFields<ArmResult>(j, kArmFields, "arm state", "", &a); !s.ok()) {
+    return s;
+  }
+  const auto state_it = j.find("state");
+  if (state_it == j.end() || !state_it->is_string()) return Bad("state");
+  const std::string& state = state_it->get_ref<const std::string&>();
   bool known = false;
   for (ArmState s : {ArmState::kPending, ArmState::kRunning, ArmState::kDone, ArmState::kFailed,
                      ArmState::kCancelled}) {
     if (state == ArmStateName(s)) a.state = s, known = true;
   }
   if (!known) return Bad("state");
-  FT_READ(j, "error", &a.error);
-  FT_READ(j, "folds", &a.folds);
-  FT_READ(j, "evaluated_folds", &a.evaluated_folds);
-  FT_READ(j, "step", &a.step);
-  FT_READ(j, "total_steps", &a.total_steps);
-  FT_READ(j, "batch", &a.batch);
-  FT_READ(j, "loss", &a.loss);
-  FT_READ(j, "train_seconds", &a.train_seconds);
-  FT_READ(j, "eval_seconds", &a.eval_seconds);
-  FT_READ(j, "tokens", &a.tokens);
-  FT_READ(j, "train_samples", &a.train_samples);
-  FT_READ(j, "peak_memory_bytes", &a.peak_memory_bytes);
-  FT_READ(j, "parameters", &a.parameters);
-  FT_READ(j, "kernel_path", &a.kernel_path);
-  FT_READ(j, "backend", &a.backend);
-  if (j.contains("ran_on")) FT_READ(j, "ran_on", &a.ran_on);  // absent in older states
-  // Step counts and seconds by kind: absent (0) in states written before they existed,
-  // strict about their type when present.
-  for (auto [key, out] : {std::pair{"plain_steps", &a.plain_steps}, {"refresh_steps", &a.refresh_steps}}) {
-    if (j.contains(key)) FT_READ(j, key, out);
-  }
-  for (auto [key, out] : {std::pair{"plain_step_seconds", &a.plain_step_seconds},
-                          {"refresh_step_seconds", &a.refresh_step_seconds}}) {
-    if (j.contains(key)) FT_READ(j, key, out);
-  }
   auto days = j.find("days");
   if (days == j.end() || !days->is_array()) return Bad("days");
   for (const json& d : *days) {
     DayResult r;
-    if (!d.is_object()) return Bad("days[]");
-    FT_READ(d, "day", &r.day);
-    FT_READ(d, "date", &r.date);
-    FT_READ(d, "fold", &r.fold);
-    FT_READ(d, "daily_return", &r.daily_return);
-    FT_READ(d, "gross", &r.gross);
-    FT_READ(d, "trades", &r.trades);
+    if (absl::Status s = ReadJsonFields<DayResult>(d, kDayFields, "arm state", "days[]", &r);
+        !s.ok()) {
+      return s;
+    }
     auto m = d.find("metrics");
     if (m == d.end()) return Bad("days[].metrics");
     auto metrics = MetricsFromJson(*m);
@@ -268,13 +243,9 @@ absl::StatusOr<ArmResult> ArmResultFromJson(const json& j) {
   if (events == j.end() || !events->is_array()) return Bad("events");
   for (const json& e : *events) {
     EventTally t;
-    if (!e.is_object()) return Bad("events[]");
-    FT_READ(e, "lag", &t.lag);
-    FT_READ(e, "events", &t.events);
-    FT_READ(e, "hits", &t.hits);
-    if (auto c = e.find("calls"); c != e.end() && c->is_number_integer()) t.calls = c->get<int64_t>();
-    if (auto c = e.find("call_hits"); c != e.end() && c->is_number_integer()) {
-      t.call_hits = c->get<int64_t>();
+    if (absl::Status s = ReadJsonFields<EventTally>(e, kEventFields, "arm state", "events[]", &t);
+        !s.ok()) {
+      return s;
     }
     // Optional: state files written before the attention diagnostic have none.
     if (auto n = e.find("attention_events"); n != e.end() && n->is_number_integer()) {
@@ -304,19 +275,7 @@ absl::StatusOr<ArmResult> ArmResultFromJson(const json& j) {
     }
     a.loss_curve.push_back({p[0].get<int64_t>(), p[1].get<double>()});
   }
-  // Early-stopping fields: absent in states written before they existed.
-  if (auto it = j.find("skipped_steps"); it != j.end() && it->is_number_integer()) {
-    a.skipped_steps = it->get<int64_t>();
-  }
-  if (auto it = j.find("stop_reason"); it != j.end() && it->is_string()) {
-    a.stop_reason = it->get<std::string>();
-  }
-  if (auto it = j.find("best_validation_loss"); it != j.end() && it->is_number()) {
-    a.best_validation_loss = it->get<double>();
-  }
-  if (auto it = j.find("best_validation_step"); it != j.end() && it->is_number_integer()) {
-    a.best_validation_step = it->get<int64_t>();
-  }
+  // The validation curve: absent in states written before early stopping existed.
   if (auto it = j.find("validation_curve"); it != j.end() && it->is_array()) {
     for (const json& p : *it) {
       if (!p.is_array() || p.size() != 2 || !p[0].is_number_integer() || !p[1].is_number()) {
