@@ -97,14 +97,18 @@ void ConfigFields::String(const char* key, bool has, const std::string& value, s
   *out = value;
 }
 
+bool ConfigFields::ListSize(const char* key, size_t size, size_t max_size, const char* noun) {
+  if (size == 0) return false;  // the default stays
+  if (size > max_size) {
+    Error(key, absl::StrCat("must be a list of 1 to ", max_size, " ", noun, ", got ", size));
+    return false;
+  }
+  return true;
+}
+
 void ConfigFields::IntList(const char* key, absl::Span<const int32_t> values, int64_t lo,
                            int64_t hi, size_t max_size, std::vector<int64_t>* out) {
-  if (values.empty()) return;
-  if (values.size() > max_size) {
-    Error(key, absl::StrCat("must be a list of 1 to ", max_size, " integers, got ",
-                            values.size()));
-    return;
-  }
+  if (!ListSize(key, values.size(), max_size, "integers")) return;
   for (size_t i = 0; i < values.size(); ++i) {
     if (values[i] < lo || values[i] > hi) {
       Error(key, absl::StrCat("[", i, "] must be an integer in [", lo, ", ", hi, "], got ",
@@ -117,23 +121,13 @@ void ConfigFields::IntList(const char* key, absl::Span<const int32_t> values, in
 
 void ConfigFields::UintList(const char* key, absl::Span<const uint32_t> values, size_t max_size,
                             std::vector<uint64_t>* out) {
-  if (values.empty()) return;
-  if (values.size() > max_size) {
-    Error(key, absl::StrCat("must be a list of 1 to ", max_size,
-                            " non-negative integers, got ", values.size()));
-    return;
-  }
+  if (!ListSize(key, values.size(), max_size, "non-negative integers")) return;
   out->assign(values.begin(), values.end());
 }
 
 void ConfigFields::PositiveList(const char* key, absl::Span<const double> values, double hi,
                                 size_t max_size, std::vector<double>* out) {
-  if (values.empty()) return;
-  if (values.size() > max_size) {
-    Error(key, absl::StrCat("must be a list of 1 to ", max_size, " numbers, got ",
-                            values.size()));
-    return;
-  }
+  if (!ListSize(key, values.size(), max_size, "numbers")) return;
   for (size_t i = 0; i < values.size(); ++i) {
     if (!std::isfinite(values[i]) || !(values[i] > 0) || values[i] > hi) {
       Error(key, absl::StrCat("[", i, "] must be a number in (0, ", hi, "], got ", values[i]));
@@ -145,12 +139,7 @@ void ConfigFields::PositiveList(const char* key, absl::Span<const double> values
 
 void ConfigFields::StringList(const char* key, const std::vector<std::string>& values,
                               size_t max_size, std::vector<std::string>* out) {
-  if (values.empty()) return;
-  if (values.size() > max_size) {
-    Error(key, absl::StrCat("must be a list of 1 to ", max_size, " strings, got ",
-                            values.size()));
-    return;
-  }
+  if (!ListSize(key, values.size(), max_size, "strings")) return;
   for (size_t i = 0; i < values.size(); ++i) {
     if (values[i].empty() || values[i].size() > 4096) {
       Error(key, absl::StrCat("[", i, "] must be a non-empty string of at most 4096 "

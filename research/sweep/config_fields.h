@@ -64,6 +64,10 @@ class ConfigFields {
   void Error(const char* key, const std::string& problem);
 
  private:
+  // True when a list of `size` elements is to be read: not empty (empty keeps the
+  // default) and at most max_size (else a problem is added).
+  bool ListSize(const char* key, size_t size, size_t max_size, const char* noun);
+
   std::string path_;
   ConfigErrors* errors_;
 };
