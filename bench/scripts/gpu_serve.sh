@@ -14,6 +14,11 @@
 #      per-tick latency (incremental K/V state) over a 23,400-step day; then the same day
 #      through load_gen --tick-stream, a C++ client (no interpreter in the tick's path),
 #      its tick row appended to grpc/results.jsonl beside the Python one;
+#   3b. small heads (SERVE_SMALL_HEADS, 1): a second model in the same repository made
+#      with flashtick_make_model's defaults (width 64, 4 heads: D = 16, the head dim
+#      users get when they follow docs/serving.md), its kernel path from the model list,
+#      one full day through ModelInfer (load_gen at 2 /s, N = $SERVE_TICKS) and the same
+#      day streamed tick by tick (load_gen --tick-stream);
 #   4. load: load_gen, open-loop Poisson arrivals at rising rates, stopping after the
 #      knee (docs/serving.md, "Serving under load"); then the same with --last-only
 #      (the next step's call only: docs/serving.md, "The last step only");
@@ -51,6 +56,7 @@
 #   SERVE_INPROC (1 on cuda), SERVE_UNDER_SWEEP (1 on cuda), SERVE_SWEEP_PRESET (planted),
 #   SERVE_SWEEP_RATES (100), SERVE_SWEEP_TICKS (4000), SERVE_PRIORITY (high),
 #   SERVE_LAST_ONLY_RATES (100,200,400,800,1600; empty skips the last-step load stage),
+#   SERVE_SMALL_HEADS (1; 0 skips stage 3b),
 #   SERVE_PYTHON (python3), SERVE_PACK (.carry/serve),
 #   SERVE_WHEELS (.carry/wheels), FLASHTICK_COMMIT (recorded in every result).
 set -uo pipefail
@@ -95,6 +101,8 @@ wheels=${SERVE_WHEELS:-.carry/wheels}
 under_sweep=${SERVE_UNDER_SWEEP:-$d_under_sweep}; sweep_preset=${SERVE_SWEEP_PRESET:-$d_sweep_preset}
 sweep_rates=${SERVE_SWEEP_RATES:-$d_sweep_rates}; sweep_ticks=${SERVE_SWEEP_TICKS:-$d_sweep_ticks}
 priority=${SERVE_PRIORITY:-high}
+small_heads=${SERVE_SMALL_HEADS:-1}
+small_model=flashtick-d16
 
 note() { echo "$*" | tee -a "$summary"; }
 left() { echo $((deadline - $(date +%s))); }
@@ -204,6 +212,13 @@ stage "model and server"
 LD_LIBRARY_PATH="$serve_ld" "$pack/bin/flashtick_make_model" --out "$r/models" --name "$model_name" \
   --seed 1 $model_flags > "$r/make_model.log" 2>&1 || fail "flashtick_make_model: $(tail -2 "$r/make_model.log")"
 note "model $model_name: $model_flags --seed 1 ($(tail -1 "$r/make_model.log"))"
+if [ "$small_heads" = 1 ]; then
+  # flashtick_make_model's defaults: the model a user following docs/serving.md makes.
+  LD_LIBRARY_PATH="$serve_ld" "$pack/bin/flashtick_make_model" --out "$r/models" \
+    --name "$small_model" --seed 1 > "$r/make_model_d16.log" 2>&1 \
+    || fail "flashtick_make_model (defaults): $(tail -2 "$r/make_model_d16.log")"
+  note "model $small_model: flashtick_make_model's defaults --seed 1 ($(tail -1 "$r/make_model_d16.log"))"
+fi
 server_flags=(--listen 127.0.0.1:0 --metrics-port 0 --model-repository "$r/models" --device "$device"
               --max-queue 1024 --shutdown-grace-seconds 5 --experiment-dir "$r/experiments"
               --serve-stream-priority "$priority" "${threads[@]}")
@@ -272,6 +287,38 @@ fi
 if [ -s "$out/grpc/results.jsonl" ]; then
   "${py:-python3}" bench/serve_latency/latency_table.py "$out/grpc/results.jsonl" > "$out/grpc/table.md" 2>&1
   tee -a "$summary" < "$out/grpc/table.md"
+fi
+
+stage "small heads: $small_model (D = 16), a day of $ticks steps through ModelInfer and TickStream"
+if [ "$small_heads" != 1 ]; then
+  note "skipped: SERVE_SMALL_HEADS=$small_heads"
+else
+  LD_LIBRARY_PATH="$serve_ld" "$pack/bin/flashtick" --server "$addr" models > "$r/models_d16.log" 2>&1
+  note "model list: $(grep -i -m1 "$small_model" "$r/models_d16.log")"
+  grep -i "$small_model" "$out/flashtickd.log" | grep -i -m2 "kernel\|refus\|unsupported" | tee -a "$summary"
+  # One full day a request, open loop at 2 /s for 3 s (6 days), after a 1 s warm-up.
+  lim=$(limit 60)
+  if [ "$lim" -lt 10 ]; then
+    note "skipped: $lim s left"
+    status="$status d16=skipped"
+  else
+    timeout "$lim" env LD_LIBRARY_PATH="$serve_ld" "$pack/bin/load_gen" --server "$addr" \
+      --model "$small_model" --n "$ticks" --rates 2 --duration-s 3 --warmup-s 1 --slo-ms 1000 \
+      --no-stop --gpu "$gpu" --commit "$commit" --json "$r/d16_day.jsonl" > "$r/d16_day.log" 2>&1
+    rc_day=$?
+    note "load_gen ModelInfer day (N = $ticks) on $small_model: exit $rc_day"
+    tail -3 "$r/d16_day.log" | tee -a "$summary"
+    lim=$(limit 90)
+    timeout "$lim" env LD_LIBRARY_PATH="$serve_ld" "$pack/bin/load_gen" --server "$addr" \
+      --model "$small_model" --tick-stream --ticks "$ticks" --gpu "$gpu" --commit "$commit" \
+      --json "$r/d16_ticks.jsonl" > "$r/d16_ticks.log" 2>&1
+    rc_ticks=$?
+    note "load_gen --tick-stream ($ticks ticks) on $small_model: exit $rc_ticks"
+    tail -2 "$r/d16_ticks.log" | tee -a "$summary"
+    # Their JSON lines stay in logs.tgz (d16_day.jsonl, d16_ticks.jsonl): the device
+    # call returns at most 8 files, and the summary has both tables.
+    status="$status d16_day=$rc_day d16_ticks=$rc_ticks"
+  fi
 fi
 
 # scrape: the server's /metrics text on stdout (nothing when the port is off).
