@@ -201,13 +201,17 @@ absl::StatusOr<SweepConfig> ParseSweepConfig(const std::string& json_text) {
   options.ignore_unknown_fields = false;
   const auto parsed = google::protobuf::util::JsonStringToMessage(json_text, &message, options);
   if (!parsed.ok()) {
-    // Protobuf's message names the field and echoes the bad value whole; a client's
-    // value is cut, so a megabyte string is not copied into the status and the logs.
-    std::string why(parsed.message().data(), parsed.message().size());
-    if (why.size() > kMaxParserMessage) {
-      size_t keep = kMaxParserMessage;
-      while (keep > 0 && (static_cast<unsigned char>(why[keep]) & 0xC0) == 0x80) --keep;  // UTF-8
-      why = absl::StrCat(why.substr(0, keep), "… (", why.size() - keep, " more bytes)");
+    // Protobuf's message names the field and echoes the bad value (and a line of the
+    // text, under a caret) whole. A client's bytes are made printable ASCII on one line
+    // and cut, so no control byte or megabyte string reaches the status or the logs.
+    std::string why;
+    for (const char ch : absl::string_view(parsed.message().data(), parsed.message().size())) {
+      if (why.size() == kMaxParserMessage) {
+        absl::StrAppend(&why, "… (", parsed.message().size() - kMaxParserMessage, " more bytes)");
+        break;
+      }
+      const auto u = static_cast<unsigned char>(ch);
+      why.push_back(ch == '\n' ? ' ' : (u < 0x20 || u >= 0x7f) ? '?' : ch);
     }
     return absl::InvalidArgumentError(absl::StrCat(
         "sweep config: not the JSON of flashtick.v1.SweepConfig "

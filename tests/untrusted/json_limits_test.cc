@@ -64,6 +64,15 @@ TEST(JsonLimits, LongStringsAreDescribedByLength) {
     EXPECT_LT(t.status().message().size(), 400u) << t.status().message().substr(0, 400);
     EXPECT_NE(t.status().message().find("more bytes)"), std::string::npos);
   }
+  // Bytes that are not UTF-8 are echoed by protobuf's parser with a caret line under
+  // them: the message stays printable and on one line.
+  auto raw = ParseSweepConfig("{\"name\": \"a\xff\x01b\"}");
+  ASSERT_FALSE(raw.ok());
+  const std::string m(raw.status().message());
+  EXPECT_NE(m.find("UTF-8"), std::string::npos) << m;
+  EXPECT_EQ(m.find('\n'), std::string::npos) << m;
+  EXPECT_EQ(m.find('\xff'), std::string::npos) << m;
+  EXPECT_EQ(m.find('\x01'), std::string::npos) << m;
   // Short scalars still read back, so the message stays actionable.
   auto d = ParseSweepConfig("{\"device\": \"gpu\"}");
   EXPECT_NE(d.status().message().find("got \"gpu\""), std::string::npos) << d.status();
