@@ -27,6 +27,15 @@ constexpr float kLog2e = 1.4426950408889634f;
 constexpr int64_t kRowAlignElems = 8;  // 16 bytes of 16-bit elements: one cp.async chunk
 constexpr int64_t kMaxGridYZ = 65535;
 
+// The instantiation of a kernel head dim (64, 128 or 256: FlashBobRunsHeadDim after
+// padding) for one dtype.
+template <DType kDType>
+cudaError_t LaunchBobForHeadDim(int64_t head_dim, const BobParams& p, cudaStream_t stream) {
+  if (head_dim == 64) return LaunchBobPasses<kDType, 64>(p, stream);
+  if (head_dim == 128) return LaunchBobPasses<kDType, 128>(p, stream);
+  return LaunchBobPasses<kDType, 256>(p, stream);
+}
+
 // Every row of `t` starts on a 16-byte boundary (the kernels copy rows in 16-byte chunks).
 absl::Status CheckRowAlignment(const char* name, const TensorView& t) {
   if (reinterpret_cast<uintptr_t>(t.data) % 16 != 0 || t.stride(0) % kRowAlignElems != 0 ||
@@ -124,17 +133,8 @@ absl::Status AttentionBwdBwd(const OpDesc& desc, In in, Out out, CudaContext& ct
   p.scale_log2 = static_cast<float>(scale * static_cast<double>(kLog2e));
   p.causal = desc.attention.causal;
 
-  cudaError_t err = cudaSuccess;
-  if (dt == DType::kBF16) {
-    err = s.D == 64    ? LaunchBobPasses<DType::kBF16, 64>(p, ctx.stream)
-          : s.D == 128 ? LaunchBobPasses<DType::kBF16, 128>(p, ctx.stream)
-                       : LaunchBobPasses<DType::kBF16, 256>(p, ctx.stream);
-  } else {
-    err = s.D == 64    ? LaunchBobPasses<DType::kF16, 64>(p, ctx.stream)
-          : s.D == 128 ? LaunchBobPasses<DType::kF16, 128>(p, ctx.stream)
-                       : LaunchBobPasses<DType::kF16, 256>(p, ctx.stream);
-  }
-  RETURN_IF_CUDA_ERROR(err);
+  RETURN_IF_CUDA_ERROR(dt == DType::kBF16 ? LaunchBobForHeadDim<DType::kBF16>(s.D, p, ctx.stream)
+                                           : LaunchBobForHeadDim<DType::kF16>(s.D, p, ctx.stream));
   // `states` is released here; the stream-ordered allocator frees it after the kernels.
   return absl::OkStatus();
 }
