@@ -5,7 +5,7 @@
 // and the field names; these checks are what the schema cannot say. Every problem is
 // collected, not just the first, so one INVALID_ARGUMENT lists every bad field.
 // An absent optional field (has = false) or an empty list leaves the caller's
-// default in place. FIELD(msg, name) spells a field's name, presence and value.
+// default in place.
 #pragma once
 
 #include <cstdint>
@@ -16,9 +16,6 @@
 #include "absl/types/span.h"
 
 namespace flashtick {
-
-#define FIELD(msg, name) #name, (msg).has_##name(), (msg).name()
-#define LIST(msg, name) #name, absl::MakeConstSpan((msg).name().data(), (msg).name().size())
 
 // Collected problems of one read; shared by the readers of nested messages.
 class ConfigErrors {

@@ -12,6 +12,11 @@
 #include "research/sweep/sweep_config.h"
 #include "ticks/timestamp.h"
 
+// A message field's name, presence and value (FIELD), or a repeated field's name and
+// elements (LIST), as ConfigFields' readers take them; this file's shorthand only.
+#define FIELD(msg, name) #name, (msg).has_##name(), (msg).name()
+#define LIST(msg, name) #name, absl::MakeConstSpan((msg).name().data(), (msg).name().size())
+
 namespace flashtick {
 namespace {
 
@@ -338,3 +343,6 @@ v1::SweepConfig SweepConfigToProto(const SweepConfig& c) {
 }
 
 }  // namespace flashtick
+
+#undef FIELD
+#undef LIST
