@@ -1,3 +1,4 @@
+// SweepClock (see sweep_clock.h).
 #include "research/sweep/sweep_clock.h"
 
 #include <cmath>
