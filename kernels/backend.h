@@ -47,6 +47,13 @@ struct BackendOptions {
   StreamPriority stream_priority = StreamPriority::kNormal;
 };
 
+// A recording of a backend's work made by Backend::EndCapture, replayed by
+// Backend::Replay; what it holds is the backend's own (a CUDA graph on the GPU).
+class CapturedWork {
+ public:
+  virtual ~CapturedWork() = default;
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -105,6 +112,30 @@ class Backend {
     return absl::UnimplementedError("no marks");
   }
   virtual void ResetMarks() {}
+
+  // Capture, the CUDA-graph idea behind one interface (CUDA C++ Programming Guide,
+  // "CUDA Graphs"): between BeginCapture and EndCapture, the calling thread's Run,
+  // CopyAsync and Zero are recorded instead of run (arguments are checked as they are
+  // recorded); Replay runs the recording again, in order, on the backend's stream. A
+  // recording keeps raw pointers and reads every buffer, host staging included, when it
+  // is replayed, so work captured once repeats with new data as long as nothing it
+  // depends on lives in its arguments: a decode step names its position through device
+  // memory for this reason (kernels/ops/kv_cache.h). The buffers must outlive the
+  // recording. Copy, Synchronize and Replay wait or launch, so they fail while
+  // capturing. Why: replaying a step's ~40 kernels as one graph launch removes their
+  // per-launch host cost from every tick (docs/serving.md, "Decode graphs"). CUDA and
+  // the CPU support it (the CPU records closures, so the model's tests check on any
+  // machine that a step replays correctly); Unimplemented by default.
+  virtual bool SupportsCapture() const { return false; }
+  virtual absl::Status BeginCapture() { return absl::UnimplementedError("no capture"); }
+  // Ends the capture begun by this thread. After an error inside the capture, call it
+  // anyway: it leaves capture mode and its result is discarded.
+  virtual absl::StatusOr<std::unique_ptr<CapturedWork>> EndCapture() {
+    return absl::UnimplementedError("no capture");
+  }
+  virtual absl::Status Replay(const CapturedWork& work) {
+    return absl::UnimplementedError("no capture");
+  }
 };
 
 // device: "cpu", "cuda" or "auto" (CUDA when a GPU is present and the build has

@@ -19,7 +19,8 @@ DecodeState::DecodeState(const Transformer* model, DType act) : model_(model), a
 DecodeState::~DecodeState() = default;
 
 absl::StatusOr<std::unique_ptr<DecodeState>> DecodeState::Create(const Transformer& model,
-                                                                  int64_t initial_capacity) {
+                                                                  int64_t initial_capacity,
+                                                                  const DecodeOptions& options) {
   if (initial_capacity < 1)
     return absl::InvalidArgumentError(
         absl::StrCat("decode state: initial_capacity must be >= 1, got ", initial_capacity));
@@ -34,10 +35,17 @@ absl::StatusOr<std::unique_ptr<DecodeState>> DecodeState::Create(const Transform
       s->scratch_mem_.get(), be->device(), c, s->act_, 1, 1, /*last_only=*/false));
   // One host staging block for the step's two transfers, so a tick allocates nothing
   // and its copies need no wait of their own (Transformer::Step synchronises once).
+  // The row and the step's positions go up together: the device block io_mem_ mirrors
+  // the first upload_bytes() of the staging, and the scratch's in32 is moved into it.
   const size_t in_bytes = s->scratch_->in32.bytes();
-  s->probs_offset_ = (in_bytes + 63) / 64 * 64;
+  s->positions_offset_ = (in_bytes + 15) / 16 * 16;
+  s->probs_offset_ = (s->upload_bytes() + 63) / 64 * 64;
   ASSIGN_OR_RETURN(s->staging_mem_,
                    be->AllocateHostStaging(s->probs_offset_ + s->scratch_->probs32.bytes()));
+  ASSIGN_OR_RETURN(s->io_mem_, be->Allocate(s->upload_bytes()));
+  if (s->scratch_->in.data == s->scratch_->in32.data) s->scratch_->in.data = s->io_mem_.get();
+  s->scratch_->in32.data = s->io_mem_.get();  // in fp32, `in` is in32 itself (moved too)
+  s->capture_ = options.capture && be->SupportsCapture();
   s->layers_.resize(c.layers);
   RETURN_IF_ERROR(s->Reserve(std::min<int64_t>(initial_capacity, c.max_context)));
   return s;
@@ -106,18 +114,14 @@ absl::Status DecodeState::Reserve(int64_t rows) {
   return absl::OkStatus();
 }
 
-TensorView DecodeState::KRow(int l, int64_t t) const {
-  const TensorView& k = layers_[l].k;
-  const int64_t row = k.dim(2) * k.dim(3);
-  return MakeView(static_cast<char*>(k.data) + t * row * DTypeSize(act_), act_, k.device,
-                  {1, 1, k.dim(2), k.dim(3)});
+TensorView DecodeState::position_view() const {
+  return MakeView(static_cast<char*>(io_mem_.get()) + positions_offset_, DType::kI32,
+                  model_->backend()->device(), {1});
 }
 
-TensorView DecodeState::VRow(int l, int64_t t) const {
-  const TensorView& v = layers_[l].v;
-  const int64_t row = v.dim(2) * v.dim(3);
-  return MakeView(static_cast<char*>(v.data) + t * row * DTypeSize(act_), act_, v.device,
-                  {1, 1, v.dim(2), v.dim(3)});
+TensorView DecodeState::kv_length_view() const {
+  return MakeView(static_cast<char*>(io_mem_.get()) + positions_offset_ + sizeof(int32_t),
+                  DType::kI32, model_->backend()->device(), {1});
 }
 
 }  // namespace flashtick

@@ -20,6 +20,15 @@ namespace flashtick {
 
 struct ForwardWorkspace;  // model/transformer_impl.h
 
+struct DecodeOptions {
+  // Capture the step's device work once per cache capacity and replay it on every later
+  // step (Backend::BeginCapture: a CUDA graph on the GPU), so a tick pays one launch
+  // instead of one per kernel. Ignored on a backend without capture; a capture that
+  // fails turns it off for the state, which then runs each step op by op
+  // (capture_error() says why). docs/serving.md, "Decode graphs".
+  bool capture = false;
+};
+
 class DecodeState {
  public:
   // Starts with room for min(initial_capacity, max_context) rows; the cache then
@@ -29,7 +38,8 @@ class DecodeState {
   // stop far earlier; doubling keeps memory ≤ 2× what the session used, and the
   // copies cost O(1) amortised per step.
   static absl::StatusOr<std::unique_ptr<DecodeState>> Create(
-      const Transformer& model, int64_t initial_capacity = kDefaultInitialCapacity);
+      const Transformer& model, int64_t initial_capacity = kDefaultInitialCapacity,
+      const DecodeOptions& options = {});
 
   static constexpr int64_t kDefaultInitialCapacity = 256;
   // Bytes of every layer's K and V caches at a capacity of `rows` (capped at the
@@ -47,6 +57,12 @@ class DecodeState {
   // Layer l's caches, [1, capacity, Hkv, D]; only the first steps() rows are valid.
   const TensorView& k_cache(int l) const { return layers_[l].k; }
   const TensorView& v_cache(int l) const { return layers_[l].v; }
+  // Whether steps replay a capture, and how many captures were made (one per capacity
+  // reached: a grown cache moves, so the step is captured again).
+  bool capturing() const { return capture_; }
+  int captures() const { return captures_; }
+  // OK, or why capture was turned off for this state.
+  const absl::Status& capture_error() const { return capture_error_; }
 
  private:
   friend class Transformer;  // Transformer::Step writes rows and advances the step
@@ -59,21 +75,29 @@ class DecodeState {
   // Makes room for `rows` rows (rows ≤ max_context). Allocates every new buffer
   // before replacing any, so on failure the state is unchanged.
   absl::Status Reserve(int64_t rows);
-  // Views of row t of layer l's caches, [1, 1, Hkv, D].
-  TensorView KRow(int l, int64_t t) const;
-  TensorView VRow(int l, int64_t t) const;
   void Advance() { ++steps_; }
   // Attention decode's workspace (kernels/ops/attention.h), sized for the capacity and
   // grown with the caches: one for every layer (they run one after another on the
   // backend's stream), so a step allocates nothing on the device.
   const TensorView& decode_work() const { return work_; }
   // Host staging of a step's transfers (Backend::AllocateHostStaging: pinned on CUDA),
-  // allocated once with the state: the uploaded input row (the scratch's in32, encoded
-  // columns included) and the downloaded probabilities (its probs32).
+  // allocated once with the state. The upload is one copy of upload_bytes() from
+  // row_staging() to the device block the scratch's in32 points at: the input row
+  // (in32, encoded columns included), then at positions_offset_ two int32, the step's
+  // position t and t + 1. The download is the probabilities (the scratch's probs32).
   void* row_staging() const { return staging_mem_.get(); }
+  int32_t* positions_staging() const {
+    return reinterpret_cast<int32_t*>(static_cast<char*>(staging_mem_.get()) + positions_offset_);
+  }
   float* probs_staging() const {
     return reinterpret_cast<float*>(static_cast<char*>(staging_mem_.get()) + probs_offset_);
   }
+  size_t upload_bytes() const { return positions_offset_ + 2 * sizeof(int32_t); }
+  void* upload_device() const { return io_mem_.get(); }
+  // On the device: int32 [1] holding t (rope's position, kv_cache_write's row) and
+  // int32 [1] holding t + 1 (attention decode's kv_length).
+  TensorView position_view() const;
+  TensorView kv_length_view() const;
 
   const Transformer* model_;
   DType act_;
@@ -84,8 +108,15 @@ class DecodeState {
   TensorView work_;
   std::shared_ptr<void> scratch_mem_;
   std::unique_ptr<ForwardWorkspace> scratch_;  // one row (Bc = 1, T = 1) of the forward's buffers
-  std::shared_ptr<void> staging_mem_;  // [in32 bytes, aligned][probs32 bytes] on the host
+  std::shared_ptr<void> staging_mem_;  // [in32][t, t+1][probs32] on the host, aligned
+  std::shared_ptr<void> io_mem_;       // [in32][t, t+1] on the device
+  size_t positions_offset_ = 0;
   size_t probs_offset_ = 0;
+  bool capture_ = false;
+  int captures_ = 0;
+  absl::Status capture_error_;
+  std::unique_ptr<CapturedWork> capture_work_;  // valid for capture_capacity_
+  int64_t capture_capacity_ = 0;
 };
 
 }  // namespace flashtick

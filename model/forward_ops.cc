@@ -59,6 +59,10 @@ absl::Status ForwardOps::Embed(const float* ticks, std::vector<float>* encode_bu
   } else {
     RETURN_IF_ERROR(be_->Copy(ws_.in32.data, dev, rows, DeviceKind::kCpu, ws_.in32.bytes()));
   }
+  return EmbedUploaded();
+}
+
+absl::Status ForwardOps::EmbedUploaded() const {
   if (act_ != DType::kF32)
     RETURN_IF_ERROR(Run(ModelOpDesc(Op::kCast, DType::kF32), {ws_.in32}, {ws_.in}, "ticks cast"));
   return Linear(ws_.in, "embed", ws_.x, false);

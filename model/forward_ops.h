@@ -46,6 +46,10 @@ class ForwardOps {
   // writes the staging again (Transformer::Step: one Synchronize a step).
   absl::Status Embed(const float* ticks, std::vector<float>* encode_buffer,
                      void* host_staging = nullptr) const;
+  // Embed's device half, for rows the caller has already put in ws.in32: the cast to
+  // the compute dtype, then the embedding linear (a decode step uploads its row and its
+  // position in one copy, then calls this).
+  absl::Status EmbedUploaded() const;
   // The block's attention input: h = LN1(x); qkv = h·Wqkvᵀ + b. `block` is "blocks.<l>.".
   absl::Status QkvProjection(const std::string& block) const;
   // The rest of the block once attention has written ws.att:

@@ -6,13 +6,19 @@
 //   x += att·Wprojᵀ + b; h = LN2(x); x += gelu(h·W1ᵀ + b1)·W2ᵀ + b2
 //   probs = softmax(LN_f(x)·Wheadᵀ + b)
 // Causal attention of row t over rows 0..t is exactly decode against the first t+1
-// cached rows, and RoPE at absolute position t (RopeAttrs::position_offset) rotates k
-// as the full forward does, so the probabilities equal row t of Predict. Cost per
-// step: O(t·C) attention + O(C²) matmuls. Per step the host waits once (the
-// Synchronize before reading the probabilities); the row goes up and the
-// probabilities come down through the state's host staging (pinned on CUDA), and the
-// step allocates no device memory while the cache has room.
+// cached rows, and RoPE at absolute position t rotates k as the full forward does, so
+// the probabilities equal row t of Predict. Cost per step: O(t·C) attention + O(C²)
+// matmuls. Per step the host waits once (the Synchronize before reading the
+// probabilities); the row and the position go up in one copy and the probabilities come
+// down through the state's host staging (pinned on CUDA), and the step allocates no
+// device memory while the cache has room.
+// The position t reaches the device only through memory (rope's position input,
+// kv_cache_write's row, decode's kv_length over the whole cache), never through an op's
+// arguments, so the device work of step t + 1 is the same call sequence as step t's:
+// with DecodeOptions::capture it is recorded once per cache capacity and replayed
+// (a CUDA graph on the GPU; docs/serving.md, "Decode graphs").
 #include <cmath>
+#include <cstring>
 
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
@@ -20,6 +26,7 @@
 #include "kernels/ops/param_dtype.h"
 #include "model/decode_state.h"
 #include "model/forward_ops.h"
+#include "model/input_encoding.h"
 #include "model/transformer_impl.h"
 
 namespace flashtick {
@@ -70,43 +77,79 @@ absl::StatusOr<std::vector<float>> Transformer::Step(DecodeState* state,
   const ForwardOps ops(be, *impl_->params, c, act, ws, "model step");
   const int64_t H = c.heads, Hkv = c.kv_heads, D = c.head_dim();
 
-  RETURN_IF_ERROR(ops.Embed(row.data(), &impl_->encoded_inputs, state->row_staging()));
+  // The host half: the row (encoded) and the step's position into the staging.
+  const float* rows = InputRows(c, row.data(), 1, &impl_->encoded_inputs);
+  std::memcpy(state->row_staging(), rows, ws.in32.bytes());
+  state->positions_staging()[0] = static_cast<int32_t>(t);
+  state->positions_staging()[1] = static_cast<int32_t>(t + 1);
+
+  // The device half names the position only through device memory, so its ops and
+  // arguments are the same at every step while the cache keeps its capacity.
   OpDesc rope = ModelOpDesc(Op::kRope, act);
   rope.rope.theta = c.rope_theta;
-  rope.rope.rotary_dims = c.rotary_dims;
-  rope.rope.position_offset = t;  // absolute position of this row, as in the full forward
   OpDesc decode = ModelOpDesc(Op::kAttentionDecode, act);
   decode.attention.head_dim = static_cast<int>(D);
+  const OpDesc cache_write = ModelOpDesc(Op::kKvCacheWrite, act);
+  const TensorView qk = RowHeads(ws.qkv, 0, H + Hkv, D);  // q and k: one rotation
   const TensorView q = RowHeads(ws.qkv, 0, H, D);
   const TensorView k = RowHeads(ws.qkv, H * D, Hkv, D);
   const TensorView v = RowHeads(ws.qkv, (H + Hkv) * D, Hkv, D);
   const TensorView att4 = MakeView(ws.att.data, act, dev, {1, 1, H, D});
-  const size_t kv_row_bytes = static_cast<size_t>(Hkv * D) * DTypeSize(act);
-  for (int l = 0; l < c.layers; ++l) {
-    const std::string b = absl::StrCat("blocks.", l, ".");
-    RETURN_IF_ERROR(ops.QkvProjection(b));
-    rope.rope.rotary_dims = c.layer_rotary_dims(l);
-    RETURN_IF_ERROR(ops.Run(rope, {q}, {q}, b + "rope(q)"));
-    // The rotated key goes straight into cache row t (rope's output may be another
-    // tensor); the value is copied there.
-    RETURN_IF_ERROR(ops.Run(rope, {k}, {state->KRow(l, t)}, b + "rope(k)"));
-    RETURN_IF_ERROR(be->Copy(state->VRow(l, t).data, dev, v.data, dev, kv_row_bytes));
-    // The first t+1 rows of the caches: every key this query may see.
-    const TensorView kc = MakeView(state->k_cache(l).data, act, dev, {1, t + 1, Hkv, D});
-    const TensorView vc = MakeView(state->v_cache(l).data, act, dev, {1, t + 1, Hkv, D});
-    RETURN_IF_ERROR(
-        ops.Run(decode, {q, kc, vc, state->decode_work()}, {att4}, b + "attention decode"));
-    RETURN_IF_ERROR(ops.ProjectionAndMlp(b));
+  const TensorView position = state->position_view();
+  const TensorView kv_length = state->kv_length_view();
+  auto enqueue = [&]() -> absl::Status {
+    RETURN_IF_ERROR(be->CopyAsync(state->upload_device(), dev, state->row_staging(),
+                                  DeviceKind::kCpu, state->upload_bytes()));
+    RETURN_IF_ERROR(ops.EmbedUploaded());
+    for (int l = 0; l < c.layers; ++l) {
+      const std::string b = absl::StrCat("blocks.", l, ".");
+      RETURN_IF_ERROR(ops.QkvProjection(b));
+      // RoPE at absolute position t (position[0]) on q and k together, in place.
+      rope.rope.rotary_dims = c.layer_rotary_dims(l);
+      RETURN_IF_ERROR(ops.Run(rope, {qk, position}, {qk}, b + "rope(q, k)"));
+      const TensorView& kc = state->k_cache(l);
+      const TensorView& vc = state->v_cache(l);
+      RETURN_IF_ERROR(ops.Run(cache_write, {k, v, position}, {kc, vc}, b + "kv cache write"));
+      // The whole cache with kv_length = t + 1: every key this query may see.
+      RETURN_IF_ERROR(ops.Run(decode, {q, kc, vc, state->decode_work(), kv_length}, {att4},
+                              b + "attention decode"));
+      RETURN_IF_ERROR(ops.ProjectionAndMlp(b));
+    }
+    RETURN_IF_ERROR(ops.HeadProbs(ws.x, ws.h));
+    // Into the state's staging without waiting: the step's one host wait follows.
+    return be->CopyAsync(state->probs_staging(), DeviceKind::kCpu, ws.probs32.data, dev,
+                         ws.probs32.bytes());
+  };
+  if (state->capture_ && (state->capture_work_ == nullptr ||
+                          state->capture_capacity_ != state->capacity())) {
+    // Capture once per capacity: growing the cache moved it. A capture that fails
+    // (an op the backend cannot record) turns capture off; the step then runs op by op.
+    state->capture_work_.reset();
+    absl::Status captured = be->BeginCapture();
+    if (captured.ok()) {
+      captured = enqueue();
+      absl::StatusOr<std::unique_ptr<CapturedWork>> work = be->EndCapture();
+      if (captured.ok()) captured = work.status();
+      if (captured.ok()) {
+        state->capture_work_ = *std::move(work);
+        state->capture_capacity_ = state->capacity();
+        ++state->captures_;
+      }
+    }
+    if (!captured.ok()) {
+      state->capture_ = false;
+      state->capture_error_ = captured;
+    }
   }
-  RETURN_IF_ERROR(ops.HeadProbs(ws.x, ws.h));
-  // Into the state's staging without waiting, then the step's one host wait: the
-  // upload, every kernel and this download are done after it (Copy to the host would
-  // wait on its own, and a Synchronize after it was a second wait).
-  float* staged = state->probs_staging();
-  RETURN_IF_ERROR(
-      be->CopyAsync(staged, DeviceKind::kCpu, ws.probs32.data, dev, ws.probs32.bytes()));
+  if (state->capture_)
+    RETURN_IF_ERROR(be->Replay(*state->capture_work_));
+  else
+    RETURN_IF_ERROR(enqueue());
+  // The step's one host wait: the upload, every kernel and the download are done after
+  // it (Copy to the host would wait on its own, and a Synchronize after it was a second).
   RETURN_IF_ERROR(be->Synchronize());
   state->Advance();
+  const float* staged = state->probs_staging();
   return std::vector<float>(staged, staged + c.classes);
 }
 

@@ -34,6 +34,7 @@ absl::Status RunOpFunction(const char* backend, const OpDesc& desc,
     case Op::kGeluBwdBwd: return GeluBwdBwd(desc, inputs, outputs, ctx);
     case Op::kSoftmax: return Softmax(desc, inputs, outputs, ctx);
     case Op::kRope: return Rope(desc, inputs, outputs, ctx);
+    case Op::kKvCacheWrite: return KvCacheWrite(desc, inputs, outputs, ctx);
     case Op::kAttentionFwd: return AttentionFwd(desc, inputs, outputs, ctx);
     case Op::kAttentionBwd: return AttentionBwd(desc, inputs, outputs, ctx);
     case Op::kAttentionBwdBwd: return AttentionBwdBwd(desc, inputs, outputs, ctx);

@@ -4,11 +4,14 @@
 // (m, l, unnormalised o) with an online softmax, and a second pass merges the chunks:
 //   m = max_c m_c;  l = Σ_c e^{m_c − m} l_c;  o = Σ_c e^{m_c − m} o_c / l
 // so a long cache keeps every thread busy even when B·H is small. Extra memory is
-// O(B·H·(Tk / kDecodeChunk)·D). fp64 accumulation.
+// O(B·H·(Tk / kDecodeChunk)·D). fp64 accumulation. With kv_length, sequence b sees its
+// first kv_length[b] rows: chunks past them are empty (m = −inf, l = 0) and merge with
+// weight 0.
 #include <cmath>
 #include <limits>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 #include "kernels/cpu/attention_tiles.h"
 #include "kernels/cpu/cpu_ops.h"
@@ -23,7 +26,8 @@ constexpr int64_t kDecodeChunk = 256;
 constexpr double kNegInf = -std::numeric_limits<double>::infinity();
 
 template <typename T>
-void DecodeImpl(const AttentionShape& s, double scale, In in, Out out, ThreadPool* pool) {
+void DecodeImpl(const AttentionShape& s, double scale, const std::vector<int64_t>& lengths, In in,
+                Out out, ThreadPool* pool) {
   const auto q = attn::Rows<const T>(in[0]);
   const auto k = attn::Rows<const T>(in[1]);
   const auto v = attn::Rows<const T>(in[2]);
@@ -37,14 +41,20 @@ void DecodeImpl(const AttentionShape& s, double scale, In in, Out out, ThreadPoo
     std::vector<double> qi(D), kt(kDecodeChunk * D), vt(kDecodeChunk * D), sc(kDecodeChunk);
     for (int64_t item = begin; item < end; ++item) {
       const int64_t c = item % nchunks, bh = item / nchunks, b = bh / s.H, h = bh % s.H;
-      const int64_t hk = h / group, j0 = c * kDecodeChunk, nk = std::min(kDecodeChunk, Tk - j0);
+      const int64_t hk = h / group, j0 = c * kDecodeChunk;
+      const int64_t nk = std::max<int64_t>(0, std::min(kDecodeChunk, lengths[b] - j0));
+      double* oc = &part_o[item * D];
+      std::fill(oc, oc + D, 0.0);
+      if (nk == 0) {  // a chunk past this sequence's rows: weight 0 in the merge
+        part_m[item] = kNegInf;
+        part_l[item] = 0.0;
+        continue;
+      }
       attn::LoadRows(q, b, h, 0, 1, D, scale, qi.data());
       attn::LoadRows(k, b, hk, j0, nk, D, 1.0, kt.data());
       attn::LoadRows(v, b, hk, j0, nk, D, 1.0, vt.data());
       double m = kNegInf, l = 0.0;
       for (int64_t j = 0; j < nk; ++j) m = std::max(m, sc[j] = attn::Dot(qi.data(), &kt[j * D], D));
-      double* oc = &part_o[item * D];
-      std::fill(oc, oc + D, 0.0);
       for (int64_t j = 0; j < nk; ++j) {
         const double p = std::exp(sc[j] - m);  // m is finite: every cached key is visible
         l += p;
@@ -63,6 +73,7 @@ void DecodeImpl(const AttentionShape& s, double scale, In in, Out out, ThreadPoo
       for (int64_t c = 0; c < nchunks; ++c) m = std::max(m, part_m[base + c]);
       std::fill(acc.begin(), acc.end(), 0.0);
       for (int64_t c = 0; c < nchunks; ++c) {
+        if (part_l[base + c] == 0.0) continue;  // an empty chunk
         const double w = std::exp(part_m[base + c] - m);  // rescale chunk c to the global max
         l += w * part_l[base + c];
         attn::Axpy(w, &part_o[(base + c) * D], acc.data(), D);
@@ -82,10 +93,22 @@ absl::Status AttentionDecode(const OpDesc& desc, In in, Out out, CpuContext& ctx
   RETURN_IF_ERROR(attn::CheckCpuAttentionDType(Op::kAttentionDecode, dt));
   RETURN_IF_ERROR(CheckAttentionTensor("o", out[0], s.B, 1, s.H, s.D, dt));
   const double scale = AttentionScale(desc.attention, s.D);
+  const TensorView* kv_length = nullptr;
+  RETURN_IF_ERROR(DecodeKvLengthInput(in, s.B, &kv_length));
+  std::vector<int64_t> lengths(s.B, s.T);
+  if (kv_length != nullptr) {
+    for (int64_t b = 0; b < s.B; ++b) {
+      lengths[b] = kv_length->as<int32_t>()[b];
+      if (lengths[b] < 1 || lengths[b] > s.T)
+        return absl::InvalidArgumentError(absl::StrCat(
+            "attention_decode: kv_length[", b, "] = ", lengths[b], " is outside [1, ", s.T,
+            "] (the cache's rows)"));
+    }
+  }
   if (dt == DType::kF32)
-    DecodeImpl<float>(s, scale, in, out, ctx.pool);
+    DecodeImpl<float>(s, scale, lengths, in, out, ctx.pool);
   else
-    DecodeImpl<double>(s, scale, in, out, ctx.pool);
+    DecodeImpl<double>(s, scale, lengths, in, out, ctx.pool);
   return absl::OkStatus();
 }
 

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
 #include "kernels/common/atomic_max.h"
 #include "kernels/common/op_switch.h"
 #include "kernels/memory_scope.h"
@@ -21,8 +22,76 @@ bool CpuBackend::Supports(const OpDesc& desc) const {
 
 std::string CpuBackend::KernelPath(const OpDesc& desc) const { return "cpu_reference"; }
 
+// One recorded call of a capture: the work, kept until replay (views by value; the
+// buffers they point at must outlive the recording).
+class CpuRecording final : public CapturedWork {
+ public:
+  explicit CpuRecording(std::vector<std::function<absl::Status()>> calls)
+      : calls(std::move(calls)) {}
+  std::vector<std::function<absl::Status()>> calls;
+};
+
+bool CpuBackend::CapturingHere() {
+  if (!capture_open_.load(std::memory_order_acquire)) return false;
+  std::lock_guard<std::mutex> lock(capture_mu_);
+  return capture_thread_ == std::this_thread::get_id();
+}
+
+bool CpuBackend::Record(Recorded fn) {
+  if (!capture_open_.load(std::memory_order_acquire)) return false;
+  std::lock_guard<std::mutex> lock(capture_mu_);
+  if (capture_thread_ != std::this_thread::get_id()) return false;
+  recording_.push_back(std::move(fn));
+  return true;
+}
+
+absl::Status CpuBackend::BeginCapture() {
+  std::lock_guard<std::mutex> lock(capture_mu_);
+  if (capture_thread_ != std::thread::id())
+    return absl::FailedPreconditionError("cpu_reference: a capture is already open");
+  capture_thread_ = std::this_thread::get_id();
+  capture_open_.store(true, std::memory_order_release);
+  recording_.clear();
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::unique_ptr<CapturedWork>> CpuBackend::EndCapture() {
+  std::lock_guard<std::mutex> lock(capture_mu_);
+  if (capture_thread_ != std::this_thread::get_id())
+    return absl::FailedPreconditionError("cpu_reference: this thread has no open capture");
+  capture_thread_ = std::thread::id();
+  capture_open_.store(false, std::memory_order_release);
+  return std::unique_ptr<CapturedWork>(new CpuRecording(std::move(recording_)));
+}
+
+absl::Status CpuBackend::Replay(const CapturedWork& work) {
+  if (CapturingHere())
+    return absl::FailedPreconditionError("cpu_reference: Replay while capturing");
+  const auto* rec = dynamic_cast<const CpuRecording*>(&work);
+  if (rec == nullptr)
+    return absl::InvalidArgumentError("cpu_reference: Replay of another backend's capture");
+  for (const auto& call : rec->calls) RETURN_IF_ERROR(call());
+  return absl::OkStatus();
+}
+
 absl::Status CpuBackend::Run(const OpDesc& desc, absl::Span<const TensorView> inputs,
                              absl::Span<const TensorView> outputs) {
+  if (CapturingHere()) {
+    // Checked now, as the CUDA backend checks its arguments while capturing; run later.
+    if (!Supports(desc))
+      return absl::UnimplementedError(
+          absl::StrCat("cpu_reference has no ", desc.DebugString(), "; use fp32 or fp64"));
+    Record([this, desc, in = std::vector<TensorView>(inputs.begin(), inputs.end()),
+            out = std::vector<TensorView>(outputs.begin(), outputs.end())] {
+      return RunNow(desc, in, out);
+    });
+    return absl::OkStatus();
+  }
+  return RunNow(desc, inputs, outputs);
+}
+
+absl::Status CpuBackend::RunNow(const OpDesc& desc, absl::Span<const TensorView> inputs,
+                                absl::Span<const TensorView> outputs) {
   if (!Supports(desc)) {
     return absl::UnimplementedError(
         absl::StrCat("cpu_reference has no ", desc.DebugString(), "; use fp32 or fp64"));
@@ -57,6 +126,27 @@ absl::StatusOr<std::shared_ptr<void>> CpuBackend::Allocate(size_t bytes) {
 
 absl::Status CpuBackend::Copy(void* dst, DeviceKind dst_device, const void* src,
                               DeviceKind src_device, size_t bytes) {
+  if (CapturingHere())
+    return absl::FailedPreconditionError(
+        "cpu_reference: Copy waits, so it cannot be captured; use CopyAsync");
+  return CopyNow(dst, dst_device, src, src_device, bytes);
+}
+
+absl::Status CpuBackend::CopyAsync(void* dst, DeviceKind dst_device, const void* src,
+                                   DeviceKind src_device, size_t bytes) {
+  if (Record([=, this] { return CopyNow(dst, dst_device, src, src_device, bytes); }))
+    return absl::OkStatus();
+  return CopyNow(dst, dst_device, src, src_device, bytes);
+}
+
+absl::Status CpuBackend::Synchronize() {
+  if (CapturingHere())
+    return absl::FailedPreconditionError("cpu_reference: Synchronize while capturing");
+  return absl::OkStatus();
+}
+
+absl::Status CpuBackend::CopyNow(void* dst, DeviceKind dst_device, const void* src,
+                                 DeviceKind src_device, size_t bytes) {
   if (dst_device != DeviceKind::kCpu || src_device != DeviceKind::kCpu)
     return absl::InvalidArgumentError("cpu_reference copies only between host buffers");
   if (bytes) std::memmove(dst, src, bytes);
@@ -64,6 +154,11 @@ absl::Status CpuBackend::Copy(void* dst, DeviceKind dst_device, const void* src,
 }
 
 absl::Status CpuBackend::Zero(void* dst, size_t bytes) {
+  if (Record([=] {
+        if (bytes) std::memset(dst, 0, bytes);
+        return absl::OkStatus();
+      }))
+    return absl::OkStatus();
   if (bytes) std::memset(dst, 0, bytes);
   return absl::OkStatus();
 }

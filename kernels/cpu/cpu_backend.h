@@ -5,6 +5,8 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
+#include <thread>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -29,7 +31,9 @@ class CpuBackend final : public Backend {
   absl::Status Copy(void* dst, DeviceKind dst_device, const void* src, DeviceKind src_device,
                     size_t bytes) override;
   absl::Status Zero(void* dst, size_t bytes) override;
-  absl::Status Synchronize() override { return absl::OkStatus(); }
+  absl::Status CopyAsync(void* dst, DeviceKind dst_device, const void* src,
+                         DeviceKind src_device, size_t bytes) override;
+  absl::Status Synchronize() override;
   MemoryStats Memory() const override;
   void ResetPeakMemory() override;
   const void* memory_domain() const override { return counters_.get(); }
@@ -39,9 +43,25 @@ class CpuBackend final : public Backend {
   absl::StatusOr<double> MarkElapsedMs(int from, int to) override;
   void ResetMarks() override;
 
+  // Capture records closures of the capturing thread's calls (Backend::BeginCapture);
+  // other threads keep running theirs at once.
+  bool SupportsCapture() const override { return true; }
+  absl::Status BeginCapture() override;
+  absl::StatusOr<std::unique_ptr<CapturedWork>> EndCapture() override;
+  absl::Status Replay(const CapturedWork& work) override;
+
   ThreadPool& pool() { return pool_; }
 
  private:
+  using Recorded = std::function<absl::Status()>;
+  // True (and `fn` recorded) when the calling thread is capturing.
+  bool Record(Recorded fn);
+  bool CapturingHere();
+  absl::Status RunNow(const OpDesc& desc, absl::Span<const TensorView> inputs,
+                      absl::Span<const TensorView> outputs);
+  absl::Status CopyNow(void* dst, DeviceKind dst_device, const void* src, DeviceKind src_device,
+                       size_t bytes);
+
   ThreadPool pool_;
   std::mutex marks_mu_;
   std::vector<std::chrono::steady_clock::time_point> marks_;  // this round's; capacity kept
@@ -50,6 +70,10 @@ class CpuBackend final : public Backend {
     std::atomic<int64_t> used{0}, peak{0};
   };
   std::shared_ptr<Counters> counters_ = std::make_shared<Counters>();
+  std::mutex capture_mu_;
+  std::thread::id capture_thread_;  // default-constructed: nobody is capturing
+  std::atomic<bool> capture_open_{false};  // lets every Run skip the lock when false
+  std::vector<Recorded> recording_;
 };
 
 }  // namespace flashtick::cpu

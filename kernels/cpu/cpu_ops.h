@@ -32,6 +32,7 @@ FT_CPU_OP(GeluBwd);
 FT_CPU_OP(GeluBwdBwd);
 FT_CPU_OP(Softmax);
 FT_CPU_OP(Rope);
+FT_CPU_OP(KvCacheWrite);      // kernels/cpu/kv_cache_write.cc
 FT_CPU_OP(AttentionFwd);      // kernels/cpu/attention_fwd.cc (tiled, online softmax)
 FT_CPU_OP(AttentionBwd);      // kernels/cpu/attention_bwd.cc
 FT_CPU_OP(AttentionBwdBwd);   // kernels/cpu/attention_bwd_bwd.cc

@@ -1,10 +1,12 @@
 // CPU rotary position embedding (kernels/ops/rope.h). For each step t the R/2 angles
 // a_i = (offset + t)·θ^(−2i/R) are formed in f64 and their cos/sin computed once,
 // then applied to every (b, h) row at that step; dims R..D−1 are copied. Threaded
-// over t. Each pair is read before it is written, so Y may be X.
+// over t. The optional position input (host memory on this backend) is read here, when
+// the op runs. Each pair is read before it is written, so Y may be X.
 #include <cmath>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 #include "kernels/cpu/cpu_ops.h"
 #include "kernels/cpu/cpu_util.h"
@@ -15,6 +17,14 @@ namespace flashtick::cpu {
 absl::Status Rope(const OpDesc& desc, In in, Out out, CpuContext& ctx) {
   RopeShape s;
   RETURN_IF_ERROR(CheckRopeArgs(desc, in, out, &s));
+  int64_t offset = desc.rope.position_offset;
+  if (in.size() == 2) {
+    const int32_t p = in[1].as<int32_t>()[0];
+    if (p < 0)
+      return absl::InvalidArgumentError(
+          absl::StrCat("rope: the position input holds ", p, "; positions are >= 0"));
+    offset += p;
+  }
   return DispatchFloat(desc.dtype, "rope", [&](auto tag) {
     using T = decltype(tag);
     const TensorView &X = in[0], &Y = out[0];
@@ -29,7 +39,7 @@ absl::Status Rope(const OpDesc& desc, In in, Out out, CpuContext& ctx) {
     ctx.pool->ParallelFor(s.T, grain, [&](int64_t t0, int64_t t1) {
       std::vector<double> cs(half), sn(half);
       for (int64_t t = t0; t < t1; ++t) {
-        const double pos = static_cast<double>(desc.rope.position_offset + t);
+        const double pos = static_cast<double>(offset + t);
         for (int64_t i = 0; i < half; ++i) {
           const double a = pos * inv_freq[i];
           cs[i] = std::cos(a);

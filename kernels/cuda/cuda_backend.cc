@@ -24,6 +24,18 @@ namespace flashtick::cuda {
 namespace {
 
 bool IsHalf(DType t) { return t == DType::kBF16 || t == DType::kF16; }
+
+// A captured stream turned into an executable graph (Backend::EndCapture).
+class CudaGraphWork final : public CapturedWork {
+ public:
+  CudaGraphWork(std::shared_ptr<CudaDevice> device, cudaGraphExec_t exec)
+      : device(std::move(device)), exec(exec) {}
+  ~CudaGraphWork() override {
+    if (device->Activate().ok() && cudaGraphExecDestroy(exec) != cudaSuccess) cudaGetLastError();
+  }
+  std::shared_ptr<CudaDevice> device;
+  cudaGraphExec_t exec;
+};
 bool IsAttention(Op op) {
   return op == Op::kAttentionFwd || op == Op::kAttentionBwd || op == Op::kAttentionBwdBwd ||
          op == Op::kAttentionDecode;
@@ -185,6 +197,44 @@ class CudaBackend final : public Backend {
     }
     RETURN_IF_CUDA_ERROR(cudaEventRecord(events_[used_], device_->context().stream));
     return static_cast<int>(used_++);
+  }
+
+  // Stream capture in thread-local mode: only this thread's calls are checked against
+  // the capture's rules, and the model's mutex keeps every other thread off this
+  // backend's stream meanwhile (model/transformer_step.cc). Every kernel our ops launch
+  // is a plain launch with its arguments by value, cuBLASLt runs in the device's fixed
+  // workspace, and the caller passes attention decode its workspace, so a decode step
+  // records as kernel and memcpy nodes only.
+  bool SupportsCapture() const override { return true; }
+  absl::Status BeginCapture() override {
+    RETURN_IF_ERROR(device_->Activate());
+    RETURN_IF_CUDA_ERROR(
+        cudaStreamBeginCapture(device_->context().stream, cudaStreamCaptureModeThreadLocal));
+    return absl::OkStatus();
+  }
+  absl::StatusOr<std::unique_ptr<CapturedWork>> EndCapture() override {
+    RETURN_IF_ERROR(device_->Activate());
+    cudaGraph_t graph = nullptr;
+    const cudaError_t end = cudaStreamEndCapture(device_->context().stream, &graph);
+    if (end != cudaSuccess) {
+      cudaGetLastError();  // a capture invalidated by an illegal call reports it here
+      if (graph != nullptr) cudaGraphDestroy(graph);
+      return absl::InternalError(
+          absl::StrCat("flash_cuda: stream capture failed: ", cudaGetErrorString(end)));
+    }
+    cudaGraphExec_t exec = nullptr;
+    const cudaError_t inst = cudaGraphInstantiate(&exec, graph, 0);
+    cudaGraphDestroy(graph);
+    RETURN_IF_CUDA_ERROR(inst);
+    return std::unique_ptr<CapturedWork>(new CudaGraphWork(device_, exec));
+  }
+  absl::Status Replay(const CapturedWork& work) override {
+    const auto* graph = dynamic_cast<const CudaGraphWork*>(&work);
+    if (graph == nullptr || graph->device != device_)
+      return absl::InvalidArgumentError("flash_cuda: Replay of another backend's capture");
+    RETURN_IF_ERROR(device_->Activate());
+    RETURN_IF_CUDA_ERROR(cudaGraphLaunch(graph->exec, device_->context().stream));
+    return absl::OkStatus();
   }
 
   absl::StatusOr<double> MarkElapsedMs(int from, int to) override {

@@ -82,8 +82,25 @@ struct RopeParams {
   float sin_sign = 1.0f;     // −1 for the inverse rotation
   double log2_theta = 0.0;   // log2(θ), so θ^(−2i/R) = exp2(−2i/R · log2 θ) in fp64
   int64_t R = 0;             // rotated dims (even, ≤ D); pairs from R/2 on pass through
+  // Optional: position[0] (clamped to ≥ 0) is added to position_offset when the kernel
+  // runs (kernels/ops/rope.h).
+  const int32_t* position = nullptr;
 };
 cudaError_t LaunchRope(DType dtype, const RopeParams& p, int num_sms, cudaStream_t stream);
+
+// ---- decode cache write (kv_cache_write.cu) --------------------------------------------
+// Kcache[b, r, h, :] = k[b, 0, h, :] and the same for V, r = row[0] read by the kernel;
+// r outside [0, Tk) writes nothing (kernels/ops/kv_cache.h).
+struct KvCacheWriteParams {
+  int64_t B = 0, Tk = 0, Hkv = 0, D = 0;
+  const void* src[2] = {nullptr, nullptr};  // k, v
+  void* dst[2] = {nullptr, nullptr};        // Kcache, Vcache
+  int64_t src_s[2][2] = {};                 // [tensor][B, H] strides in elements
+  int64_t dst_s[2][3] = {};                 // [tensor][B, T, H] strides in elements
+  const int32_t* row = nullptr;
+};
+cudaError_t LaunchKvCacheWrite(size_t elem_bytes, const KvCacheWriteParams& p, int num_sms,
+                               cudaStream_t stream);
 
 // ---- column sums (bias_grad.cu) ----------------------------------------------------
 // db[c] = Σ_r dY[r, c], fp32 accumulation, deterministic; `scratch` holds

@@ -71,6 +71,7 @@ FT_CUDA_OP(GeluBwd);
 FT_CUDA_OP(GeluBwdBwd);
 FT_CUDA_OP(Softmax);
 FT_CUDA_OP(Rope);
+FT_CUDA_OP(KvCacheWrite);  // kv_cache_write.cu
 FT_CUDA_OP(SoftmaxCrossEntropy);
 FT_CUDA_OP(SoftmaxCrossEntropyBwd);
 FT_CUDA_OP(SoftmaxCrossEntropyBwdBwd);

@@ -56,7 +56,7 @@ absl::Status Softmax(const OpDesc& desc, In in, Out out, CudaContext& ctx) {
   return absl::OkStatus();
 }
 
-// in: X [B, T, H, D]   out: Y [B, T, H, D]
+// in: X [B, T, H, D] [, position int32]   out: Y [B, T, H, D]
 absl::Status Rope(const OpDesc& desc, In in, Out out, CudaContext& ctx) {
   RopeShape s;
   RETURN_IF_ERROR(CheckRopeArgs(desc, in, out, &s));
@@ -70,6 +70,7 @@ absl::Status Rope(const OpDesc& desc, In in, Out out, CudaContext& ctx) {
   p.y = out[0].data;
   for (int d = 0; d < 3; ++d) p.xs[d] = in[0].stride(d), p.ys[d] = out[0].stride(d);
   p.position_offset = desc.rope.position_offset;
+  if (in.size() == 2) p.position = in[1].as<const int32_t>();
   p.sin_sign = desc.rope.inverse ? -1.0f : 1.0f;
   p.log2_theta = std::log2(static_cast<double>(desc.rope.theta));
   RETURN_IF_CUDA_ERROR(LaunchRope(desc.dtype, p, ctx.num_sms, ctx.stream));

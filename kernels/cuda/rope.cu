@@ -5,7 +5,9 @@
 // (partial rotary). The angle is formed and reduced mod
 // 2π in fp64, then sin/cos are taken in fp32 on the reduced angle: an fp32 angle would
 // be off by ~1e-3 rad at t ≈ 23,400, a reduced one by ~1e-7. Each thread rotates the
-// pairs of one 16-byte vector of one (b, t, h) row; B, T, H strides are free.
+// pairs of one 16-byte vector of one (b, t, h) row; B, T, H strides are free. With a
+// position pointer the base position is read from device memory, so a captured decode
+// step replays at the next position (kernels/ops/rope.h).
 #include <cmath>
 
 #include "kernels/cuda/cuda_common.cuh"
@@ -41,7 +43,8 @@ __global__ void __launch_bounds__(kThreads) rope_kernel(RopeParams p) {
 #pragma unroll
       for (int e = 0; e < kElems; ++e) xv[e] = ToFloat(x[e]);
     }
-    const double pos = static_cast<double>(p.position_offset + t);
+    const int64_t from_memory = p.position != nullptr ? max(0, *p.position) : 0;
+    const double pos = static_cast<double>(p.position_offset + from_memory + t);
 #pragma unroll
     for (int j = 0; j < kElems / 2; ++j) {
       const int64_t pair_index = c0 / 2 + j;

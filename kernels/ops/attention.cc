@@ -4,6 +4,8 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
+#include "kernels/ops/kv_cache.h"
 
 namespace flashtick {
 
@@ -82,7 +84,8 @@ absl::Status CheckAttentionArity(Op op, size_t inputs, size_t outputs) {
     case Op::kAttentionBwd: want_in = 6, want_out = 4; break;
     case Op::kAttentionBwdBwd: want_in = 10, want_out = 4; break;
     case Op::kAttentionDecode:
-      want_in = inputs == 4 ? 4 : 3, want_out = 1;  // the 4th: its optional workspace
+      // the 4th: its optional workspace; the 5th: its optional kv_length
+      want_in = inputs == 4 || inputs == 5 ? inputs : 3, want_out = 1;
       break;
     default:
       return absl::InvalidArgumentError(absl::StrCat(OpName(op), " is not an attention op"));
@@ -121,6 +124,15 @@ absl::Status CheckAttentionDecodeArgs(const TensorView& q, const TensorView& k,
   if (q.stride(3) != 1 || k.stride(3) != 1 || v.stride(3) != 1)
     return absl::InvalidArgumentError("attention_decode: the head dim (last) must be contiguous");
   if (shape) *shape = AttentionShape{B, Tk, H, Hkv, D};
+  return absl::OkStatus();
+}
+
+absl::Status DecodeKvLengthInput(absl::Span<const TensorView> in, int64_t B,
+                                 const TensorView** kv_length) {
+  *kv_length = nullptr;
+  if (in.size() < 5) return absl::OkStatus();
+  RETURN_IF_ERROR(CheckDevicePositions(in[4], B, "attention_decode", "kv_length"));
+  *kv_length = &in[4];
   return absl::OkStatus();
 }
 

@@ -31,8 +31,15 @@
 //   kAttentionBwdBwd  in:  Q, K, V, O, dO, L, Dvec, gQ, gK, gV
 //                     out: ∂Q, ∂K, ∂V, ∂dO
 //   kAttentionDecode  in:  q [B,1,H,D], Kcache, Vcache [B,Tk,Hkv,D] (first Tk rows valid)
-//                          [, work: fp32, ≥ AttentionDecodeWorkFloats(B, H, Tk, D)]
+//                          [, work: fp32, ≥ AttentionDecodeWorkFloats(B, H, Tk, D)
+//                           [, kv_length: int32 [B]]]
 //                     out: o [B,1,H,D]   (the new query sees every cached key)
+//                     kv_length (optional; pass an empty work view to give it alone):
+//                     sequence b sees only its first kv_length[b] cached rows, read
+//                     from the backend's memory when the op runs, so Tk may be the
+//                     cache's capacity and a decode step keeps the same arguments from
+//                     one step to the next (kernels/ops/kv_cache.h). Each length must be
+//                     in [1, Tk]: the CPU refuses others, CUDA clamps them into range.
 //                     work (optional) is device memory the backend may keep its partial
 //                     results in instead of allocating them each call, so a decode step
 //                     allocates nothing (model/decode_state.h owns one); a backend that
@@ -43,6 +50,7 @@
 #include <cstdint>
 
 #include "absl/status/status.h"
+#include "absl/types/span.h"
 #include "kernels/ops/op_desc.h"
 #include "kernels/tensor.h"
 
@@ -74,7 +82,7 @@ absl::Status CheckAttentionStats(const char* name, const TensorView& t, const At
                                  DType dtype);
 
 // Checks the input and output counts of an op against its contract above (decode: 3
-// inputs, or 4 with its workspace).
+// inputs, 4 with its workspace, 5 with its kv_length).
 absl::Status CheckAttentionArity(Op op, size_t inputs, size_t outputs);
 
 // Keys per split of a decode (the CUDA kernel's chunk: kernels/cuda/attention/
@@ -90,6 +98,11 @@ inline constexpr int64_t AttentionDecodeWorkFloats(int64_t B, int64_t H, int64_t
 // rows; pass a view sliced to the valid rows). Returns B, T = Tk, H, Hkv, D.
 absl::Status CheckAttentionDecodeArgs(const TensorView& q, const TensorView& k,
                                       const TensorView& v, AttentionShape* shape);
+
+// Decode's optional kv_length (in[4]) after checking it (int32, ≥ B elements); nullptr
+// when the op was given none.
+absl::Status DecodeKvLengthInput(absl::Span<const TensorView> in, int64_t B,
+                                 const TensorView** kv_length);
 
 // FLOPs by the FlashAttention convention (a matmul n×k·k×m is 2nkm; halved if causal):
 // forward 4·B·H·T²·D; backward 2.5× forward; backward-over-backward: see bench/bob.

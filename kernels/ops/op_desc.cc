@@ -20,6 +20,7 @@ const char* OpName(Op op) {
     case Op::kGeluBwdBwd: return "gelu_bwd_bwd";
     case Op::kSoftmax: return "softmax";
     case Op::kRope: return "rope";
+    case Op::kKvCacheWrite: return "kv_cache_write";
     case Op::kAttentionFwd: return "attention_fwd";
     case Op::kAttentionBwd: return "attention_bwd";
     case Op::kAttentionBwdBwd: return "attention_bwd_bwd";

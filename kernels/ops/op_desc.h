@@ -26,6 +26,8 @@ enum class Op : uint8_t {
   kSoftmax,         // row softmax over the last dim
   // Positions (rope.h)
   kRope,            // rotary embedding in place-compatible form; inverse = its VJP
+  // Serving (kv_cache.h)
+  kKvCacheWrite,    // one new K and V row into the decode caches, at a row read on the device
   // Attention (attention.h)
   kAttentionFwd,
   kAttentionBwd,

@@ -4,13 +4,15 @@
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 #include "kernels/ops/elementwise.h"
+#include "kernels/ops/kv_cache.h"
 #include "kernels/ops/row_layout.h"
 
 namespace flashtick {
 
 absl::Status CheckRopeArgs(const OpDesc& desc, absl::Span<const TensorView> in,
                            absl::Span<const TensorView> out, RopeShape* shape) {
-  RETURN_IF_ERROR(CheckArity("rope", in.size(), 1, out.size(), 1));
+  RETURN_IF_ERROR(CheckArity("rope", in.size(), in.size() == 2 ? 2 : 1, out.size(), 1));
+  if (in.size() == 2) RETURN_IF_ERROR(CheckDevicePositions(in[1], 1, "rope", "position"));
   const TensorView &x = in[0], &y = out[0];
   if (x.rank != 4)
     return absl::InvalidArgumentError(

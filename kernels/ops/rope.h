@@ -11,7 +11,12 @@
 // inverse = true rotates by −a: the transpose of the rotation, which is its VJP (and,
 // the rotation being orthogonal, its inverse). Applied to q and k, it makes q·k depend
 // on positions only through their difference.
-// Inputs / outputs:  in: X [B, T, H, D]    out: Y [B, T, H, D]
+// Inputs / outputs:  in: X [B, T, H, D] [, position: int32 [≥ 1]]    out: Y [B, T, H, D]
+// With the optional position input the row at step t is at p = offset + position[0] + t,
+// position[0] read from the backend's memory when the op runs (≥ 0; the CPU refuses a
+// negative one, CUDA clamps it to 0), so a decode step can name its position without
+// changing the op's arguments from one step to the next (kernels/ops/kv_cache.h says
+// why).
 // Strides of B, T and H are free and may differ between X and Y (q and k are slices
 // of the fused QKV buffer); D is contiguous and even. Y may be X itself (in place),
 // otherwise no overlap. attrs: desc.rope (theta > 0, position_offset ≥ 0, inverse,

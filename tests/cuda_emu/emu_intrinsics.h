@@ -68,6 +68,10 @@ template <typename T>
 inline T min(T a, T b) {
   return std::min(a, b);
 }
+template <typename T>
+inline T max(T a, T b) {
+  return std::max(a, b);
+}
 
 namespace flashtick::cuda::flash {
 

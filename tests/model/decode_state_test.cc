@@ -5,7 +5,8 @@
 // (initial capacity 8 → 16 → … → 512). Plus: stepping past max_context is
 // RESOURCE_EXHAUSTED, a NaN/Inf or wrong-width row is INVALID_ARGUMENT, and neither
 // changes the state (the next good row still matches Predict), and the f64 mode.
-// With a GPU: the same comparison on CUDA in bf16 (D = 64), skipped without one.
+// Captured steps (DecodeOptions::capture) replayed per capacity match the same way.
+// With a GPU: the same comparisons on CUDA in bf16 (D = 64), skipped without one.
 // The GQA/MHA models have their q/k projections scaled ×kSharpen after the GPT-2
 // init: at N(0, 0.02) attention is nearly uniform, so a wrong position or cache row
 // would move probabilities by only ~1e-5; sharpened, it moves them by far more.
@@ -85,13 +86,20 @@ std::unique_ptr<Backend> Cpu() {
 
 // Steps every row of `ticks` ([T, F]) through a fresh state and compares each
 // step's probabilities with row t of Predict(last_only = false).
+// With options.capture, every step after each capacity's first replays a capture
+// (Backend::BeginCapture), and the state must really be capturing: a step whose ops
+// took the position from their arguments would replay the captured step's position.
 void ExpectStepsMatchPredict(Transformer* m, const std::vector<float>& ticks, int64_t T,
-                             int64_t initial_capacity, double abs_tol, double rel_tol) {
+                             int64_t initial_capacity, double abs_tol, double rel_tol,
+                             const DecodeOptions& options = {}) {
   const int64_t F = m->config().features, K = m->config().classes;
   auto full = m->Predict(ticks, 1, T, /*last_only=*/false);
   ASSERT_TRUE(full.ok()) << full.status();
-  auto state = DecodeState::Create(*m, initial_capacity);
+  auto state = DecodeState::Create(*m, initial_capacity, options);
   ASSERT_TRUE(state.ok()) << state.status();
+  int capacities = 1;
+  for (int64_t c = std::min<int64_t>(initial_capacity, m->config().max_context); c < T; c *= 2)
+    ++capacities;
   double worst = 0.0;
   for (int64_t t = 0; t < T; ++t) {
     auto p = m->Step(state->get(), absl::MakeConstSpan(ticks.data() + t * F, F));
@@ -105,9 +113,14 @@ void ExpectStepsMatchPredict(Transformer* m, const std::vector<float>& ticks, in
     }
   }
   EXPECT_GE((*state)->capacity(), T);  // grew from initial_capacity
-  std::printf("T=%lld H=%d Hkv=%d %s: max |step - predict| = %.3g over %lld steps\n",
+  if (options.capture) {
+    EXPECT_TRUE((*state)->capturing()) << (*state)->capture_error();
+    EXPECT_EQ((*state)->captures(), capacities);  // once per capacity, replayed after
+  }
+  std::printf("T=%lld H=%d Hkv=%d %s%s: max |step - predict| = %.3g over %lld steps\n",
               static_cast<long long>(T), m->config().heads, m->config().kv_heads,
-              DTypeName(m->compute_dtype()), worst, static_cast<long long>(T));
+              DTypeName(m->compute_dtype()), options.capture ? " (captured)" : "", worst,
+              static_cast<long long>(T));
 }
 
 TEST(DecodeStateTest, GroupedQueryStepsMatchPredict) {
@@ -116,6 +129,33 @@ TEST(DecodeStateTest, GroupedQueryStepsMatchPredict) {
   ASSERT_TRUE(m->SupportsDecode());
   const int64_t T = 300;
   ExpectStepsMatchPredict(m.get(), Rows(T, m->config().features, 5), T, 8, kAbsTol, kRelTol);
+}
+
+// The same steps replayed from a capture per capacity (DecodeOptions::capture; the CPU
+// backend records closures, CUDA makes graphs), through growth 8 → … → 512.
+TEST(DecodeStateTest, CapturedGroupedQueryStepsMatchPredict) {
+  auto be = Cpu();
+  auto m = SharpModel(Config(4, 2, 4096), 11, be.get());
+  const int64_t T = 300;
+  DecodeOptions capture;
+  capture.capture = true;
+  ExpectStepsMatchPredict(m.get(), Rows(T, m->config().features, 5), T, 8, kAbsTol, kRelTol,
+                          capture);
+}
+
+// Partial rotary and a position-free layer, captured: each layer's rope reads the
+// position from memory with its own rotary dims.
+TEST(DecodeStateTest, CapturedPositionFreeLayerStepsMatchPredict) {
+  auto be = Cpu();
+  ModelConfig c = Config(4, 2, 4096);
+  c.nope_interval = 2;
+  c.rope_theta = 300.0f;
+  auto m = SharpModel(c, 14, be.get());
+  const int64_t T = 120;
+  DecodeOptions capture;
+  capture.capture = true;
+  ExpectStepsMatchPredict(m.get(), Rows(T, m->config().features, 10), T, 8, kAbsTol, kRelTol,
+                          capture);
 }
 
 TEST(DecodeStateTest, MultiHeadStepsMatchPredict) {
@@ -176,6 +216,21 @@ TEST(DecodeStateTest, CudaBf16StepsMatchPredict) {
   // mapping, unwritten cache); an off-by-one rotary position moves these
   // probabilities by only ~1e-4..1e-3, which the exact CPU cases above catch.
   ExpectStepsMatchPredict(m.get(), Rows(T, c.features, 10), T, 16, 2e-2, 0.0);
+}
+
+// The same on CUDA with the step captured as a CUDA graph per capacity and replayed.
+TEST(DecodeStateTest, CudaBf16CapturedStepsMatchPredict) {
+  if (!CudaAvailable()) GTEST_SKIP() << "no CUDA device in this build or machine";
+  auto be = CreateBackend("cuda");
+  ASSERT_TRUE(be.ok()) << be.status();
+  ModelConfig c = Config(2, 1, 4096);
+  c.width = 128;
+  auto m = SharpModel(c, 18, be->get());
+  if (!m->SupportsDecode()) GTEST_SKIP() << "this CUDA backend has no bf16 attention_decode";
+  const int64_t T = 300;
+  DecodeOptions capture;
+  capture.capture = true;
+  ExpectStepsMatchPredict(m.get(), Rows(T, c.features, 10), T, 16, 2e-2, 0.0, capture);
 }
 
 // CacheBytes is what a state's growth really allocates (caches and the decode

@@ -1,11 +1,12 @@
 // What one Transformer::Step asks of its backend besides compute (model/
 // transformer_step.cc), counted by a Backend that forwards to the CPU reference: a
 // step within the cache's capacity allocates nothing (device or host), never uses the
-// blocking Copy to or from the host, uploads its row from the same host staging every
-// step (the state's, pinned on CUDA: Backend::AllocateHostStaging) and downloads the
-// probabilities with CopyAsync, and waits on the backend exactly once. Every attention
-// decode gets the state's workspace as its 4th input, large enough for the keys it
-// reads (kernels/ops/attention.h), so the CUDA launcher allocates no partials either.
+// blocking Copy, uploads its row and position in one copy from the same host staging
+// every step (the state's, pinned on CUDA: Backend::AllocateHostStaging) and downloads
+// the probabilities with CopyAsync, and waits on the backend exactly once. Every
+// attention decode gets the state's workspace as its 4th input, large enough for the
+// keys it reads (kernels/ops/attention.h), so the CUDA launcher allocates no partials
+// either, and its kv_length as the 5th (the cache is passed whole).
 // Growth past the capacity allocates the new caches and workspace once. The counted
 // steps' probabilities equal those of the plain CPU backend bit for bit.
 // CUDA's side of these calls (pinned staging, CopyAsync without a wait, the decode
@@ -29,7 +30,7 @@ namespace {
 // Per-step counts of what the model asked of the backend.
 struct Counts {
   int allocations = 0, host_stagings = 0, host_to_host = 0, blocking_copies = 0, syncs = 0,
-      decodes = 0, decodes_with_work = 0;
+      decodes = 0, decodes_with_work = 0, decodes_with_length = 0;
   std::vector<const void*> async_src, async_dst;  // CopyAsync's arguments, in order
 };
 
@@ -45,9 +46,10 @@ class CountingBackend final : public Backend {
     if (d.op == Op::kAttentionDecode) {
       ++n.decodes;
       const int64_t Tk = in[1].dim(1), H = in[0].dim(2), D = in[0].dim(3);
-      if (in.size() == 4 && in[3].dtype == DType::kF32 &&
+      if (in.size() >= 4 && in[3].dtype == DType::kF32 &&
           in[3].numel() >= AttentionDecodeWorkFloats(1, H, Tk, D))
         ++n.decodes_with_work;
+      if (in.size() == 5 && in[4].dtype == DType::kI32) ++n.decodes_with_length;
     }
     return cpu_.Run(d, in, out);
   }
@@ -130,11 +132,12 @@ TEST(DecodeStepTransfers, AStepAllocatesNothingAndWaitsOnce) {
     EXPECT_EQ(be.n.allocations, grows ? 2 * L + 1 : 0);
     EXPECT_EQ(be.n.syncs, grows ? 2 : 1);
     EXPECT_EQ(be.n.host_stagings, 0);
-    // Within the device only: each layer's V row into the cache (and growth's copies).
-    EXPECT_EQ(be.n.blocking_copies, L + (grows ? 2 * L : 0));
+    // Only growth's copies of the valid rows (kv_cache_write puts the new rows in).
+    EXPECT_EQ(be.n.blocking_copies, grows ? 2 * L : 0);
     EXPECT_EQ(be.n.decodes, L);
     EXPECT_EQ(be.n.decodes_with_work, L);
-    // Two async copies, the row up and the probabilities down, both through the
+    EXPECT_EQ(be.n.decodes_with_length, L);
+    // Two async copies, the row (and position) up and the probabilities down, both through the
     // state's staging: the same host block every step, never the caller's row or the
     // returned vector.
     ASSERT_EQ(be.n.async_src.size(), 2u);
@@ -166,10 +169,11 @@ TEST(DecodeStepTransfers, CountedStepsEqualThePlainCpuBackend) {
   }
 }
 
-TEST(DecodeStepTransfers, DecodeTakesThreeOrFourInputs) {
+TEST(DecodeStepTransfers, DecodeTakesThreeToFiveInputs) {
   EXPECT_TRUE(CheckAttentionArity(Op::kAttentionDecode, 3, 1).ok());
   EXPECT_TRUE(CheckAttentionArity(Op::kAttentionDecode, 4, 1).ok());
-  EXPECT_FALSE(CheckAttentionArity(Op::kAttentionDecode, 5, 1).ok());
+  EXPECT_TRUE(CheckAttentionArity(Op::kAttentionDecode, 5, 1).ok());
+  EXPECT_FALSE(CheckAttentionArity(Op::kAttentionDecode, 6, 1).ok());
   EXPECT_FALSE(CheckAttentionArity(Op::kAttentionDecode, 2, 1).ok());
   EXPECT_EQ(AttentionDecodeWorkFloats(1, 4, 1, 64), 4 * 66);
   EXPECT_EQ(AttentionDecodeWorkFloats(1, 4, 256, 64), 4 * 66);

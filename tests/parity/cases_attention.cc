@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 #include "kernels/cpu/attention_naive.h"
+#include "kernels/ops/attention.h"
 #include "tests/parity/parity.h"
 
 namespace flashtick::parity {
@@ -152,6 +153,42 @@ class AttentionDecodeCase final : public AttentionCaseBase {
   }
 };
 
+// Decode over a cache of capacity Tk = s_.T of which sequence b sees its first
+// kv_length[b] rows (the 5th input; the 4th is the workspace): how a decode step runs so
+// that it can be captured once and replayed (kernels/ops/kv_cache.h). Lengths: the
+// whole cache for b = 0, then ragged ones that end inside a chunk and leave whole empty
+// chunks after them; the rows past each length hold data that must not count.
+class AttentionDecodeLengthCase final : public AttentionCaseBase {
+ public:
+  using AttentionCaseBase::AttentionCaseBase;
+  std::string Name() const override { return "attention_decode"; }
+  std::string Vars() const override {
+    std::string v = absl::StrCat("B=", s_.B, ",H=", s_.H, ",Hkv=", s_.Hkv, ",Tk=", s_.T,
+                                 ",D=", s_.D, ",kv_length=");
+    for (int64_t b = 0; b < s_.B; ++b) absl::StrAppend(&v, b ? "/" : "", Length(b));
+    return v;
+  }
+  OpDesc Desc() const override { return MakeDesc(Op::kAttentionDecode); }
+  std::vector<TensorSpec> Inputs() const override {
+    return {TensorSpec{"q", {s_.B, 1, s_.H, s_.D}}, TensorSpec{"Kcache", {s_.B, s_.T, s_.Hkv, s_.D}},
+            TensorSpec{"Vcache", {s_.B, s_.T, s_.Hkv, s_.D}},
+            TensorSpec("work", {AttentionDecodeWorkFloats(s_.B, s_.H, s_.T, s_.D)}, Role::kF32),
+            TensorSpec("kv_length", {s_.B}, Role::kI32)};
+  }
+  std::vector<TensorSpec> Outputs() const override {
+    return {TensorSpec{"o", {s_.B, 1, s_.H, s_.D}}};
+  }
+  void Fill(size_t index, std::mt19937_64& rng, HostTensor& t) const override {
+    if (index != 4) return AttentionCaseBase::Fill(index, rng, t);
+    for (int64_t b = 0; b < s_.B; ++b) t.values[b] = static_cast<double>(Length(b));
+  }
+
+ private:
+  int64_t Length(int64_t b) const {
+    return b == 0 ? s_.T : std::max<int64_t>(1, s_.T / (2 * b + 1) - 3);
+  }
+};
+
 const AttnShape kShapes[] = {
     // B, T, H, Hkv, D, causal, fused, gpu_only
     {1, 1, 2, 2, 64, true},            {1, 1, 2, 2, 128, false},
@@ -187,6 +224,12 @@ const AttnShape kDecodeShapes[] = {
     {1, 700, 2, 1, 256, true}, {1, 23400, 4, 4, 256, true, false, true},
 };
 
+// Capacities of a decode cache (powers of two, as DecodeState grows) and one ragged.
+const AttnShape kDecodeLengthShapes[] = {
+    {3, 1024, 4, 2, 64, true}, {2, 512, 2, 2, 128, true}, {3, 700, 4, 4, 16, true},
+    {1, 32768, 12, 12, 64, true, false, true}, {2, 256, 2, 1, 256, true},
+};
+
 }  // namespace
 
 FT_PARITY_CASES(attention) {
@@ -194,6 +237,8 @@ FT_PARITY_CASES(attention) {
   for (const auto& s : kShapes) v.push_back(std::make_unique<AttentionFwdCase>(s));
   for (const auto& s : kShapes) v.push_back(std::make_unique<AttentionBwdCase>(s));
   for (const auto& s : kDecodeShapes) v.push_back(std::make_unique<AttentionDecodeCase>(s));
+  for (const auto& s : kDecodeLengthShapes)
+    v.push_back(std::make_unique<AttentionDecodeLengthCase>(s));
   return v;
 }
 

@@ -2,7 +2,8 @@
 // q [B,1,H,D] and Kcache, Vcache [B,Tk,Hkv,D] (bf16/fp16, D ∈ {16, 32, 64, 96, 128, 256}), takes the
 // per-chunk fp32 partials (O(B·H·Tk/256·D)) from the optional workspace input, else
 // from the context's scratch, and enqueues the split and combine kernels
-// (flash_decode_kernel.cuh). Out: o [B,1,H,D].
+// (flash_decode_kernel.cuh), with the optional kv_length passed through to them as a
+// device pointer. Out: o [B,1,H,D].
 #include "common/status_macros.h"
 #include "kernels/cuda/attention/flash_host.h"
 #include "kernels/cuda/cuda_check.h"
@@ -35,6 +36,9 @@ absl::Status AttentionDecode(const OpDesc& desc, In in, Out out, CudaContext& ct
   float scale = 0.0f;
   RETURN_IF_ERROR(flash::FlashScale(desc.attention, s.D, &scale, &p.scale_log2));
   p.dtype = dt;
+  const TensorView* kv_length = nullptr;
+  RETURN_IF_ERROR(DecodeKvLengthInput(in, s.B, &kv_length));
+  if (kv_length != nullptr) p.kv_len = kv_length->as<const int32_t>();
   // Partials: m, l and o of every (b, h, chunk): in the caller's workspace when it
   // passed one large enough (a decode step then allocates nothing), else one
   // allocation from the stream-ordered pool.
@@ -42,7 +46,7 @@ absl::Status AttentionDecode(const OpDesc& desc, In in, Out out, CudaContext& ct
   const int64_t parts = s.B * s.H * p.n_chunks;
   const int64_t floats = parts * (2 + s.D);
   std::shared_ptr<void> scratch;
-  if (in.size() == 4 && in[3].data != nullptr && in[3].dtype == DType::kF32 &&
+  if (in.size() >= 4 && in[3].data != nullptr && in[3].dtype == DType::kF32 &&
       in[3].numel() >= floats) {
     p.part_m = static_cast<float*>(in[3].data);
   } else {

@@ -7,6 +7,9 @@
 //      (m_c, l_c, o_c) in fp32;
 //   2. flash_decode_combine_kernel, one warp per (b, h):
 //      m = max_c m_c;  o = Σ_c e^{m_c − m} o_c / Σ_c e^{m_c − m} l_c.
+// With kv_len, only the first kv_len[b] rows are keys: the grid still covers Tk (the
+// cache's capacity, fixed from one step to the next so a captured step replays), and a
+// chunk past the keys writes the empty partial (m = −inf, l = 0), weight 0 in the merge.
 // Decode reads each K/V row once per head and does 4·D FLOPs per key, so it is bound by
 // memory bandwidth; plain FMAs and shuffles, no tensor cores. Scores are in the exp2
 // domain: s' = scale_log2 · q·k, so e^{scale·(s − m)} = exp2(s' − m').
@@ -67,7 +70,8 @@ __global__ void __launch_bounds__(kDecodeWarps * kWarpSize)
   float(*s_o)[kHeadDim] = reinterpret_cast<float(*)[kHeadDim]>(s_l + kDecodeWarps);
   const int lane = threadIdx.x % kWarpSize, warp = threadIdx.x / kWarpSize;
   const int chunk = blockIdx.x, h = blockIdx.y, b = blockIdx.z, hk = h / p.group;
-  const int j0 = chunk * kDecodeChunk, j1 = min(p.Tk, j0 + kDecodeChunk);
+  const int keys = p.kv_len != nullptr ? min(max(p.kv_len[b], 1), p.Tk) : p.Tk;
+  const int j0 = chunk * kDecodeChunk, j1 = min(keys, j0 + kDecodeChunk);
 
   float q[kPer], acc[kPer];
   LoadRowSlice<Elem, kHeadDim>(static_cast<const Elem*>(p.q.ptr) + b * p.q.batch_stride + h * p.q.head_stride,
@@ -133,13 +137,14 @@ __global__ void __launch_bounds__(kDecodeWarps * kWarpSize)
   for (int c = 0; c < p.n_chunks; ++c) m = fmaxf(m, pm[c]);
   float l = 0.0f, o[kPer] = {};
   for (int c = 0; c < p.n_chunks; ++c) {
-    const float wgt = FastExp2(pm[c] - m);  // every chunk holds ≥ 1 key, so pm[c] is finite
+    if (pm[c] == -INFINITY) continue;  // a chunk past kv_len: no keys
+    const float wgt = FastExp2(pm[c] - m);
     l += wgt * pl[c];
     const float* po = p.part_o + (bh * p.n_chunks + c) * kHeadDim + lane * kPer;
 #pragma unroll
     for (int j = 0; j < kPer; ++j) o[j] += wgt * po[j];
   }
-  const float inv = 1.0f / l;  // l ≥ 1: the maximal key contributes exp2(0)
+  const float inv = 1.0f / l;  // l ≥ 1: the maximal key (chunk 0 always has one) gives exp2(0)
   Elem* out = static_cast<Elem*>(p.o.ptr) + b * p.o.batch_stride + h * p.o.head_stride + lane * kPer;
 #pragma unroll
   for (int j = 0; j < kPer; j += 2)

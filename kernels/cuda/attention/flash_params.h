@@ -81,6 +81,9 @@ struct AttentionDecodeParams {
   int n_chunks = 0;          // ceil(Tk / kDecodeChunk)
   float scale_log2 = 0.0f;
   DType dtype = DType::kBF16;
+  // Optional [B]: sequence b sees its first kv_len[b] rows (clamped into [1, Tk]), read
+  // by the kernels, so Tk may be the cache's capacity (kernels/ops/attention.h).
+  const int32_t* kv_len = nullptr;
 };
 
 // Head dim 64, 128 and 256 variants (attention_{fwd,bwd}_d{64,128,256}.cu, attention_decode.cu).

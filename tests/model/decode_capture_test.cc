@@ -1,0 +1,192 @@
+// Captured decode steps (DecodeOptions::capture, model/transformer_step.cc) seen from the
+// backend: after a capacity's first step, a step runs no op of its own and replays the
+// capture once; the capture is made again when the cache grows; a backend without
+// capture, or one whose capture fails, runs the step op by op with the same
+// probabilities, and the failure is kept in capture_error(). The backend here forwards
+// to the CPU reference, whose capture records closures.
+#include <cstring>
+#include <memory>
+#include <random>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "kernels/backend.h"
+#include "kernels/cpu/cpu_backend.h"
+#include "model/decode_state.h"
+#include "model/transformer.h"
+
+namespace flashtick {
+namespace {
+
+class ForwardingBackend final : public Backend {
+ public:
+  explicit ForwardingBackend(bool capture, bool fail_end_capture = false)
+      : cpu_(BackendOptions{}), capture_(capture), fail_end_(fail_end_capture) {}
+  std::string name() const override { return cpu_.name(); }
+  DeviceKind device() const override { return cpu_.device(); }
+  bool Supports(const OpDesc& d) const override { return cpu_.Supports(d); }
+  std::string KernelPath(const OpDesc& d) const override { return cpu_.KernelPath(d); }
+  absl::Status Run(const OpDesc& d, absl::Span<const TensorView> in,
+                   absl::Span<const TensorView> out) override {
+    ++runs;
+    return cpu_.Run(d, in, out);
+  }
+  absl::StatusOr<std::shared_ptr<void>> Allocate(size_t bytes) override {
+    return cpu_.Allocate(bytes);
+  }
+  absl::Status Copy(void* dst, DeviceKind dd, const void* src, DeviceKind sd,
+                    size_t bytes) override {
+    return cpu_.Copy(dst, dd, src, sd, bytes);
+  }
+  absl::Status CopyAsync(void* dst, DeviceKind dd, const void* src, DeviceKind sd,
+                         size_t bytes) override {
+    return cpu_.CopyAsync(dst, dd, src, sd, bytes);
+  }
+  absl::Status Zero(void* dst, size_t bytes) override { return cpu_.Zero(dst, bytes); }
+  absl::Status Synchronize() override { return cpu_.Synchronize(); }
+  MemoryStats Memory() const override { return cpu_.Memory(); }
+  void ResetPeakMemory() override { cpu_.ResetPeakMemory(); }
+  const void* memory_domain() const override { return cpu_.memory_domain(); }
+  bool SupportsCapture() const override { return capture_; }
+  absl::Status BeginCapture() override {
+    ++captures_begun;
+    return cpu_.BeginCapture();
+  }
+  absl::StatusOr<std::unique_ptr<CapturedWork>> EndCapture() override {
+    auto work = cpu_.EndCapture();
+    if (fail_end_) return absl::InternalError("test: this backend's capture always fails");
+    return work;
+  }
+  absl::Status Replay(const CapturedWork& work) override {
+    ++replays;
+    return cpu_.Replay(work);
+  }
+
+  int runs = 0, captures_begun = 0, replays = 0;
+
+ private:
+  cpu::CpuBackend cpu_;
+  bool capture_, fail_end_;
+};
+
+ModelConfig Config() {
+  ModelConfig c;
+  c.width = 32;
+  c.heads = 4;
+  c.kv_heads = 2;
+  c.layers = 2;
+  c.max_context = 1024;
+  return c;
+}
+
+std::vector<float> Rows(int64_t T, int64_t F) {
+  std::mt19937_64 rng(17);
+  std::normal_distribution<float> d(0.0f, 1.0f);
+  std::vector<float> v(T * F);
+  for (auto& x : v) x = d(rng);
+  return v;
+}
+
+TEST(DecodeCapture, AStepAfterTheFirstReplaysOnceAndRunsNoOp) {
+  ForwardingBackend be(/*capture=*/true);
+  auto m = Transformer::InitRandom(Config(), 9, &be);
+  ASSERT_TRUE(m.ok()) << m.status();
+  const int64_t F = (*m)->config().features, T = 40;  // capacities 8, 16, 32, 64
+  const std::vector<float> rows = Rows(T, F);
+  DecodeOptions opt;
+  opt.capture = true;
+  auto state = DecodeState::Create(**m, 8, opt);
+  ASSERT_TRUE(state.ok()) << state.status();
+  for (int64_t t = 0; t < T; ++t) {
+    SCOPED_TRACE(::testing::Message() << "step " << t);
+    be.runs = be.captures_begun = be.replays = 0;
+    auto p = (*m)->Step(state->get(), absl::MakeConstSpan(rows.data() + t * F, F));
+    ASSERT_TRUE(p.ok()) << p.status();
+    const bool new_capacity = t == 0 || t == 8 || t == 16 || t == 32;
+    EXPECT_EQ(be.captures_begun, new_capacity ? 1 : 0);
+    EXPECT_EQ(be.replays, 1);
+    // Ops are recorded (through Run) only while capturing; a replay runs none of its own.
+    if (new_capacity)
+      EXPECT_GT(be.runs, 0);
+    else
+      EXPECT_EQ(be.runs, 0);
+  }
+  EXPECT_EQ((*state)->captures(), 4);
+  EXPECT_TRUE((*state)->capture_error().ok());
+}
+
+TEST(DecodeCapture, CapturedStepsEqualStepsRunOpByOp) {
+  ForwardingBackend plain(/*capture=*/false), captured(/*capture=*/true);
+  auto a = Transformer::InitRandom(Config(), 5, &plain);
+  auto b = Transformer::InitRandom(Config(), 5, &captured);
+  ASSERT_TRUE(a.ok() && b.ok());
+  DecodeOptions opt;
+  opt.capture = true;
+  auto sa = DecodeState::Create(**a, 8, opt);  // asks for capture; the backend has none
+  auto sb = DecodeState::Create(**b, 8, opt);
+  ASSERT_TRUE(sa.ok() && sb.ok());
+  EXPECT_FALSE((*sa)->capturing());
+  EXPECT_TRUE((*sb)->capturing());
+  const int64_t F = (*a)->config().features, T = 70;
+  const std::vector<float> rows = Rows(T, F);
+  for (int64_t t = 0; t < T; ++t) {
+    auto pa = (*a)->Step(sa->get(), absl::MakeConstSpan(rows.data() + t * F, F));
+    auto pb = (*b)->Step(sb->get(), absl::MakeConstSpan(rows.data() + t * F, F));
+    ASSERT_TRUE(pa.ok() && pb.ok());
+    EXPECT_EQ(std::memcmp(pa->data(), pb->data(), pa->size() * sizeof(float)), 0) << "step " << t;
+  }
+  EXPECT_EQ(plain.replays, 0);
+  EXPECT_EQ(captured.replays, T);
+}
+
+TEST(DecodeCapture, AFailedCaptureFallsBackToOpByOp) {
+  ForwardingBackend plain(/*capture=*/false), failing(/*capture=*/true, /*fail_end_capture=*/true);
+  auto a = Transformer::InitRandom(Config(), 6, &plain);
+  auto b = Transformer::InitRandom(Config(), 6, &failing);
+  ASSERT_TRUE(a.ok() && b.ok());
+  DecodeOptions opt;
+  opt.capture = true;
+  auto sa = DecodeState::Create(**a, 8);
+  auto sb = DecodeState::Create(**b, 8, opt);
+  ASSERT_TRUE(sa.ok() && sb.ok());
+  const int64_t F = (*a)->config().features, T = 20;
+  const std::vector<float> rows = Rows(T, F);
+  for (int64_t t = 0; t < T; ++t) {
+    auto pa = (*a)->Step(sa->get(), absl::MakeConstSpan(rows.data() + t * F, F));
+    auto pb = (*b)->Step(sb->get(), absl::MakeConstSpan(rows.data() + t * F, F));
+    ASSERT_TRUE(pa.ok()) << pa.status();
+    ASSERT_TRUE(pb.ok()) << pb.status();
+    EXPECT_EQ(std::memcmp(pa->data(), pb->data(), pa->size() * sizeof(float)), 0) << "step " << t;
+  }
+  EXPECT_FALSE((*sb)->capturing());
+  EXPECT_EQ((*sb)->captures(), 0);
+  EXPECT_EQ(failing.captures_begun, 1);  // tried once, then off for the state
+  EXPECT_EQ(failing.replays, 0);
+  EXPECT_NE((*sb)->capture_error().message().find("always fails"), std::string::npos)
+      << (*sb)->capture_error();
+}
+
+// While a capture is open the CPU backend refuses what would wait (as CUDA's stream
+// capture does), and records Run instead of running it.
+TEST(DecodeCapture, CpuCaptureRecordsAndRefusesWaits) {
+  cpu::CpuBackend be{BackendOptions{}};
+  std::vector<float> x{1, 2, 3, 4}, y(4, 0.0f);
+  ASSERT_TRUE(be.BeginCapture().ok());
+  EXPECT_EQ(be.BeginCapture().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(be.Synchronize().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(be.Copy(y.data(), DeviceKind::kCpu, x.data(), DeviceKind::kCpu, 16).code(),
+            absl::StatusCode::kFailedPrecondition);
+  ASSERT_TRUE(be.CopyAsync(y.data(), DeviceKind::kCpu, x.data(), DeviceKind::kCpu, 16).ok());
+  EXPECT_EQ(y[0], 0.0f);  // recorded, not run
+  auto work = be.EndCapture();
+  ASSERT_TRUE(work.ok()) << work.status();
+  ASSERT_TRUE(be.Replay(**work).ok());
+  EXPECT_EQ(y[3], 4.0f);
+  x[3] = 9.0f;  // a replay reads the buffers as they are now
+  ASSERT_TRUE(be.Replay(**work).ok());
+  EXPECT_EQ(y[3], 9.0f);
+  EXPECT_EQ(be.EndCapture().status().code(), absl::StatusCode::kFailedPrecondition);
+}
+
+}  // namespace
+}  // namespace flashtick
