@@ -216,9 +216,11 @@ absl::Status FlashtickServer::StartGrpc() {
   limits.idle_timeout = absl::Seconds(options_.stream_idle_timeout_seconds);
   limits.memory_bytes = options_.stream_memory_mb << 20;
   stream_admission_ = std::make_unique<StreamAdmission>(limits, metrics_.get());
+  DecodeOptions decode;
+  decode.capture = options_.decode_graphs;
   tick_stream_service_ = std::make_unique<TickStreamService>(core_.get(), queue_.get(),
                                                              metrics_.get(), stream_admission_.get(),
-                                                             client_namer_.get());
+                                                             client_namer_.get(), decode);
   experiments_service_ =
       std::make_unique<ExperimentsService>(experiments_core_.get(), metrics_.get(),
                                            client_namer_.get(), options_.max_experiments_per_client,

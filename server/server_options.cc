@@ -32,6 +32,11 @@ void AddServerFlags(CLI::App* app, ServerOptions* o) {
                   "CUDA stream priority of inference: high (ahead of sweep training) or normal")
       ->check(CLI::IsMember({"high", "normal"}))
       ->capture_default_str();
+  app->add_flag("--decode-graphs,!--no-decode-graphs", o->decode_graphs,
+               "tick streams replay each decode step as one captured graph (CUDA graphs), "
+               "captured again when a session's cache grows; a capture that fails falls back "
+               "to launching op by op")
+      ->capture_default_str();
   app->add_option("--max-message-bytes", o->max_message_bytes,
                   "largest gRPC message sent or received (a 23,400-step day is ~0.56 MB per row)")
       ->capture_default_str();

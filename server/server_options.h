@@ -33,6 +33,9 @@ struct ServerOptions {
   // CUDA stream priority of the serving backend: "high" (the device's greatest, so a
   // request's kernels start ahead of a sweep arm's queued ones) or "normal".
   std::string serve_stream_priority = "high";
+  // Tick streams replay each session's decode step from a capture (a CUDA graph) made
+  // once per cache capacity (model/decode_state.h, DecodeOptions::capture).
+  bool decode_graphs = false;
   int64_t max_message_bytes = 64LL << 20;     // gRPC send/receive limit
   int workers = 1;                            // inference worker threads
   int max_queue = 64;                         // queued inference requests before refusing

@@ -14,6 +14,8 @@
 #      per-tick latency (incremental K/V state) over a 23,400-step day; then the same day
 #      through load_gen --tick-stream, a C++ client (no interpreter in the tick's path),
 #      its tick row appended to grpc/results.jsonl beside the Python one;
+#   3a. decode graphs (SERVE_DECODE_GRAPHS, 1): a second flashtickd with --decode-graphs
+#      and the same day through load_gen --tick-stream, its row beside the op-by-op one;
 #   3b. small heads (SERVE_SMALL_HEADS, 1): a second model in the same repository made
 #      with flashtick_make_model's defaults (width 64, 4 heads: D = 16, the head dim
 #      users get when they follow docs/serving.md), its kernel path from the model list,
@@ -56,7 +58,7 @@
 #   SERVE_INPROC (1 on cuda), SERVE_UNDER_SWEEP (1 on cuda), SERVE_SWEEP_PRESET (planted),
 #   SERVE_SWEEP_RATES (100), SERVE_SWEEP_TICKS (4000), SERVE_PRIORITY (high),
 #   SERVE_LAST_ONLY_RATES (100,200,400,800,1600; empty skips the last-step load stage),
-#   SERVE_SMALL_HEADS (1; 0 skips stage 3b),
+#   SERVE_SMALL_HEADS (1; 0 skips stage 3b), SERVE_DECODE_GRAPHS (1; 0 skips stage 3a),
 #   SERVE_PYTHON (python3), SERVE_PACK (.carry/serve),
 #   SERVE_WHEELS (.carry/wheels), FLASHTICK_COMMIT (recorded in every result).
 set -uo pipefail
@@ -102,6 +104,7 @@ under_sweep=${SERVE_UNDER_SWEEP:-$d_under_sweep}; sweep_preset=${SERVE_SWEEP_PRE
 sweep_rates=${SERVE_SWEEP_RATES:-$d_sweep_rates}; sweep_ticks=${SERVE_SWEEP_TICKS:-$d_sweep_ticks}
 priority=${SERVE_PRIORITY:-high}
 small_heads=${SERVE_SMALL_HEADS:-1}
+decode_graphs=${SERVE_DECODE_GRAPHS:-1}
 small_model=flashtick-d16
 
 note() { echo "$*" | tee -a "$summary"; }
@@ -219,9 +222,10 @@ if [ "$small_heads" = 1 ]; then
     || fail "flashtick_make_model (defaults): $(tail -2 "$r/make_model_d16.log")"
   note "model $small_model: flashtick_make_model's defaults --seed 1 ($(tail -1 "$r/make_model_d16.log"))"
 fi
-server_flags=(--listen 127.0.0.1:0 --metrics-port 0 --model-repository "$r/models" --device "$device"
-              --max-queue 1024 --shutdown-grace-seconds 5 --experiment-dir "$r/experiments"
-              --serve-stream-priority "$priority" "${threads[@]}")
+base_flags=(--listen 127.0.0.1:0 --metrics-port 0 --model-repository "$r/models" --device "$device"
+            --max-queue 1024 --shutdown-grace-seconds 5
+            --serve-stream-priority "$priority" "${threads[@]}")
+server_flags=("${base_flags[@]}" --experiment-dir "$r/experiments")
 note "flashtickd ${server_flags[*]}"
 LD_LIBRARY_PATH="$serve_ld" "$pack/bin/flashtickd" "${server_flags[@]}" > "$out/flashtickd.log" 2>&1 &
 srv=$!
@@ -287,6 +291,48 @@ fi
 if [ -s "$out/grpc/results.jsonl" ]; then
   "${py:-python3}" bench/serve_latency/latency_table.py "$out/grpc/results.jsonl" > "$out/grpc/table.md" 2>&1
   tee -a "$summary" < "$out/grpc/table.md"
+fi
+
+stage "decode graphs: a second flashtickd with --decode-graphs, the same day through load_gen --tick-stream"
+# The A/B of CUDA graphs for the decode step (docs/serving.md, "Decode graphs"): the
+# C++ tick client against a server that replays each session's captured step, beside
+# the row above from the server that launches op by op. No Experiments on this one.
+if [ "$decode_graphs" != 1 ] || [ "$ticks" -lt 1 ] 2> /dev/null; then
+  note "skipped: SERVE_DECODE_GRAPHS=$decode_graphs, $ticks ticks"
+else
+  LD_LIBRARY_PATH="$serve_ld" "$pack/bin/flashtickd" "${base_flags[@]}" --decode-graphs \
+    > "$out/flashtickd_graphs.log" 2>&1 &
+  gsrv=$!
+  gaddr=""
+  wait_until=$(($(date +%s) + $(limit 60)))
+  while [ "$(date +%s)" -lt "$wait_until" ]; do
+    gaddr=$(sed -n 's/.*flashtickd ready grpc=\([^ ]*\) .*/\1/p' "$out/flashtickd_graphs.log" | head -1)
+    [ -n "$gaddr" ] && break
+    kill -0 "$gsrv" 2> /dev/null || break
+    sleep 0.2
+  done
+  lim=$(limit 60)
+  if [ -z "$gaddr" ] || [ "$lim" -lt 10 ]; then
+    note "not run: server ${gaddr:-not ready}, $lim s left"
+    status="$status ticks_graphs=skipped"
+  else
+    timeout "$lim" env LD_LIBRARY_PATH="$serve_ld" "$pack/bin/load_gen" --server "$gaddr" \
+      --model "$model_name" --tick-stream --ticks "$ticks" --gpu "$gpu" --commit "$commit" \
+      --json "$r/ticks_graphs.jsonl" > "$r/ticks_graphs.log" 2>&1
+    rc=$?
+    note "load_gen --tick-stream against --decode-graphs: exit $rc"
+    tail -2 "$r/ticks_graphs.log" | tee -a "$summary"
+    grep -i "decode graphs" "$out/flashtickd_graphs.log" | head -2 | tee -a "$summary"
+    grep '"what":"tick"' "$r/ticks_graphs.jsonl" 2> /dev/null \
+      | sed 's/"impl":"load_gen_grpc"/"impl":"load_gen_grpc_graphs"/' >> "$out/grpc/results.jsonl"
+    "${py:-python3}" bench/serve_latency/latency_table.py "$out/grpc/results.jsonl" \
+      > "$out/grpc/table.md" 2>&1
+    status="$status ticks_graphs=$rc"
+  fi
+  kill -TERM "$gsrv" 2> /dev/null
+  for _ in $(seq 50); do kill -0 "$gsrv" 2> /dev/null || break; sleep 0.2; done
+  kill -KILL "$gsrv" 2> /dev/null
+  wait "$gsrv" 2> /dev/null
 fi
 
 stage "small heads: $small_model (D = 16), a day of $ticks steps through ModelInfer and TickStream"

@@ -12,8 +12,10 @@ plus throughput (requests/s for gRPC, rows/s in process). Also prints the checks
 import json
 import sys
 
-# load_gen_grpc: the same server through load_gen --tick-stream, a C++ client (tick rows).
+# load_gen_grpc: the same server through load_gen --tick-stream, a C++ client (tick rows);
+# load_gen_grpc_graphs: the same client against a server run with --decode-graphs.
 IMPLS = [("flashtickd_grpc", "flashtickd gRPC"), ("load_gen_grpc", "flashtickd gRPC, C++ client"),
+         ("load_gen_grpc_graphs", "C++ client, --decode-graphs"),
          ("flashtick_inproc", "flashtick in-process"),
          ("torch_eager", "PyTorch eager"), ("torch_compile", "torch.compile")]
 

@@ -9,6 +9,8 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <atomic>
+#include <thread>
 #include <mutex>
 #include <vector>
 
@@ -45,8 +47,9 @@ class CudaBackend final : public Backend {
  public:
   explicit CudaBackend(std::shared_ptr<CudaDevice> device) : device_(std::move(device)) {}
   ~CudaBackend() override {
-    if (events_.empty() || !device_->Activate().ok()) return;
+    if ((events_.empty() && capture_stream_ == nullptr) || !device_->Activate().ok()) return;
     for (cudaEvent_t e : events_) cudaEventDestroy(e);
+    if (capture_stream_ != nullptr) cudaStreamDestroy(capture_stream_);
   }
 
   std::string name() const override { return "flash_cuda"; }
@@ -110,7 +113,7 @@ class CudaBackend final : public Backend {
       }
     }
     RETURN_IF_ERROR(device_->Activate());
-    CudaContext& ctx = device_->context();
+    CudaContext& ctx = CapturingHere() ? capture_ctx_ : device_->context();
     return RunOpFunction("flash_cuda", desc, inputs, outputs, ctx);
   }
 
@@ -123,6 +126,9 @@ class CudaBackend final : public Backend {
     if (bytes == 0) return absl::OkStatus();
     if (dst == nullptr || src == nullptr)
       return absl::InvalidArgumentError("flash_cuda: Copy of a null pointer");
+    if (CapturingHere())
+      return absl::FailedPreconditionError(
+          "flash_cuda: Copy waits, so it cannot be captured; use CopyAsync");
     RETURN_IF_ERROR(device_->Activate());
     cudaStream_t stream = device_->context().stream;
     const bool to_host = dst_device == DeviceKind::kCpu;
@@ -160,18 +166,20 @@ class CudaBackend final : public Backend {
       return absl::InvalidArgumentError("flash_cuda: CopyAsync of a null pointer");
     RETURN_IF_ERROR(device_->Activate());
     RETURN_IF_CUDA_ERROR(cudaMemcpyAsync(dst, src, bytes, CopyKind(dst_device, src_device),
-                                         device_->context().stream));
+                                         StreamHere()));
     return absl::OkStatus();
   }
 
   absl::Status Zero(void* dst, size_t bytes) override {
     if (bytes == 0) return absl::OkStatus();
     RETURN_IF_ERROR(device_->Activate());
-    RETURN_IF_CUDA_ERROR(cudaMemsetAsync(dst, 0, bytes, device_->context().stream));
+    RETURN_IF_CUDA_ERROR(cudaMemsetAsync(dst, 0, bytes, StreamHere()));
     return absl::OkStatus();
   }
 
   absl::Status Synchronize() override {
+    if (CapturingHere())
+      return absl::FailedPreconditionError("flash_cuda: Synchronize while capturing");
     RETURN_IF_ERROR(device_->Activate());
     RETURN_IF_CUDA_ERROR(cudaStreamSynchronize(device_->context().stream));
     // A kernel fault is reported by the sync; anything else pending surfaces here.
@@ -199,23 +207,46 @@ class CudaBackend final : public Backend {
     return static_cast<int>(used_++);
   }
 
-  // Stream capture in thread-local mode: only this thread's calls are checked against
-  // the capture's rules, and the model's mutex keeps every other thread off this
-  // backend's stream meanwhile (model/transformer_step.cc). Every kernel our ops launch
-  // is a plain launch with its arguments by value, cuBLASLt runs in the device's fixed
-  // workspace, and the caller passes attention decode its workspace, so a decode step
-  // records as kernel and memcpy nodes only.
+  // Capture on a private stream of the same priority, so work other threads enqueue on
+  // the backend's stream meanwhile (another model's request: a server shares one
+  // backend among its models) runs as usual and never lands in the graph; the capturing
+  // thread's Run, CopyAsync and Zero go to that stream (capture_ctx_). Replay launches
+  // the graph on the backend's stream. Every kernel our ops launch takes its arguments by
+  // value and cuBLASLt runs in the device's fixed workspace; scratch memory, which would
+  // be freed before the replay that uses it, is refused while capturing, so an op that
+  // needs it fails the capture (the caller then runs op by op) instead of replaying
+  // into freed memory.
   bool SupportsCapture() const override { return true; }
   absl::Status BeginCapture() override {
     RETURN_IF_ERROR(device_->Activate());
-    RETURN_IF_CUDA_ERROR(
-        cudaStreamBeginCapture(device_->context().stream, cudaStreamCaptureModeThreadLocal));
+    std::lock_guard<std::mutex> lock(capture_mu_);
+    if (capture_thread_ != std::thread::id())
+      return absl::FailedPreconditionError("flash_cuda: a capture is already open");
+    if (capture_stream_ == nullptr)
+      RETURN_IF_CUDA_ERROR(cudaStreamCreateWithPriority(&capture_stream_, cudaStreamNonBlocking,
+                                                        device_->stream_priority()));
+    capture_ctx_ = device_->context();
+    capture_ctx_.stream = capture_stream_;
+    capture_ctx_.scratch = [](size_t) -> absl::StatusOr<std::shared_ptr<void>> {
+      return absl::FailedPreconditionError(
+          "flash_cuda: scratch memory cannot be captured (it would be freed before replay)");
+    };
+    RETURN_IF_CUDA_ERROR(cudaStreamBeginCapture(capture_stream_, cudaStreamCaptureModeThreadLocal));
+    capture_thread_ = std::this_thread::get_id();
+    capture_open_.store(true, std::memory_order_release);
     return absl::OkStatus();
   }
   absl::StatusOr<std::unique_ptr<CapturedWork>> EndCapture() override {
     RETURN_IF_ERROR(device_->Activate());
+    {
+      std::lock_guard<std::mutex> lock(capture_mu_);
+      if (capture_thread_ != std::this_thread::get_id())
+        return absl::FailedPreconditionError("flash_cuda: this thread has no open capture");
+      capture_thread_ = std::thread::id();
+      capture_open_.store(false, std::memory_order_release);
+    }
     cudaGraph_t graph = nullptr;
-    const cudaError_t end = cudaStreamEndCapture(device_->context().stream, &graph);
+    const cudaError_t end = cudaStreamEndCapture(capture_stream_, &graph);
     if (end != cudaSuccess) {
       cudaGetLastError();  // a capture invalidated by an illegal call reports it here
       if (graph != nullptr) cudaGraphDestroy(graph);
@@ -229,6 +260,8 @@ class CudaBackend final : public Backend {
     return std::unique_ptr<CapturedWork>(new CudaGraphWork(device_, exec));
   }
   absl::Status Replay(const CapturedWork& work) override {
+    if (CapturingHere())
+      return absl::FailedPreconditionError("flash_cuda: Replay while capturing");
     const auto* graph = dynamic_cast<const CudaGraphWork*>(&work);
     if (graph == nullptr || graph->device != device_)
       return absl::InvalidArgumentError("flash_cuda: Replay of another backend's capture");
@@ -271,7 +304,23 @@ class CudaBackend final : public Backend {
     return attr.type == cudaMemoryTypeUnregistered;
   }
 
+  // True when the calling thread has a capture open (one atomic load otherwise).
+  bool CapturingHere() {
+    if (!capture_open_.load(std::memory_order_acquire)) return false;
+    std::lock_guard<std::mutex> lock(capture_mu_);
+    return capture_thread_ == std::this_thread::get_id();
+  }
+  // The stream the calling thread's work goes to: the capture's, or the backend's.
+  cudaStream_t StreamHere() {
+    return CapturingHere() ? capture_stream_ : device_->context().stream;
+  }
+
   std::shared_ptr<CudaDevice> device_;
+  std::mutex capture_mu_;
+  std::thread::id capture_thread_;  // default-constructed: nobody is capturing
+  std::atomic<bool> capture_open_{false};
+  cudaStream_t capture_stream_ = nullptr;  // created on the first capture
+  CudaContext capture_ctx_;                // the device's context on capture_stream_
   std::mutex marks_mu_;
   std::vector<cudaEvent_t> events_;  // the pool: events_[0, used_) are this round's marks
   size_t used_ = 0;

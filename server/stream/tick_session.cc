@@ -7,12 +7,13 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
+#include "server/logging.h"
 
 namespace flashtick {
 
 TickSession::TickSession(int features, int64_t max_steps, std::string instrument,
-                         std::string date)
-    : features_(features), max_steps_(max_steps) {
+                         std::string date, DecodeOptions decode)
+    : features_(features), max_steps_(max_steps), decode_(decode) {
   grid_.instrument = std::move(instrument);
   grid_.date = std::move(date);
   // The whole day's rows up front (StreamAdmission has reserved them: docs/serving.md,
@@ -115,13 +116,20 @@ absl::StatusOr<std::vector<float>> TickSession::PredictLast(Transformer* model) 
     return absl::InvalidArgumentError(
         "predict: this session's decode state belongs to another model");
   if (state_ == nullptr) {
-    ASSIGN_OR_RETURN(state_, DecodeState::Create(*model));
+    ASSIGN_OR_RETURN(state_, DecodeState::Create(*model, DecodeState::kDefaultInitialCapacity,
+                                                 decode_));
   }
   const int64_t F = features_;
   std::vector<float> probs;
   // Catch up on every row the state lacks; only the last step's answer is kept.
   for (int64_t t = state_->steps(); t < steps_; ++t) {
     ASSIGN_OR_RETURN(probs, model->Step(state_.get(), absl::MakeConstSpan(rows_.data() + t * F, F)));
+  }
+  if (decode_.capture && !capture_reported_ && !state_->capture_error().ok()) {
+    // Once per session: this session now launches op by op (still correct, slower).
+    capture_reported_ = true;
+    LogWarning(absl::StrCat("tick session: decode graphs are off for this session: ",
+                            state_->capture_error().message()));
   }
   if (probs.empty())
     return absl::FailedPreconditionError(absl::StrCat(

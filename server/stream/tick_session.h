@@ -25,7 +25,10 @@ namespace flashtick {
 class TickSession {
  public:
   // features: F of the model; max_steps: the server's limit for this model.
-  TickSession(int features, int64_t max_steps, std::string instrument, std::string date);
+  // decode: how the session's DecodeState steps (DecodeOptions::capture: replay a
+  // captured step, ServerOptions::decode_graphs).
+  TickSession(int features, int64_t max_steps, std::string instrument, std::string date,
+              DecodeOptions decode = {});
 
   // Appends one step (a Tick or a FeatureRow). Steps must arrive in order from
   // 0 and a session is either all ticks or all feature rows. INVALID_ARGUMENT
@@ -68,6 +71,8 @@ class TickSession {
   SessionGrid grid_;
   std::vector<float> rows_;
   std::unique_ptr<DecodeState> state_;  // created by the first PredictLast
+  DecodeOptions decode_;
+  bool capture_reported_ = false;
 };
 
 }  // namespace flashtick

@@ -37,12 +37,13 @@ std::string NextSessionId() {
 TickStreamReactor::TickStreamReactor(grpc::CallbackServerContext* context,
                                      const InferenceCore* core, WorkQueue* queue,
                                      Metrics* metrics, StreamAdmission* admission,
-                                     const ClientNamer* namer)
+                                     const ClientNamer* namer, DecodeOptions decode)
     : context_(context),
       core_(core),
       queue_(queue),
       metrics_(metrics),
       admission_(admission),
+      decode_(decode),
       start_(absl::Now()) {
   auto ticket = admission_->Admit(namer->Name(*context_), this);
   if (!ticket.ok()) {  // refused before reading anything
@@ -166,7 +167,7 @@ absl::Status TickStreamReactor::Open(const v1::OpenSession& open) {
   predict_every_ = std::max(1, open.predict_every());
   incremental_ = incremental;
   session_ = std::make_unique<TickSession>(model_->features, max_steps, open.instrument(),
-                                           open.date());
+                                           open.date(), decode_);
   auto* opened = response_.mutable_opened();
   opened->set_session_id(NextSessionId());
   opened->set_model_name(model_->name);

@@ -38,7 +38,7 @@ class TickStreamReactor final
  public:
   TickStreamReactor(grpc::CallbackServerContext* context, const InferenceCore* core,
                     WorkQueue* queue, Metrics* metrics, StreamAdmission* admission,
-                    const ClientNamer* namer);
+                    const ClientNamer* namer, DecodeOptions decode = {});
 
   void OnReadDone(bool ok) override;
   void OnWriteDone(bool ok) override;
@@ -62,6 +62,7 @@ class TickStreamReactor final
   WorkQueue* queue_;
   Metrics* metrics_;
   StreamAdmission* admission_;
+  DecodeOptions decode_;
   const absl::Time start_;
   std::unique_ptr<StreamAdmission::Ticket> ticket_;  // null when refused
   // Shared: the stream keeps the version it opened until it closes, even if that

@@ -6,12 +6,14 @@
 namespace flashtick {
 
 TickStreamService::TickStreamService(const InferenceCore* core, WorkQueue* queue, Metrics* metrics,
-                                     StreamAdmission* admission, const ClientNamer* namer)
-    : core_(core), queue_(queue), metrics_(metrics), admission_(admission), namer_(namer) {}
+                                     StreamAdmission* admission, const ClientNamer* namer,
+                                     DecodeOptions decode)
+    : core_(core), queue_(queue), metrics_(metrics), admission_(admission), namer_(namer),
+      decode_(decode) {}
 
 grpc::ServerBidiReactor<v1::TickStreamRequest, v1::TickStreamResponse>*
 TickStreamService::StreamTicks(grpc::CallbackServerContext* context) {
-  return new TickStreamReactor(context, core_, queue_, metrics_, admission_, namer_);
+  return new TickStreamReactor(context, core_, queue_, metrics_, admission_, namer_, decode_);
 }
 
 }  // namespace flashtick

@@ -5,6 +5,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include "flashtick/v1/tick_stream.grpc.pb.h"
+#include "model/decode_state.h"
 #include "server/client_identity.h"
 #include "server/inference/inference_core.h"
 #include "server/metrics/metrics.h"
@@ -17,7 +18,8 @@ class TickStreamService final : public flashtick::v1::TickStream::CallbackServic
  public:
   // None owned.
   TickStreamService(const InferenceCore* core, WorkQueue* queue, Metrics* metrics,
-                    StreamAdmission* admission, const ClientNamer* namer);
+                    StreamAdmission* admission, const ClientNamer* namer,
+                    DecodeOptions decode = {});
 
   grpc::ServerBidiReactor<v1::TickStreamRequest, v1::TickStreamResponse>* StreamTicks(
       grpc::CallbackServerContext* context) override;
@@ -28,6 +30,7 @@ class TickStreamService final : public flashtick::v1::TickStream::CallbackServic
   Metrics* metrics_;
   StreamAdmission* admission_;
   const ClientNamer* namer_;
+  DecodeOptions decode_;
 };
 
 }  // namespace flashtick

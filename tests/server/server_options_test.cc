@@ -51,6 +51,17 @@ TEST(ServerOptionsTest, ServeStreamPriorityRejectsOtherValues) {
   EXPECT_NE(status.message().find("--serve-stream-priority"), std::string::npos) << status;
 }
 
+TEST(ServerOptionsTest, DecodeGraphsIsOffUnlessAsked) {
+  ServerOptions options;
+  ASSERT_TRUE(ParseFlags({}, &options));
+  EXPECT_FALSE(options.decode_graphs);
+  ASSERT_TRUE(ParseFlags({"--decode-graphs"}, &options));
+  EXPECT_TRUE(options.decode_graphs);
+  ServerOptions off;
+  ASSERT_TRUE(ParseFlags({"--decode-graphs", "--no-decode-graphs"}, &off));
+  EXPECT_FALSE(off.decode_graphs);
+}
+
 TEST(ServerOptionsTest, K8sRendezvousPort) {
   ServerOptions options;
   ASSERT_TRUE(ParseFlags({}, &options));

@@ -116,7 +116,8 @@ TEST(TickSession, RawTicksNeedTheStandardFeatureWidth) {
             absl::StatusCode::kFailedPrecondition);
 }
 
-TEST(TickSession, IncrementalPredictLastEqualsWholePrefixPredict) {
+// With `capture`, the session's state replays a captured step (--decode-graphs).
+void CheckIncrementalPredictLast(bool capture) {
   auto backend = CreateBackend("cpu");
   ASSERT_TRUE(backend.ok()) << backend.status();
   ModelConfig config;
@@ -129,7 +130,9 @@ TEST(TickSession, IncrementalPredictLastEqualsWholePrefixPredict) {
   ASSERT_TRUE(model.ok()) << model.status();
   ASSERT_TRUE((*model)->SupportsDecode());
   const SessionGrid day = SimpleSyntheticDay(12, 120);
-  TickSession session(kNumFeatures, 512, "SYNTH", "2026-01-02");
+  DecodeOptions decode;
+  decode.capture = capture;
+  TickSession session(kNumFeatures, 512, "SYNTH", "2026-01-02", decode);
   EXPECT_EQ(session.PredictLast(model->get()).status().code(),
             absl::StatusCode::kFailedPrecondition);  // nothing to answer yet
   int answered = 0;
@@ -153,6 +156,14 @@ TEST(TickSession, IncrementalPredictLastEqualsWholePrefixPredict) {
   EXPECT_EQ(session.decoded_steps(), day.steps());
   EXPECT_EQ(session.PredictLast(model->get()).status().code(),
             absl::StatusCode::kFailedPrecondition);
+}
+
+TEST(TickSession, IncrementalPredictLastEqualsWholePrefixPredict) {
+  CheckIncrementalPredictLast(false);
+}
+
+TEST(TickSession, CapturedIncrementalPredictLastEqualsWholePrefixPredict) {
+  CheckIncrementalPredictLast(true);
 }
 
 }  // namespace
