@@ -3,6 +3,9 @@
 // causal forward, within the FlashAttention bound against the naive bf16/fp16 forward.
 // Caches read through strided views (K, V as slices of one [B, Tk, 2, Hkv, D] buffer);
 // Tk = 1, a partial last chunk, several chunks; GQA; D ∈ {16, 32, 64, 96, 128, 256}.
+// With a capacity, the caches have more rows than keys and kv_len says how many count
+// (how a captured decode step runs): the rows past it hold NaN, so reading one fails.
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <vector>
@@ -17,12 +20,14 @@ namespace {
 
 struct DecodeShape {
   int B, Tk, H, Hkv, D;
+  int capacity = 0;  // > Tk: caches of this many rows, the first Tk given by kv_len
 };
 
 template <typename Elem>
 void RunDecode(const DecodeShape& s) {
   SCOPED_TRACE(testing::Message() << "B=" << s.B << " Tk=" << s.Tk << " H=" << s.H << " Hkv=" << s.Hkv
-                                  << " D=" << s.D);
+                                  << " D=" << s.D << " capacity=" << s.capacity);
+  const int C = std::max(s.capacity, s.Tk);  // cache rows
   constexpr bool kBf16 = std::is_same_v<Elem, __nv_bfloat16>;
   const DType dt = kBf16 ? DType::kBF16 : DType::kF16;
   const AttentionShape as{s.B, s.Tk, s.H, s.Hkv, s.D};
@@ -43,8 +48,9 @@ void RunDecode(const DecodeShape& s) {
 
   auto to16 = [](double x) { return kBf16 ? DoubleToBf16Bits(x) : DoubleToHalfBits(x); };
   auto from16 = [](uint16_t h) { return kBf16 ? Bf16BitsToFloat(h) : HalfBitsToFloat(h); };
-  // q and o: [B, 1, H, D]; caches: slices of [B, Tk, 2, Hkv, D].
-  std::vector<uint16_t> qb(size_t(s.B) * s.H * s.D), ob(qb.size(), 0x7fc0), kv(2 * nk, 0x7fc0);
+  // q and o: [B, 1, H, D]; caches: slices of [B, C, 2, Hkv, D] (NaN past row Tk).
+  std::vector<uint16_t> qb(size_t(s.B) * s.H * s.D), ob(qb.size(), 0x7fc0),
+      kv(2 * size_t(s.B) * C * s.Hkv * s.D, 0x7fc0);
   for (int b = 0; b < s.B; ++b)
     for (int h = 0; h < s.H; ++h)
       for (int d = 0; d < s.D; ++d)
@@ -54,7 +60,7 @@ void RunDecode(const DecodeShape& s) {
       for (int h = 0; h < s.Hkv; ++h)
         for (int d = 0; d < s.D; ++d) {
           const size_t src = ((size_t(b) * s.Tk + t) * s.Hkv + h) * s.D + d;
-          const size_t dst = (((size_t(b) * s.Tk + t) * 2) * s.Hkv + h) * s.D + d;
+          const size_t dst = (((size_t(b) * C + t) * 2) * s.Hkv + h) * s.D + d;
           kv[dst] = to16(k[src]);
           kv[dst + size_t(s.Hkv) * s.D] = to16(v[src]);
         }
@@ -62,10 +68,12 @@ void RunDecode(const DecodeShape& s) {
   const int64_t kv_row = 2LL * s.Hkv * s.D;
   p.q = {qb.data(), int64_t{s.H} * s.D, int64_t{s.H} * s.D, s.D};
   p.o = {ob.data(), int64_t{s.H} * s.D, int64_t{s.H} * s.D, s.D};
-  p.k = {kv.data(), kv_row * s.Tk, kv_row, s.D};
-  p.v = {kv.data() + size_t(s.Hkv) * s.D, kv_row * s.Tk, kv_row, s.D};
-  p.B = s.B, p.Tk = s.Tk, p.H = s.H, p.Hkv = s.Hkv, p.D = s.D, p.group = s.H / s.Hkv;
-  p.n_chunks = (s.Tk + cuda::flash::kFlashDecodeChunk - 1) / cuda::flash::kFlashDecodeChunk;
+  p.k = {kv.data(), kv_row * C, kv_row, s.D};
+  p.v = {kv.data() + size_t(s.Hkv) * s.D, kv_row * C, kv_row, s.D};
+  p.B = s.B, p.Tk = C, p.H = s.H, p.Hkv = s.Hkv, p.D = s.D, p.group = s.H / s.Hkv;
+  p.n_chunks = (C + cuda::flash::kFlashDecodeChunk - 1) / cuda::flash::kFlashDecodeChunk;
+  const std::vector<int32_t> kv_len(s.B, s.Tk);
+  if (s.capacity > 0) p.kv_len = kv_len.data();
   p.scale_log2 = static_cast<float>(1.4426950408889634 / std::sqrt(double(s.D)));
   p.dtype = dt;
   const size_t parts = size_t(s.B) * s.H * p.n_chunks;
@@ -126,6 +134,17 @@ TEST(FlashEmuDecodeTest, SmallAndOddHeadDims) {
     RunDecode<__nv_bfloat16>(s);
   RunDecode<__half>({1, 300, 2, 1, 32});
   RunDecode<__half>({1, 257, 3, 3, 96});
+}
+
+// The cache at its capacity with kv_len keys: a length inside the first chunk (most
+// chunks empty), one ending inside a later chunk, one on a chunk boundary, and the whole
+// capacity; GQA and small heads.
+TEST(FlashEmuDecodeTest, KvLengthWithinACapacity) {
+  for (const DecodeShape s : {DecodeShape{1, 3, 2, 2, 64, 1024}, DecodeShape{2, 300, 4, 2, 64, 512},
+                              DecodeShape{1, 256, 2, 1, 128, 1024}, DecodeShape{1, 512, 2, 2, 16, 512},
+                              DecodeShape{2, 77, 4, 4, 32, 256}})
+    RunDecode<__nv_bfloat16>(s);
+  RunDecode<__half>({1, 600, 3, 3, 96, 1024});
 }
 
 }  // namespace
