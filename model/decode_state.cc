@@ -62,6 +62,17 @@ int64_t DecodeState::CacheBytes(const Transformer& model, int64_t rows) {
   return caches + work;
 }
 
+int64_t DecodeState::CapacityFor(const Transformer& model, int64_t rows,
+                                 int64_t initial_capacity) {
+  const int64_t max_context = model.config().max_context;
+  int64_t capacity = std::min<int64_t>(std::max<int64_t>(initial_capacity, 1), max_context);
+  // Steps reserve one row at a time, so each growth is Reserve's max(capacity + 1,
+  // 2·capacity) = 2·capacity, capped.
+  while (capacity < rows && capacity < max_context)
+    capacity = std::min<int64_t>(capacity * 2, max_context);
+  return capacity;
+}
+
 absl::Status DecodeState::Reserve(int64_t rows) {
   const ModelConfig& c = model_->config();
   if (rows > c.max_context)

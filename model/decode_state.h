@@ -48,6 +48,12 @@ class DecodeState {
   // device memory beyond its fixed one-row scratch once it has grown to that many rows
   // (the tick stream's admission reserves it per session).
   static int64_t CacheBytes(const Transformer& model, int64_t rows);
+  // The capacity a state created with `initial_capacity` has once it holds `rows` rows:
+  // the first doubling of it that is ≥ rows, capped at max_context (as Reserve grows).
+  // What a session that may reach `rows` steps must reserve is CacheBytes at this many
+  // rows, not at `rows`: a 23,400-step day ends in a cache of 32,768 rows.
+  static int64_t CapacityFor(const Transformer& model, int64_t rows,
+                             int64_t initial_capacity = kDefaultInitialCapacity);
   ~DecodeState();
 
   const Transformer& model() const { return *model_; }

@@ -140,7 +140,11 @@ absl::StatusOr<std::vector<float>> TickSession::PredictLast(Transformer* model) 
 int64_t TickSession::DayBytes(const Transformer& model, int features, int64_t max_steps,
                               bool incremental) {
   const int64_t rows_bytes = max_steps * features * static_cast<int64_t>(sizeof(float));
-  return rows_bytes + (incremental ? DecodeState::CacheBytes(model, max_steps) : 0);
+  // The caches a session's state holds by its last step: grown by doubling, so up to
+  // the capacity that covers max_steps (32,768 rows for a 23,400-step day), not max_steps.
+  return rows_bytes +
+         (incremental ? DecodeState::CacheBytes(model, DecodeState::CapacityFor(model, max_steps))
+                      : 0);
 }
 
 }  // namespace flashtick

@@ -50,7 +50,8 @@ class TickSession {
   absl::StatusOr<std::vector<float>> PredictLast(Transformer* model);
   // What a session of `model` can hold by the end of a day of max_steps: its feature
   // rows (fp32, host) and, when `incremental`, every layer's key and value cache rows
-  // (DecodeState::CacheBytes at max_steps) — the figure
+  // (DecodeState::CacheBytes at DecodeState::CapacityFor(max_steps), the capacity the
+  // doubling cache reaches) — the figure
   // StreamAdmission reserves when the session opens.
   static int64_t DayBytes(const Transformer& model, int features, int64_t max_steps,
                           bool incremental);

@@ -254,6 +254,28 @@ TEST(DecodeStateTest, GrowthAllocatesExactlyCacheBytes) {
             DecodeState::CacheBytes(**m, 1024) - DecodeState::CacheBytes(**m, 64));
 }
 
+// CapacityFor is the capacity stepping really reaches (admission reserves CacheBytes at
+// it): doubling from the initial capacity, capped at max_context.
+TEST(DecodeStateTest, CapacityForIsTheCapacityStepsReach) {
+  auto be = Cpu();
+  auto m = Transformer::InitRandom(Config(4, 2, 1000), 16, be.get());
+  ASSERT_TRUE(m.ok()) << m.status();
+  EXPECT_EQ(DecodeState::CapacityFor(**m, 1), 256);
+  EXPECT_EQ(DecodeState::CapacityFor(**m, 256), 256);
+  EXPECT_EQ(DecodeState::CapacityFor(**m, 257), 512);
+  EXPECT_EQ(DecodeState::CapacityFor(**m, 600), 1000);  // 1,024 capped at max_context
+  EXPECT_EQ(DecodeState::CapacityFor(**m, 5, 3), 6);
+  const int64_t F = (*m)->config().features;
+  for (const int64_t rows : {1, 7, 8, 9, 100}) {
+    auto state = DecodeState::Create(**m, 8);
+    ASSERT_TRUE(state.ok()) << state.status();
+    const std::vector<float> ticks = Rows(rows, F, 3);
+    for (int64_t t = 0; t < rows; ++t)
+      ASSERT_TRUE((*m)->Step(state->get(), absl::MakeConstSpan(ticks.data() + t * F, F)).ok());
+    EXPECT_EQ((*state)->capacity(), DecodeState::CapacityFor(**m, rows, 8)) << rows << " rows";
+  }
+}
+
 TEST(DecodeStateTest, PastMaxContextIsResourceExhaustedAndKeepsState) {
   auto be = Cpu();
   const int max_context = 20;
