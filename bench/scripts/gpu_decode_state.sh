@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # On the GPU machine: builds model_decode_state_test with CUDA and runs it, so
 # DecodeStateTest.CudaBf16StepsMatchPredict (Transformer::Step through the CUDA
-# attention_decode, rope into the cache, bf16) is checked against Predict on CUDA.
+# attention_decode, rope into the cache, bf16) is checked against Predict on CUDA, and
+# DecodeStateTest.CudaBf16CapturedStepsMatchPredict the same steps replayed from a CUDA
+# graph per cache capacity (DecodeOptions::capture, docs/serving.md "Decode graphs").
 # The CPU cases run too. Results in $OUT:
 #   decode_state_summary.txt   read first: build status and the gtest summary lines
 #   decode_state_test.log      the full test output (max |step − predict| per case)
