@@ -226,17 +226,27 @@ base_flags=(--listen 127.0.0.1:0 --metrics-port 0 --model-repository "$r/models"
             --max-queue 1024 --shutdown-grace-seconds 5
             --serve-stream-priority "$priority" "${threads[@]}")
 server_flags=("${base_flags[@]}" --experiment-dir "$r/experiments")
+# start_flashtickd LOG WAIT_S FLAGS...: starts the packed server in the background, then
+# waits up to WAIT_S for its ready line; sets started_pid, and started_addr ("" if it
+# never got ready).
+start_flashtickd() {
+  local log=$1 wait_s=$2
+  shift 2
+  LD_LIBRARY_PATH="$serve_ld" "$pack/bin/flashtickd" "$@" > "$log" 2>&1 &
+  started_pid=$!
+  started_addr=""
+  local wait_until=$(($(date +%s) + $(limit "$wait_s")))
+  while [ "$(date +%s)" -lt "$wait_until" ]; do
+    started_addr=$(sed -n 's/.*flashtickd ready grpc=\([^ ]*\) .*/\1/p' "$log" | head -1)
+    [ -n "$started_addr" ] && break
+    kill -0 "$started_pid" 2> /dev/null || break
+    sleep 0.2
+  done
+}
 note "flashtickd ${server_flags[*]}"
-LD_LIBRARY_PATH="$serve_ld" "$pack/bin/flashtickd" "${server_flags[@]}" > "$out/flashtickd.log" 2>&1 &
-srv=$!
-addr=""
-wait_until=$(($(date +%s) + $(limit 120)))
-while [ "$(date +%s)" -lt "$wait_until" ]; do
-  addr=$(sed -n 's/.*flashtickd ready grpc=\([^ ]*\) .*/\1/p' "$out/flashtickd.log" | head -1)
-  [ -n "$addr" ] && break
-  kill -0 "$srv" 2> /dev/null || break
-  sleep 0.2
-done
+start_flashtickd "$out/flashtickd.log" 120 "${server_flags[@]}"
+srv=$started_pid
+addr=$started_addr
 [ -n "$addr" ] || fail "flashtickd not ready: $(tail -3 "$out/flashtickd.log")"
 mport=$(sed -n 's/.*flashtickd ready grpc=[^ ]* metrics=\([0-9]*\).*/\1/p' "$out/flashtickd.log" | head -1)
 healthy=1
@@ -300,17 +310,9 @@ stage "decode graphs: a second flashtickd with --decode-graphs, the same day thr
 if [ "$decode_graphs" != 1 ] || [ "$ticks" -lt 1 ] 2> /dev/null; then
   note "skipped: SERVE_DECODE_GRAPHS=$decode_graphs, $ticks ticks"
 else
-  LD_LIBRARY_PATH="$serve_ld" "$pack/bin/flashtickd" "${base_flags[@]}" --decode-graphs \
-    > "$out/flashtickd_graphs.log" 2>&1 &
-  gsrv=$!
-  gaddr=""
-  wait_until=$(($(date +%s) + $(limit 60)))
-  while [ "$(date +%s)" -lt "$wait_until" ]; do
-    gaddr=$(sed -n 's/.*flashtickd ready grpc=\([^ ]*\) .*/\1/p' "$out/flashtickd_graphs.log" | head -1)
-    [ -n "$gaddr" ] && break
-    kill -0 "$gsrv" 2> /dev/null || break
-    sleep 0.2
-  done
+  start_flashtickd "$out/flashtickd_graphs.log" 60 "${base_flags[@]}" --decode-graphs
+  gsrv=$started_pid
+  gaddr=$started_addr
   lim=$(limit 60)
   if [ -z "$gaddr" ] || [ "$lim" -lt 10 ]; then
     note "not run: server ${gaddr:-not ready}, $lim s left"

@@ -6,7 +6,6 @@
 // to the CPU reference, whose capture records closures.
 #include <cstring>
 #include <memory>
-#include <random>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -14,6 +13,7 @@
 #include "kernels/cpu/cpu_backend.h"
 #include "model/decode_state.h"
 #include "model/transformer.h"
+#include "tests/model/small_decode_model.h"
 
 namespace flashtick {
 namespace {
@@ -69,23 +69,8 @@ class ForwardingBackend final : public Backend {
   bool capture_, fail_end_;
 };
 
-ModelConfig Config() {
-  ModelConfig c;
-  c.width = 32;
-  c.heads = 4;
-  c.kv_heads = 2;
-  c.layers = 2;
-  c.max_context = 1024;
-  return c;
-}
-
-std::vector<float> Rows(int64_t T, int64_t F) {
-  std::mt19937_64 rng(17);
-  std::normal_distribution<float> d(0.0f, 1.0f);
-  std::vector<float> v(T * F);
-  for (auto& x : v) x = d(rng);
-  return v;
-}
+ModelConfig Config() { return testing::SmallDecodeConfig(); }
+std::vector<float> Rows(int64_t T, int64_t F) { return testing::RandomRows(T, F, 17); }
 
 TEST(DecodeCapture, AStepAfterTheFirstReplaysOnceAndRunsNoOp) {
   ForwardingBackend be(/*capture=*/true);

@@ -14,7 +14,6 @@
 // (bench/scripts/gpu_serve.sh); this test pins down what the model asks for.
 #include <cstring>
 #include <memory>
-#include <random>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -23,6 +22,7 @@
 #include "kernels/ops/attention.h"
 #include "model/decode_state.h"
 #include "model/transformer.h"
+#include "tests/model/small_decode_model.h"
 
 namespace flashtick {
 namespace {
@@ -89,23 +89,8 @@ class CountingBackend final : public Backend {
   cpu::CpuBackend cpu_;
 };
 
-ModelConfig Config() {
-  ModelConfig c;
-  c.width = 32;
-  c.heads = 4;
-  c.kv_heads = 2;
-  c.layers = 2;
-  c.max_context = 1024;
-  return c;
-}
-
-std::vector<float> Rows(int64_t T, int64_t F) {
-  std::mt19937_64 rng(7);
-  std::normal_distribution<float> d(0.0f, 1.0f);
-  std::vector<float> v(T * F);
-  for (auto& x : v) x = d(rng);
-  return v;
-}
+ModelConfig Config() { return testing::SmallDecodeConfig(); }
+std::vector<float> Rows(int64_t T, int64_t F) { return testing::RandomRows(T, F, 7); }
 
 TEST(DecodeStepTransfers, AStepAllocatesNothingAndWaitsOnce) {
   CountingBackend be;
@@ -122,7 +107,7 @@ TEST(DecodeStepTransfers, AStepAllocatesNothingAndWaitsOnce) {
   const void* up_src = nullptr;
   const void* down_dst = nullptr;
   for (int64_t t = 0; t < T; ++t) {
-    SCOPED_TRACE(testing::Message() << "step " << t);
+    SCOPED_TRACE(::testing::Message() << "step " << t);
     be.n = Counts();
     auto p = (*m)->Step(state->get(), absl::MakeConstSpan(rows.data() + t * F, F));
     ASSERT_TRUE(p.ok()) << p.status();
