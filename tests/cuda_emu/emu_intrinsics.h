@@ -44,6 +44,15 @@ float ShflXor(float v, int lane_mask);
 void MmaBf16(float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]);
 void MmaF16(float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]);
 void LdMatrix(uint32_t (&r)[4], const void* row_addr, bool trans);
+// The shared-memory address of p (its offset in the CTA's dynamic shared memory), what
+// __cvta_generic_to_shared gives on the GPU.
+uint32_t SmemAddress(const void* p);
+// wgmma m64nNk16 (kernels/cuda/attention/sm90/wgmma.cuh), a warpgroup collective: the
+// 128 threads' d (N/2 floats each) (+)= A·B, A from the threads' registers `a` (4 each)
+// when non-null, else from shared memory through desc_a; B through desc_b, MN-major when
+// trans_b. Operands are read through the descriptors' canonical layouts and swizzle.
+void Wgmma(float* d, int n, const uint32_t* a, uint64_t desc_a, uint64_t desc_b, bool trans_b,
+           bool bf16, bool accumulate);
 
 // Runs fn once per CUDA thread of every CTA of the grid (CTAs one after another),
 // with `smem_bytes` of zero-initialised dynamic shared memory per CTA.

@@ -3,7 +3,8 @@
 // blocks (collective, barrier or exit), then completes every warp whose 32 lanes wait
 // on the same collective and releases the barrier once every live thread waits on it.
 // A pass with no progress is a deadlock (e.g. a barrier inside divergent code) and
-// aborts with a message.
+// aborts with a message. wgmma is a collective of a warpgroup (4 warps, 128 threads),
+// completed once all 128 wait on it.
 #include <ucontext.h>
 
 #include <cstdio>
@@ -21,7 +22,15 @@ constexpr int kWarp = 32;
 constexpr size_t kStackBytes = 256 * 1024;
 
 enum class Wait { kRunnable, kCollective, kBarrier, kDone };
-enum class Coll { kNone, kShfl, kMmaBf16, kMmaF16, kLdMatrix, kLdMatrixTrans };
+enum class Coll { kNone, kShfl, kMmaBf16, kMmaF16, kLdMatrix, kLdMatrixTrans, kWgmma };
+
+struct WgmmaOp {
+  float* d = nullptr;
+  int n = 0;
+  const uint32_t* a = nullptr;
+  uint64_t desc_a = 0, desc_b = 0;
+  bool trans_b = false, bf16 = true, accumulate = true;
+};
 
 struct Thread {
   ThreadState state;
@@ -37,6 +46,7 @@ struct Thread {
   const uint32_t* mma_b = nullptr;
   const void* ld_addr = nullptr;
   uint32_t* ld_out = nullptr;
+  WgmmaOp wgmma;
 };
 
 struct Cta {
@@ -119,11 +129,103 @@ void RunLdMatrix(Thread* lanes, bool trans) {
   }
 }
 
+// ---- wgmma ----------------------------------------------------------------------------
+// Byte offset in shared memory of element (mn, k) of a 16-bit operand tile through its
+// descriptor, following the canonical layouts of kernels/cuda/attention/sm90/wgmma.cuh.
+size_t GmmaElementOffset(uint64_t desc, bool mn_major, int mn, int k) {
+  const uint64_t start = (desc & 0x3fff) << 4, lbo = ((desc >> 16) & 0x3fff), sbo = ((desc >> 32) & 0x3fff);
+  const int mode = static_cast<int>(desc >> 62);
+  const int W = mode == 1 ? 8 : mode == 2 ? 4 : mode == 3 ? 2 : 1;
+  constexpr int T = 8;  // 16-bit elements per 16-byte unit
+  uint64_t unit = 0;
+  int e = 0;
+  if (!mn_major) {
+    const int i0 = mn % 8, i1 = mn / 8, kk = k / T;
+    e = k % T;
+    unit = uint64_t(i0) * W + uint64_t(i1) * sbo + uint64_t(kk) * (W == 1 ? lbo : 1);
+  } else {
+    e = mn % T;
+    const int j_all = mn / T, w = j_all % W, j = j_all / W, k0 = k % 8, k1 = k / 8;
+    unit = W == 1 ? uint64_t(j_all) * sbo + k0 + uint64_t(k1) * lbo
+                  : uint64_t(w) + uint64_t(j) * lbo + uint64_t(k0) * W + uint64_t(k1) * sbo;
+  }
+  uint64_t addr = start + unit * 16 + uint64_t(e) * 2;
+  if (W > 1) {
+    const int bits = W == 8 ? 3 : W == 4 ? 2 : 1;
+    const uint64_t mask = (uint64_t{1} << bits) - 1;
+    addr ^= ((addr >> 7) & mask) << 4;
+  }
+  return static_cast<size_t>(addr);
+}
+
+float SmemElem(bool bf16, size_t offset) {
+  if (offset + 2 > g_cta->smem.size()) {
+    std::fprintf(stderr, "emu: wgmma operand at byte %zu is outside the %zu bytes of shared memory\n",
+                 offset, g_cta->smem.size());
+    std::abort();
+  }
+  uint16_t bits;
+  std::memcpy(&bits, g_cta->smem.data() + offset, 2);
+  return bf16 ? Bf16BitsToFloat(bits) : HalfBitsToFloat(bits);
+}
+
+// A 64×16 element from the registers of the warpgroup's threads (the A fragment).
+float WgmmaFragA(bool bf16, Thread* group, int m, int k) {
+  const int w = m / 16, r = m % 16, g = r % 8, t = (k % 8) / 2;
+  const int reg = (r / 8) + 2 * (k / 8);
+  const uint32_t v = group[w * kWarp + g * 4 + t].wgmma.a[reg];
+  const uint16_t bits = static_cast<uint16_t>(k % 2 ? v >> 16 : v & 0xffff);
+  return bf16 ? Bf16BitsToFloat(bits) : HalfBitsToFloat(bits);
+}
+
+void RunWgmma(Thread* group) {
+  const WgmmaOp& op = group[0].wgmma;
+  for (int i = 1; i < 4 * kWarp; ++i) {
+    const WgmmaOp& o = group[i].wgmma;
+    if (o.n != op.n || o.desc_b != op.desc_b || o.trans_b != op.trans_b || o.bf16 != op.bf16 ||
+        o.accumulate != op.accumulate || (o.a == nullptr) != (op.a == nullptr) ||
+        (op.a == nullptr && o.desc_a != op.desc_a)) {
+      std::fprintf(stderr, "emu: the threads of a warpgroup issue different wgmma\n");
+      std::abort();
+    }
+  }
+  const int N = op.n;
+  std::vector<float> A(64 * 16), B(16 * N);
+  for (int m = 0; m < 64; ++m)
+    for (int k = 0; k < 16; ++k)
+      A[m * 16 + k] = op.a != nullptr ? WgmmaFragA(op.bf16, group, m, k)
+                                      : SmemElem(op.bf16, GmmaElementOffset(op.desc_a, false, m, k));
+  for (int k = 0; k < 16; ++k)
+    for (int n = 0; n < N; ++n)
+      B[k * N + n] = SmemElem(op.bf16, GmmaElementOffset(op.desc_b, op.trans_b, n, k));
+  for (int i = 0; i < 4 * kWarp; ++i) {
+    const int w = i / kWarp, l = i % kWarp, g = l / 4, t = l % 4;
+    float* d = group[i].wgmma.d;
+    for (int j = 0; j < N / 8; ++j)
+      for (int v = 0; v < 4; ++v) {
+        const int m = 16 * w + g + 8 * (v / 2), n = 8 * j + 2 * t + v % 2;
+        float acc = op.accumulate ? d[4 * j + v] : 0.0f;
+        for (int k = 0; k < 16; ++k) acc += A[m * 16 + k] * B[k * N + n];
+        d[4 * j + v] = acc;
+      }
+  }
+}
+
+// Completes the wgmma of warpgroup `group` (128 threads) if all of them wait on one.
+bool TryWarpgroupCollective(Thread* group) {
+  for (int i = 0; i < 4 * kWarp; ++i)
+    if (group[i].wait != Wait::kCollective || group[i].coll != Coll::kWgmma) return false;
+  RunWgmma(group);
+  for (int i = 0; i < 4 * kWarp; ++i) group[i].wait = Wait::kRunnable, group[i].coll = Coll::kNone;
+  return true;
+}
+
 // Completes warp w's collective if all its lanes wait on one. Returns true if it ran.
 bool TryCollective(Thread* lanes) {
   for (int l = 0; l < kWarp; ++l)
     if (lanes[l].wait != Wait::kCollective) return false;
   const Coll kind = lanes[0].coll;
+  if (kind == Coll::kWgmma) return false;  // a warpgroup collective (TryWarpgroupCollective)
   for (int l = 0; l < kWarp; ++l)
     if (lanes[l].coll != kind) {
       std::fprintf(stderr, "emu: lanes of one warp wait on different collectives (divergence)\n");
@@ -137,6 +239,7 @@ bool TryCollective(Thread* lanes) {
     case Coll::kMmaF16: RunMma(lanes, kind); break;
     case Coll::kLdMatrix: RunLdMatrix(lanes, false); break;
     case Coll::kLdMatrixTrans: RunLdMatrix(lanes, true); break;
+    case Coll::kWgmma:
     case Coll::kNone: break;
   }
   for (int l = 0; l < kWarp; ++l) lanes[l].wait = Wait::kRunnable, lanes[l].coll = Coll::kNone;
@@ -169,6 +272,8 @@ void RunCta(Cta& cta) {
     }
     cta.current = -1;
     for (int w = 0; w * kWarp < n; ++w) progress |= TryCollective(&cta.threads[w * kWarp]);
+    for (int g = 0; (g + 1) * 4 * kWarp <= n; ++g)
+      progress |= TryWarpgroupCollective(&cta.threads[g * 4 * kWarp]);
     int done = 0, at_barrier = 0;
     for (auto& t : cta.threads) done += t.wait == Wait::kDone, at_barrier += t.wait == Wait::kBarrier;
     if (done == n) return;
@@ -216,6 +321,24 @@ void MmaF16(float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) {
 void LdMatrix(uint32_t (&r)[4], const void* row_addr, bool trans) {
   Thread& t = Self();
   t.coll = trans ? Coll::kLdMatrixTrans : Coll::kLdMatrix, t.ld_addr = row_addr, t.ld_out = r;
+  Block(Wait::kCollective);
+}
+
+uint32_t SmemAddress(const void* p) {
+  const auto* c = static_cast<const unsigned char*>(p);
+  const unsigned char* base = g_cta->smem.data();
+  if (c < base || c >= base + g_cta->smem.size()) {
+    std::fprintf(stderr, "emu: SmemAddress of a pointer outside shared memory\n");
+    std::abort();
+  }
+  return static_cast<uint32_t>(c - base);
+}
+
+void Wgmma(float* d, int n, const uint32_t* a, uint64_t desc_a, uint64_t desc_b, bool trans_b,
+           bool bf16, bool accumulate) {
+  Thread& t = Self();
+  t.coll = Coll::kWgmma;
+  t.wgmma = WgmmaOp{d, n, a, desc_a, desc_b, trans_b, bf16, accumulate};
   Block(Wait::kCollective);
 }
 
