@@ -30,6 +30,7 @@ const char* AttentionImplName(AttentionImpl impl) {
     case AttentionImpl::kAuto: return "auto";
     case AttentionImpl::kFlash: return "flash";
     case AttentionImpl::kCudnn: return "cudnn";
+    case AttentionImpl::kFlashSm90a: return "flash_sm90a";
   }
   return "?";
 }
@@ -38,8 +39,9 @@ absl::StatusOr<AttentionImpl> ParseAttentionImpl(std::string_view s) {
   if (s == "auto") return AttentionImpl::kAuto;
   if (s == "flash" || s == "ours") return AttentionImpl::kFlash;
   if (s == "cudnn") return AttentionImpl::kCudnn;
-  return absl::InvalidArgumentError(
-      absl::StrCat("attention implementation must be auto, flash or cudnn; got '", std::string(s), "'"));
+  if (s == "flash_sm90a") return AttentionImpl::kFlashSm90a;
+  return absl::InvalidArgumentError(absl::StrCat(
+      "attention implementation must be auto, flash, cudnn or flash_sm90a; got '", std::string(s), "'"));
 }
 
 void SetAttentionImplOverride(std::optional<AttentionImpl> impl) {
@@ -183,6 +185,7 @@ AttentionChoice AttentionDispatcher::Choose(const AttentionBucket& bucket,
   const std::string key = bucket.Key();
   switch (options_.mode) {
     case AttentionImpl::kFlash:
+    case AttentionImpl::kFlashSm90a:  // ours (which forward kernel: the CUDA launcher's choice)
       return {AttentionImpl::kFlash, "forced"};
     case AttentionImpl::kCudnn:
       if (cudnn_supported_fn()) return {AttentionImpl::kCudnn, "forced"};

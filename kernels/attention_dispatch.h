@@ -30,12 +30,16 @@
 namespace flashtick {
 
 // kAuto: measure per bucket; kFlash: always ours; kCudnn: cuDNN where it is built and
-// accepts the shape, else ours (said once in the log).
-enum class AttentionImpl { kAuto, kFlash, kCudnn };
+// accepts the shape, else ours (said once in the log). kFlashSm90a: ours, with the
+// forward on the sm_90a wgmma kernel wherever it runs (D = 64 on a compute-capability 9.0
+// GPU: kernels/cuda/attention/sm90/flash_fwd_sm90.h) and our FA2 kernels elsewhere; asked
+// for by name only, never chosen by kAuto until its GPU parity and timings are in
+// (docs/kernels/hopper.md).
+enum class AttentionImpl { kAuto, kFlash, kCudnn, kFlashSm90a };
 
-// "auto", "flash", "cudnn".
+// "auto", "flash", "cudnn", "flash_sm90a".
 const char* AttentionImplName(AttentionImpl impl);
-// Accepts "auto", "flash" (also "ours") and "cudnn", case-sensitive.
+// Accepts "auto", "flash" (also "ours"), "cudnn" and "flash_sm90a", case-sensitive.
 absl::StatusOr<AttentionImpl> ParseAttentionImpl(std::string_view s);
 
 // The hardware and libraries a timing was taken on. A cache entry is reused only when

@@ -1,4 +1,4 @@
-// --attention-impl {auto,flash,cudnn} for every command-line tool that runs attention on
+// --attention-impl {auto,flash,cudnn,flash_sm90a} for every command-line tool that runs attention on
 // the GPU (flashtickd, flashtick_sweep, the benches): sets the process-wide override of
 // kernels/attention_dispatch.h, which wins over FLASHTICK_ATTENTION_IMPL
 // (docs/kernels/cudnn.md). Header-only so kernels/ need not depend on CLI11.
@@ -20,8 +20,10 @@ inline CLI::Option* AddAttentionImplFlag(CLI::App* app) {
             if (auto m = ParseAttentionImpl(v); m.ok()) SetAttentionImplOverride(*m);
           },
           "attention on CUDA: auto (time ours and cuDNN once per shape bucket, keep the "
-          "faster), flash (ours) or cudnn; default: $FLASHTICK_ATTENTION_IMPL, else auto")
-      ->check(CLI::IsMember({"auto", "flash", "ours", "cudnn"}));
+          "faster), flash (ours), cudnn, or flash_sm90a (ours, the forward on the Hopper "
+          "wgmma kernel where it runs: D = 64 on an H100/H200; not yet validated on a GPU); "
+          "default: $FLASHTICK_ATTENTION_IMPL, else auto")
+      ->check(CLI::IsMember({"auto", "flash", "ours", "cudnn", "flash_sm90a"}));
 }
 
 }  // namespace flashtick

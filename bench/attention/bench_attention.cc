@@ -10,9 +10,10 @@
 // and the backward's fp32 dQ accumulator. --check (default) first runs the parity
 // check of bench_check.h and exits 1 if it fails.
 // --impl picks what runs, one row each per shape in the same process: flash (ours,
-// default), cudnn (cuDNN's SDPA through kernels/cuda/attention/cudnn_sdpa.cc) and auto
+// default), cudnn (cuDNN's SDPA through kernels/cuda/attention/cudnn_sdpa.cc), auto
 // (the measuring dispatcher, kernels/attention_dispatch.h; its one-time measurement
-// falls in the warm-up, and "kernel" names the winner).
+// falls in the warm-up, and "kernel" names the winner) and flash_sm90a (ours with the
+// forward on the Hopper wgmma kernel where it runs, D = 64 on an H100/H200).
 // --rounds R measures every shape R times, the implementations' order rotated each round
 // ("round" in each row), so a slow spell of the GPU's clock lands on one round of one
 // implementation rather than on all of its reps; merge_cudnn.py takes each
@@ -23,7 +24,7 @@
 // kernel (bench/scripts/gpu_splitkv.sh); it applies to the parity check too.
 // Usage: bench_attention [--n 2048,...] [--d 64,128] [--batch 1] [--heads 12]
 //        [--dtype bf16|fp16] [--noncausal] [--no-check] [--commit SHA] [--max-reps 10]
-//        [--impl flash,cudnn,auto] [--rounds 1] [--fwd-splits 0]
+//        [--impl flash,cudnn,auto,flash_sm90a] [--rounds 1] [--fwd-splits 0]
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -90,7 +91,7 @@ bool ParseArgs(int argc, char** argv, Options* o) {
       o->impls.clear();
       for (absl::string_view part : absl::StrSplit(next(), ',')) {
         if (!ParseAttentionImpl(std::string(part)).ok()) {
-          std::fprintf(stderr, "bench_attention: --impl takes flash, cudnn, auto\n");
+          std::fprintf(stderr, "bench_attention: --impl takes flash, cudnn, auto, flash_sm90a\n");
           return false;
         }
         o->impls.emplace_back(part);
@@ -150,9 +151,10 @@ class Bench {
 
   void Emit(const char* op, const std::string& kernel, int64_t N, int64_t D, double ms, double flops,
             int64_t peak_extra, bool oom) {
-    const std::string impl = impl_ == "cudnn" ? "flashtick_cudnn"
-                             : impl_ == "auto" ? "flashtick_auto"
-                                               : "flashtick_flash_cuda";
+    const std::string impl = impl_ == "cudnn"         ? "flashtick_cudnn"
+                             : impl_ == "auto"        ? "flashtick_auto"
+                             : impl_ == "flash_sm90a" ? "flashtick_flash_sm90a"
+                                                      : "flashtick_flash_cuda";
     std::string line = absl::StrFormat(
         R"({"bench":"attention","op":"%s","impl":"%s","kernel":"%s","B":%d,"H":%d,)"
         R"("N":%d,"d":%d,"causal":%s,"dtype":"%s",)",
@@ -190,6 +192,8 @@ absl::Status Bench::Run(int64_t N, int64_t D) {
   using OpFn = absl::Status (*)(const OpDesc&, cuda::In, cuda::Out, cuda::CudaContext&);
   OpFn fwd_fn = &cuda::FlashAttentionFwd, bwd_fn = &cuda::FlashAttentionBwd;
   auto path_fn = &cuda::AttentionKernelPath;
+  // Ours runs the wgmma forward only in the flash_sm90a mode (kernel path "…_sm90a").
+  SetAttentionImplOverride(impl_ == "flash_sm90a" ? AttentionImpl::kFlashSm90a : AttentionImpl::kFlash);
   if (impl_ == "cudnn") {
     fwd_fn = &cuda::CudnnAttentionFwd, bwd_fn = &cuda::CudnnAttentionBwd;
     path_fn = &cuda::CudnnAttentionKernelPath;

@@ -12,6 +12,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
+#include "kernels/attention_dispatch.h"
 #include "kernels/common/element_value.h"
 #include "kernels/cpu/attention_naive.h"
 #include "kernels/cuda/cuda_check.h"
@@ -109,12 +110,16 @@ absl::Status CheckOne(const std::shared_ptr<cuda::CudaDevice>& dev, DType dt, co
   const TensorView fin[] = {gq.view, gk.view, gv.view};
   const TensorView fout[] = {go.view, gl.view};
   const bool cudnn = impl == "cudnn";
+  // flash_sm90a: our launchers with the mode set, so the forward takes the wgmma kernel
+  // where it runs (kernels/cuda/attention/sm90/); restored to flash afterwards.
+  SetAttentionImplOverride(impl == "flash_sm90a" ? AttentionImpl::kFlashSm90a : AttentionImpl::kFlash);
   RETURN_IF_ERROR((cudnn ? cuda::CudnnAttentionFwd : cuda::FlashAttentionFwd)(desc, cuda::In(fin), cuda::Out(fout), ctx));
   desc.op = Op::kAttentionBwd;
   const TensorView bin[] = {gq.view, gk.view, gv.view, go.view, gdo.view, gl.view};
   const TensorView bout[] = {gdq.view, gdk.view, gdv.view, gdvec.view};
   RETURN_IF_ERROR((cudnn ? cuda::CudnnAttentionBwd : cuda::FlashAttentionBwd)(desc, cuda::In(bin), cuda::Out(bout), ctx));
   RETURN_IF_CUDA_ERROR(cudaStreamSynchronize(ctx.stream));
+  SetAttentionImplOverride(AttentionImpl::kFlash);
 
   const double tol = dt == DType::kBF16 ? 1e-4 : 1e-5;
   const std::pair<const char*, std::pair<const DevTensor*, const std::vector<double>*>> outs[] = {
@@ -143,7 +148,7 @@ absl::Status CheckAttentionParity(const std::shared_ptr<cuda::CudaDevice>& dev, 
   // auto runs one of the two per shape: check both.
   std::vector<std::string> check;
   for (const std::string& i : impls) {
-    for (const char* one : {"flash", "cudnn"})
+    for (const char* one : {"flash", "cudnn", "flash_sm90a"})
       if ((i == one || i == "auto") && std::find(check.begin(), check.end(), one) == check.end())
         check.push_back(one);
   }

@@ -21,7 +21,8 @@
 # Env: CUDNN_DEADLINE (seconds for all stages, default 560), CUDNN_ARCH (default 90),
 #      CUDNN_BUILD (build dir), CUDNN_N / CUDNN_D (bench lists), CUDNN_HEADS (default 12),
 #      CUDNN_ROOT (a cuDNN 9 with include/ and lib/; default: found beside PyTorch),
-#      CUDNN_ROUNDS (bench_attention --rounds, default 3), CUDNN_SANITIZE=1, CUDNN_TARGETS (what the build stage builds; default the tests and
+#      CUDNN_ROUNDS (bench_attention --rounds, default 3), CUDNN_IMPLS (bench_attention
+#      --impl, default flash,cudnn,auto), CUDNN_SANITIZE=1, CUDNN_TARGETS (what the build stage builds; default the tests and
 #      bench above, e.g. train_step_bench for bench/scripts/gpu_train_step.sh with TS_BUILD).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -140,7 +141,7 @@ if [[ " $stages " == *" bench "* ]]; then
   # auto writes its measured winners here (kernels/attention_dispatch.h).
   export FLASHTICK_ATTENTION_CACHE="$out/attention_impl_cache.json"
   budget=$(( $(left) - 20 ))
-  timeout $(( budget * 3 / 5 )) "$build/bench/attention/bench_attention" --impl flash,cudnn,auto \
+  timeout $(( budget * 3 / 5 )) "$build/bench/attention/bench_attention" --impl "${CUDNN_IMPLS:-flash,cudnn,auto}" \
     --n "$ns" --d "$ds" --heads "$heads" --commit "$commit" --rounds "${CUDNN_ROUNDS:-3}" \
     > "$out/cudnn_ours.jsonl" 2> "$out/cudnn_bench.log"
   note "bench_attention: exit $? ($(grep -c '"ms"' "$out/cudnn_ours.jsonl") rows)"

@@ -81,6 +81,10 @@ FT_CUDA_OP(Rademacher);    // hutchinson: Philox Rademacher probes
 FT_CUDA_OP(ProbeProduct);
 #undef FT_CUDA_OP
 
+// Whether the attention mode is flash_sm90a (kernels/attention_dispatch.h): our forward
+// launcher then runs the sm_90a wgmma kernel where it can (attention_fwd_launch.cc).
+bool FlashFwdSm90aAsked();
+
 // The kernel variant our Flash launchers run, e.g. "flash_cuda_fwd_d64_m128n128w4_splitkv_sm90".
 std::string AttentionKernelPath(const OpDesc& desc, int head_dim, const CudaContext& ctx);
 

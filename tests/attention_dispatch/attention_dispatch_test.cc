@@ -51,9 +51,11 @@ TEST(AttentionDispatch, ParseAndNames) {
   EXPECT_EQ(*ParseAttentionImpl("flash"), AttentionImpl::kFlash);
   EXPECT_EQ(*ParseAttentionImpl("ours"), AttentionImpl::kFlash);
   EXPECT_EQ(*ParseAttentionImpl("cudnn"), AttentionImpl::kCudnn);
+  EXPECT_EQ(*ParseAttentionImpl("flash_sm90a"), AttentionImpl::kFlashSm90a);
   EXPECT_FALSE(ParseAttentionImpl("CUDNN").ok());
   EXPECT_FALSE(ParseAttentionImpl("").ok());
-  for (AttentionImpl i : {AttentionImpl::kAuto, AttentionImpl::kFlash, AttentionImpl::kCudnn})
+  for (AttentionImpl i : {AttentionImpl::kAuto, AttentionImpl::kFlash, AttentionImpl::kCudnn,
+                          AttentionImpl::kFlashSm90a})
     EXPECT_EQ(*ParseAttentionImpl(AttentionImplName(i)), i);
 }
 
@@ -95,6 +97,12 @@ TEST(AttentionDispatch, ForcedModes) {
   EXPECT_EQ(log.size(), 1u);
   cudnn.set_mode(AttentionImpl::kFlash);
   EXPECT_EQ(cudnn.Choose(Bucket(4096), true, t.fn()).impl, AttentionImpl::kFlash);
+  // flash_sm90a is ours (the CUDA launcher picks the forward kernel), never timed.
+  cudnn.set_mode(AttentionImpl::kFlashSm90a);
+  const AttentionChoice s = cudnn.Choose(Bucket(4096), true, t.fn());
+  EXPECT_EQ(s.impl, AttentionImpl::kFlash);
+  EXPECT_EQ(s.reason, "forced");
+  EXPECT_TRUE(t.calls.empty());
 }
 
 TEST(AttentionDispatch, AutoMeasuresOncePerBucket) {

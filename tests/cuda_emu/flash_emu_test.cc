@@ -15,6 +15,7 @@
 #include "kernels/cpu/attention_naive.h"
 #include "kernels/cuda/attention/flash_host.h"
 #include "kernels/cuda/attention/flash_variants.cuh"
+#include "kernels/cuda/attention/sm90/flash_fwd_sm90.cuh"
 #include "kernels/cuda/cuda_ops.h"
 
 namespace flashtick {
@@ -115,26 +116,34 @@ void ExpectBound(const char* name, const std::vector<double>& got, const std::ve
   EXPECT_LE(err, 2 * naive_err + 0x1p-18 * max_ref) << name << ": err " << err << " naive " << naive_err;
 }
 
+// Traits of the sm_90a wgmma forward (kernels/cuda/attention/sm90/flash_fwd_sm90.cuh).
+template <typename Traits>
+constexpr bool kIsSm90 = requires { Traits::kWarpgroups; };
+
 // The forward as RunFlashFwd enqueues it; with p.num_splits > 1 the split kernel over
-// a z dimension of splits, then the combine.
+// a z dimension of splits, then the combine. sm_90a traits: the wgmma kernel alone.
 template <typename Traits, typename Elem, bool kCausal>
 void EmuForward(const AttentionFwdParams& p) {
-  emu::Launch({static_cast<unsigned>(p.B * p.H),
-               static_cast<unsigned>((p.T + Traits::kBlockM - 1) / Traits::kBlockM),
-               static_cast<unsigned>(std::max(1, p.num_splits))},
-              Traits::kNThreads, Traits::kSmemBytes,
-              [&] {
-                if (p.num_splits > 1) {
-                  cuda::flash::flash_fwd_kernel<Traits, Elem, kCausal, true>(p);
-                } else {
-                  cuda::flash::flash_fwd_kernel<Traits, Elem, kCausal>(p);
-                }
-              });
-  if (p.num_splits <= 1) return;
-  constexpr int kWarps = cuda::flash::kCombineWarps;
-  const int64_t rows = int64_t{p.B} * p.H * p.T;
-  emu::Launch({static_cast<unsigned>((rows + kWarps - 1) / kWarps), 1, 1}, kWarps * 32, 0,
-              [&] { cuda::flash::flash_fwd_combine_kernel<Elem, Traits::kHeadDim>(p); });
+  const dim3 grid{static_cast<unsigned>(p.B * p.H),
+                  static_cast<unsigned>((p.T + Traits::kBlockM - 1) / Traits::kBlockM),
+                  static_cast<unsigned>(std::max(1, p.num_splits))};
+  if constexpr (kIsSm90<Traits>) {
+    emu::Launch({grid.x, grid.y, 1}, Traits::kNThreads, Traits::kSmemBytes,
+                [&] { cuda::sm90::flash_fwd_sm90_kernel<Traits, Elem, kCausal>(p); });
+  } else {
+    emu::Launch({grid.x, grid.y, grid.z}, Traits::kNThreads, Traits::kSmemBytes, [&] {
+      if (p.num_splits > 1) {
+        cuda::flash::flash_fwd_kernel<Traits, Elem, kCausal, true>(p);
+      } else {
+        cuda::flash::flash_fwd_kernel<Traits, Elem, kCausal>(p);
+      }
+    });
+    if (p.num_splits <= 1) return;
+    constexpr int kWarps = cuda::flash::kCombineWarps;
+    const int64_t rows = int64_t{p.B} * p.H * p.T;
+    emu::Launch({static_cast<unsigned>((rows + kWarps - 1) / kWarps), 1, 1}, kWarps * 32, 0,
+                [&] { cuda::flash::flash_fwd_combine_kernel<Elem, Traits::kHeadDim>(p); });
+  }
 }
 
 template <typename Traits, typename Elem, bool kCausal>
@@ -197,7 +206,7 @@ void RunCase(const Shape& s, int split_blocks = 0) {
   EmuForward<FwdTraits, Elem, kCausal>(fp);
   ExpectBound("O", Get<Elem>(o, s, s.H), o_naive, o_ref);
   ExpectBound("L", std::vector<double>(lse.begin(), lse.end()), l_naive, l_ref);
-  if (split_blocks > 0) return;
+  if (split_blocks > 0 || kIsSm90<FwdTraits>) return;  // the sm_90a path has a forward only
 
   // Backward on the fp64 forward's O and L (the op contract's inputs), stored as the
   // kernel reads them: O exact in 16 bits, L in fp32.
@@ -375,6 +384,34 @@ TEST(FlashEmuTest, D256Fp16NonCausal) {
 TEST(FlashEmuTest, D256SplitKvForward) {
   RunCase<FwdTraitsD256, BwdTraitsD256, __nv_bfloat16, true>({1, 150, 1, 1, 256, true}, 1);
   RunCase<FwdTraitsD256, BwdTraitsD256, __half, false>({1, 200, 2, 1, 256, false}, 2);
+}
+
+}  // namespace
+}  // namespace flashtick
+
+namespace flashtick {
+namespace {
+
+// The sm_90a forward (wgmma, kernels/cuda/attention/sm90/flash_fwd_sm90.cuh) with one and
+// two warpgroups a CTA: T = 1, ragged tiles, causal blocks that one warpgroup sees whole
+// and the other masked, GQA, fused Q/K/V, B·H > 1, bf16 and fp16.
+using FwdSm90D64x1 = cuda::sm90::FlashFwdSm90Traits<64, 1>;
+using FwdSm90D64x2 = cuda::sm90::FlashFwdSm90Traits<64, 2>;
+
+TEST(FlashEmuSm90Test, D64Bf16Causal) {
+  for (const Shape s : {Shape{1, 1, 1, 1, 64, true}, Shape{2, 37, 2, 1, 64, true},
+                        Shape{1, 200, 1, 1, 64, true}})
+    RunCase<FwdSm90D64x2, BwdTraitsD64, __nv_bfloat16, true>(s);
+  RunCase<FwdSm90D64x1, BwdTraitsD64, __nv_bfloat16, true>({1, 150, 2, 2, 64, true});
+}
+
+TEST(FlashEmuSm90Test, D64NonCausal) {
+  RunCase<FwdSm90D64x2, BwdTraitsD64, __nv_bfloat16, false>({2, 130, 4, 2, 64, false});
+  RunCase<FwdSm90D64x1, BwdTraitsD64, __half, false>({1, 77, 1, 1, 64, false});
+}
+
+TEST(FlashEmuSm90Test, D64Fp16Causal) {
+  RunCase<FwdSm90D64x2, BwdTraitsD64, __half, true>({1, 257, 2, 1, 64, true});
 }
 
 }  // namespace

@@ -52,6 +52,7 @@ __device__ inline void WgmmaTileGemm(WgmmaCase c, bool accumulate, const uint16_
     *reinterpret_cast<uint16_t*>(sa + off) = a[i];
     *reinterpret_cast<uint16_t*>(sb + off) = b[i];  // [N, K] or [K, N]: rows of 64 either way
   }
+  cuda::sm90::FenceProxyAsync();  // the stores, before wgmma reads them through the async proxy
   __syncthreads();
   const bool b_mn = c == WgmmaCase::kBMnMajorSw128;
   const int w = tid / 32, g = (tid % 32) / 4, t = tid % 4;

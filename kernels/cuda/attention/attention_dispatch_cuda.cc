@@ -4,7 +4,7 @@
 // timings of both implementations on the call's own tensors (the outputs are
 // overwritten by the real run right after, and no input is written by either).
 //
-// Mode: FLASHTICK_ATTENTION_IMPL=auto|flash|cudnn (default auto), or
+// Mode: FLASHTICK_ATTENTION_IMPL=auto|flash|cudnn|flash_sm90a (default auto), or
 // SetAttentionImplOverride() from a command-line flag (--attention-impl). Cache file:
 // FLASHTICK_ATTENTION_CACHE=<path> ("off": memory only); default
 // $XDG_CACHE_HOME/flashtick/attention_impl.json, else ~/.cache/flashtick/... .
@@ -152,7 +152,8 @@ using OpFn = absl::Status (*)(const OpDesc&, In, Out, CudaContext&);
 
 absl::Status Dispatch(const OpDesc& desc, In in, Out out, CudaContext& ctx, OpFn flash_fn, OpFn cudnn_fn) {
   const AttentionImpl mode = CurrentMode();
-  if (mode == AttentionImpl::kFlash) return flash_fn(desc, in, out, ctx);
+  if (mode == AttentionImpl::kFlash || mode == AttentionImpl::kFlashSm90a)
+    return flash_fn(desc, in, out, ctx);
   // Shapes first: bad input gets the error every backend gives (kernels/ops/attention.h).
   RETURN_IF_ERROR(CheckAttentionArity(desc.op, in.size(), out.size()));
   AttentionShape s;
@@ -191,6 +192,8 @@ absl::Status Dispatch(const OpDesc& desc, In in, Out out, CudaContext& ctx, OpFn
 
 }  // namespace
 
+bool FlashFwdSm90aAsked() { return CurrentMode() == AttentionImpl::kFlashSm90a; }
+
 absl::Status AttentionFwd(const OpDesc& desc, In in, Out out, CudaContext& ctx) {
   return Dispatch(desc, in, out, ctx, &FlashAttentionFwd, &CudnnAttentionFwd);
 }
@@ -203,7 +206,8 @@ std::string DispatchedAttentionKernelPath(const OpDesc& desc, int head_dim, cons
   const std::string ours = AttentionKernelPath(desc, head_dim, ctx);
   if (desc.op != Op::kAttentionFwd && desc.op != Op::kAttentionBwd) return ours;
   const AttentionImpl mode = CurrentMode();
-  if (mode == AttentionImpl::kFlash || !CudnnAttentionBuilt()) return ours;
+  if (mode == AttentionImpl::kFlash || mode == AttentionImpl::kFlashSm90a || !CudnnAttentionBuilt())
+    return ours;
   std::optional<AttentionImpl> last;
   {
     std::lock_guard<std::mutex> l(Last().mu);

@@ -3,7 +3,9 @@
 // AttentionFwdParams and enqueues the head-dim variant (attention_fwd_d{64,128,256}.cu;
 // head dims 16, 32, 96 run zero-padded on the 64/128 ones, head_dim_padding.h).
 // In: Q [B,T,H,D], K, V [B,T,Hkv,D] (bf16/fp16). Out: O [B,T,H,D], L fp32 [B,H,T].
-// Small B·H at long T runs split-KV with fp32 partials from the context's scratch.
+// Small B·H at long T runs split-KV with fp32 partials from the context's scratch. In the
+// flash_sm90a mode, D = 64 on a compute-capability 9.0 GPU runs the wgmma kernel instead
+// (kernels/cuda/attention/sm90/).
 #include <algorithm>
 #include <memory>
 
@@ -11,6 +13,7 @@
 #include "kernels/common/dispatch.h"
 #include "kernels/cuda/attention/flash_host.h"
 #include "kernels/cuda/attention/head_dim_padding.h"
+#include "kernels/cuda/attention/sm90/flash_fwd_sm90.h"
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/cuda_ops.h"
 
@@ -44,6 +47,10 @@ absl::Status FlashAttentionFwd(const OpDesc& desc, In in, Out out, CudaContext& 
   RETURN_IF_ERROR(flash::FlashScale(desc.attention, s.D, &p.scale, &p.scale_log2));
   p.causal = desc.attention.causal;
   p.dtype = dt;
+  if (FlashFwdSm90aAsked() && sm90::FlashFwdSm90Runs(p.D, dt, ctx.sm)) {
+    RETURN_IF_CUDA_ERROR(sm90::LaunchFlashFwdSm90(p, ctx.stream));  // wgmma, no split-KV yet
+    return absl::OkStatus();
+  }
   // Split-KV when B·H query blocks would leave the GPU idle (FlashFwdNumSplits), or
   // the count the backend was created with (CudaContext::fwd_splits, a benchmark's A/B).
   const flash::FlashFwdTiles tiles =

@@ -12,6 +12,7 @@
 #include "kernels/common/dispatch.h"
 #include "kernels/cuda/attention/flash_host.h"
 #include "kernels/cuda/attention/flash_params.h"
+#include "kernels/cuda/attention/sm90/flash_fwd_sm90.h"
 #include "kernels/cuda/cuda_ops.h"
 
 namespace flashtick::cuda {
@@ -24,6 +25,11 @@ std::string AttentionKernelPath(const OpDesc& desc, int head_dim, const CudaCont
   const std::string sm = absl::StrCat(kernel_d == head_dim ? "" : absl::StrCat("_pad", head_dim), "_sm", ctx.sm);
   switch (desc.op) {
     case Op::kAttentionFwd:
+      if (FlashFwdSm90aAsked() && sm90::FlashFwdSm90Runs(head_dim, desc.dtype, ctx.sm)) {
+        const flash::FlashFwdTiles t = sm90::FlashFwdSm90TileShape();
+        return absl::StrCat("flash_cuda_fwd_d", t.head_dim, "_m", t.block_m, "n", t.block_n, "wg",
+                            t.warps / 4, "_sm90a");
+      }
       return absl::StrCat("flash_cuda_",
                           flash::FlashFwdVariantName(HEADDIM_SWITCH(
                               kernel_d, kD, [] { return flash::FlashFwdTileShape<kD>(); })),

@@ -61,6 +61,7 @@ __host__ __device__ constexpr uint64_t GmmaDescAdvance(uint64_t desc, uint32_t b
 #ifdef FLASHTICK_CUDA_EMULATION
 
 inline uint32_t SmemAddress(const void* p) { return ::flashtick::emu::SmemAddress(p); }
+inline void FenceProxyAsync() {}
 inline void WgmmaFence() {}
 inline void WgmmaCommit() {}
 template <int kPending>
@@ -90,6 +91,13 @@ __device__ __forceinline__ uint32_t SmemAddress(const void* p) {
 #else
 #define FLASHTICK_WGMMA(...) __trap()
 #endif
+
+// Makes this thread's writes to shared memory (stores, cp.async once waited for) visible
+// to the async proxy that wgmma and TMA read through (PTX ISA, "Proxies"); each writer
+// fences, then a barrier, then the wgmma.
+__device__ __forceinline__ void FenceProxyAsync() {
+  FLASHTICK_WGMMA("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
 
 // Orders this warpgroup's register accesses before the next wgmma reads or writes them.
 __device__ __forceinline__ void WgmmaFence() {

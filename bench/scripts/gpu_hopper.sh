@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# Our Hopper (sm_90a) attention kernels on the GPU machine (docs/kernels/hopper.md): one
+# build with cuDNN (gpu_cudnn.sh build), then stages under one deadline, each writing to
+# $OUT as it goes:
+#   wgmma    wgmma_gpu_test: the wgmma layer's tile GEMM (every descriptor layout the CPU
+#            emulator checks) against the CPU; then compute-sanitizer memcheck and racecheck
+#            on it
+#   parity   the attention forward parity cases of D = 64 with FLASHTICK_ATTENTION_IMPL=
+#            flash_sm90a (the forward on the wgmma kernel: kernel path …_sm90a), then the
+#            same cases' backward (ours, on the forward's contract), and compute-sanitizer
+#            memcheck and racecheck on two of them
+#   bench    bench_attention --impl flash,cudnn,flash_sm90a at D = 64 beside PyTorch
+#            (gpu_cudnn.sh bench), and the ratio table with the sm90a/cudnn column
+# $OUT gets hopper_summary.txt (read first) and each stage's log.
+# Usage (repository root): OUT=dir bench/scripts/gpu_hopper.sh [build] [wgmma] [parity] [bench]
+# Env: HOPPER_DEADLINE (seconds for all stages, default 560), HOPPER_N (bench lengths,
+#      default 8192,23400,65536).
+set -uo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$root"
+[ -f scripts/device_env.sh ] && source scripts/device_env.sh  # the carried Abseil/gtest/json
+out=${OUT:?set OUT to the results folder}
+mkdir -p "$out"
+start=$(date +%s)
+deadline=$((start + ${HOPPER_DEADLINE:-560}))
+left() { echo $((deadline - $(date +%s))); }
+stages=${*:-build wgmma parity bench}
+build=$root/build/gpu-kernels
+summary="$out/hopper_summary.txt"
+note() { echo "$*" | tee -a "$summary"; }
+note "== gpu_hopper.sh $(date -u +%FT%TZ) commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+export FLASHTICK_ATTENTION_CACHE=off
+use_cudnn_wheel_libs  # scripts/device_env.sh
+sanitizer=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -1)
+
+if [[ " $stages " == *" build "* ]]; then
+  CUDNN_TARGETS="wgmma_gpu_test parity_test bench_attention" \
+    CUDNN_DEADLINE=$(( $(left) - 150 )) OUT=$out bench/scripts/gpu_cudnn.sh build > "$out/hopper_build.txt" 2>&1 \
+    || { tail -20 "$out/hopper_build.txt"; note "build FAILED"; exit 1; }
+  note "build OK ($(( $(date +%s) - start )) s)"
+fi
+
+if [[ " $stages " == *" wgmma "* ]]; then
+  timeout 60 "$build/tests/cuda_ops/wgmma_gpu_test" > "$out/hopper_wgmma.log" 2>&1
+  note "wgmma_gpu_test: exit $? ($(grep -E '^\[  PASSED|^\[  FAILED|SKIPPED \]' "$out/hopper_wgmma.log" | tail -1))"
+  grep -E "wgmma on the GPU|Failure|Expected|Which is" "$out/hopper_wgmma.log" | head -24 >> "$summary"
+  if [ -n "$sanitizer" ]; then
+    for tool in memcheck racecheck; do
+      timeout 60 "$sanitizer" --tool $tool "$build/tests/cuda_ops/wgmma_gpu_test" > "$out/hopper_wgmma_$tool.log" 2>&1
+      note "compute-sanitizer $tool (wgmma_gpu_test): $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/hopper_wgmma_$tool.log" | tail -1)"
+    done
+  else
+    note "compute-sanitizer: not found"
+  fi
+fi
+
+if [[ " $stages " == *" parity "* ]]; then
+  fwd='Parity/Cuda*.Case/*attention_fwd*_D_64_*'
+  FLASHTICK_ATTENTION_IMPL=flash_sm90a timeout $(( $(left) > 200 ? 90 : 30 )) "$build/tests/parity/parity_test" \
+    --gtest_filter="$fwd" > "$out/hopper_parity_fwd.log" 2>&1
+  note "parity $fwd (flash_sm90a): $(grep -c ': OK' "$out/hopper_parity_fwd.log") OK," \
+       "$(grep -c ': SKIP' "$out/hopper_parity_fwd.log") SKIP, $(grep -c ': FAIL' "$out/hopper_parity_fwd.log") FAIL;" \
+       "$(grep -c '_sm90a.*: OK' "$out/hopper_parity_fwd.log") of the OK ran the wgmma kernel"
+  grep -E ': FAIL|_sm90a' "$out/hopper_parity_fwd.log" | head -30 >> "$summary"
+  if [ -n "$sanitizer" ] && [ "$(left)" -gt 120 ]; then
+    for tool in memcheck racecheck; do
+      FLASHTICK_ATTENTION_IMPL=flash_sm90a timeout 60 "$sanitizer" --tool $tool "$build/tests/parity/parity_test" \
+        --gtest_filter='Parity/CudaBf16.Case/*attention_fwd_B_2_H_8_Hkv_2_T_200_D_64_causal_1_*:Parity/CudaBf16.Case/*attention_fwd_B_2_H_4_T_37_D_64_causal_0_*' \
+        > "$out/hopper_parity_$tool.log" 2>&1
+      note "compute-sanitizer $tool (parity, 2 cases): $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/hopper_parity_$tool.log" | tail -1)"
+    done
+  fi
+fi
+
+if [[ " $stages " == *" bench "* ]]; then
+  CUDNN_N=${HOPPER_N:-8192,23400,65536} CUDNN_D=64 CUDNN_ROUNDS=2 CUDNN_IMPLS=flash,cudnn,flash_sm90a \
+    CUDNN_DEADLINE=$(( $(left) - 5 )) OUT=$out bench/scripts/gpu_cudnn.sh bench > "$out/hopper_bench.txt" 2>&1
+  tail -20 "$out/hopper_bench.txt" >> "$summary"
+fi
+note "== done in $(( $(date +%s) - start )) s"

@@ -1,0 +1,211 @@
+// Flash attention forward for Hopper (sm_90a) with warpgroup MMA (wgmma.cuh): the
+// FlashAttention-2 algorithm of flash_fwd_kernel.cuh with its two GEMMs moved from
+// mma.sync to wgmma, FlashAttention-3's first step (Shah et al. 2024, §3.1: "WGMMA" before
+// warp specialization and the TMA). Each warpgroup owns 64 query rows (one m64 tile);
+// the CTA's warpgroups share the key and value tiles.
+//   S = Q·K(n)ᵀ: wgmma with A = Q and B = K(n) both from shared memory, K-major (rows of
+//     D = 64 bf16 are one 128-byte swizzled row), four k16 steps along D;
+//   online softmax on the S accumulator, whose layout is the A-register layout of the next
+//     GEMM (wgmma.cuh, "Fragments"), so P is packed to 16 bits in registers;
+//   O += P·V(n): wgmma with A = P from registers and B = V(n) MN-major (V rows are
+//     D-contiguous, D the N dimension), four k16 steps along the keys.
+// Tiles are copied with cp.async into the 128-byte-swizzled layout the descriptors
+// describe (chunk c of row r at r·128 + (c ^ r % 8)·16), and fenced to the async proxy
+// before wgmma reads them. Pipeline per key block, as FA2: wait K(n) | issue V(n) | S |
+// mask | wait V(n) | issue K(n−1) | softmax | O += P·V(n). Writes O and L = logsumexp.
+// Not yet here: TMA loads, producer/consumer warp specialization, pingpong between
+// warpgroups, softmax overlapped with the next GEMM (FA3 §3.1–3.2), split-KV, D ≠ 64.
+#pragma once
+
+#include <cmath>
+
+#include "kernels/cuda/attention/flash_params.h"
+#include "kernels/cuda/attention/flash_tiles.cuh"
+#include "kernels/cuda/attention/sm90/wgmma.cuh"
+
+namespace flashtick::cuda::sm90 {
+
+using flash::AttentionFwdParams;
+
+template <int kHeadDim_, int kWarpgroups_>
+struct FlashFwdSm90Traits {
+  static constexpr int kHeadDim = kHeadDim_;
+  static constexpr int kWarpgroups = kWarpgroups_;
+  static constexpr int kBlockM = 64 * kWarpgroups;  // query rows per CTA, 64 a warpgroup
+  static constexpr int kBlockN = 64;                // keys per inner step (wgmma n64)
+  static constexpr int kNThreads = kWarpgroupThreads * kWarpgroups;
+  static constexpr int kRowBytes = kHeadDim * 2;    // one 128-byte swizzle row per tile row
+  static constexpr int kTileQBytes = kBlockM * kRowBytes;
+  static constexpr int kTileKVBytes = kBlockN * kRowBytes;
+  // Q, K and V, plus the slack that aligns them to the 1,024-byte swizzle atom.
+  static constexpr int kSmemBytes = kTileQBytes + 2 * kTileKVBytes + 1024;
+  static_assert(kHeadDim == 64, "the m64n64k16 path: D = 64 (a 128-byte row of 16-bit values)");
+};
+
+// Copies `rows` rows of 64 16-bit values (row stride `stride` elements) into a
+// 128-byte-swizzled tile; rows ≥ valid_rows are zero-filled.
+template <int kRows, int kThreads, typename Elem>
+__device__ __forceinline__ void CopySw128TileAsync(unsigned char* tile, const Elem* g, int64_t stride,
+                                                   int valid_rows, int tid) {
+#pragma unroll
+  for (int i = tid; i < kRows * 8; i += kThreads) {
+    const int r = i / 8, c = i % 8;
+    const bool valid = r < valid_rows;
+    unsigned char* dst = tile + r * 128 + ((c ^ (r % 8)) * 16);
+    flash::CpAsync16(dst, valid ? g + r * stride + c * 8 : g, valid);
+  }
+}
+
+template <typename Traits, typename Elem, bool kCausal>
+__global__ void __launch_bounds__(Traits::kNThreads, 1)
+    flash_fwd_sm90_kernel(const AttentionFwdParams p) {
+  constexpr int kBlockM = Traits::kBlockM, kBlockN = Traits::kBlockN;
+  constexpr int kThreads = Traits::kNThreads;
+  using flash::FastExp2;
+  using flash::PackFloat2;
+  using flash::QuadMax;
+  using flash::QuadSum;
+
+  FLASH_DYNAMIC_SMEM(smem_raw);
+  // Align to the swizzle atom, so the swizzle the hardware applies to absolute shared
+  // addresses equals the tile-relative one the copies use.
+  unsigned char* smem = smem_raw + ((1024 - SmemAddress(smem_raw) % 1024) % 1024);
+  unsigned char* sQ = smem;
+  unsigned char* sK = sQ + Traits::kTileQBytes;
+  unsigned char* sV = sK + Traits::kTileKVBytes;
+
+  const int tid = threadIdx.x, wg = tid / kWarpgroupThreads;
+  const int lane = tid % 32, warp = (tid % kWarpgroupThreads) / 32, g = lane / 4, t = lane % 4;
+  // Grid (B·H, query blocks), the last query block (the most keys under causal masking)
+  // first, as the FA2 kernel.
+  const int m_block = gridDim.y - 1 - blockIdx.y;
+  const int h = blockIdx.x % p.H, b = blockIdx.x / p.H, hk = h / p.group;
+  const int T = p.T, m0 = m_block * kBlockM;
+  const int row0 = m0 + wg * 64 + warp * 16 + g;  // this thread's rows: row0 and row0 + 8
+  const int key_end = kCausal ? min(T, m0 + kBlockM) : T;
+  const int n_blocks = (key_end + kBlockN - 1) / kBlockN;
+
+  const Elem* gQ = static_cast<const Elem*>(p.q.ptr) + b * p.q.batch_stride +
+                   h * p.q.head_stride + static_cast<int64_t>(m0) * p.q.row_stride;
+  const Elem* gK = static_cast<const Elem*>(p.k.ptr) + b * p.k.batch_stride + hk * p.k.head_stride;
+  const Elem* gV = static_cast<const Elem*>(p.v.ptr) + b * p.v.batch_stride + hk * p.v.head_stride;
+
+  int n = n_blocks - 1;
+  CopySw128TileAsync<kBlockM, kThreads>(sQ, gQ, p.q.row_stride, T - m0, tid);
+  CopySw128TileAsync<kBlockN, kThreads>(sK, gK + static_cast<int64_t>(n) * kBlockN * p.k.row_stride,
+                                        p.k.row_stride, T - n * kBlockN, tid);
+  flash::CpAsyncCommit();
+
+  // Descriptors: Q (this warpgroup's 64 rows) and K K-major, V MN-major; 128-byte swizzle,
+  // 8-row groups 1,024 bytes apart (SBO). A k16 step is 32 bytes along a row of Q and K,
+  // 16 rows (2,048 bytes) down V.
+  const uint64_t desc_q = GmmaDesc(SmemAddress(sQ + wg * 64 * Traits::kRowBytes), SmemSwizzle::k128B, 16, 1024);
+  const uint64_t desc_k = GmmaDesc(SmemAddress(sK), SmemSwizzle::k128B, 16, 1024);
+  const uint64_t desc_v = GmmaDesc(SmemAddress(sV), SmemSwizzle::k128B, 8192, 1024);
+
+  float acc_o[32];
+#pragma unroll
+  for (int i = 0; i < 32; ++i) acc_o[i] = 0.0f;
+  float row_max[2] = {-INFINITY, -INFINITY}, row_sum[2] = {0.0f, 0.0f};
+
+  for (; n >= 0; --n) {
+    const int n0 = n * kBlockN;
+    flash::CpAsyncWait<0>();
+    FenceProxyAsync();
+    __syncthreads();  // K(n) (and Q) landed for all; every warpgroup is done with V(n+1)
+    CopySw128TileAsync<kBlockN, kThreads>(sV, gV + static_cast<int64_t>(n0) * p.v.row_stride,
+                                          p.v.row_stride, T - n0, tid);
+    flash::CpAsyncCommit();
+
+    // S = Q·K(n)ᵀ, 64 × 64 per warpgroup.
+    float acc_s[32];
+    WgmmaFence();
+#pragma unroll
+    for (int ks = 0; ks < Traits::kHeadDim / 16; ++ks)
+      Wgmma64x64Ss<Elem, false>(acc_s, GmmaDescAdvance(desc_q, 32 * ks),
+                                GmmaDescAdvance(desc_k, 32 * ks), ks > 0);
+    WgmmaCommit();
+    WgmmaWait<0>();
+
+    // Keys past T (ragged last block) and, if causal, after the query.
+    if (n0 + kBlockN > T || (kCausal && n0 + kBlockN - 1 > m0 + wg * 64)) {
+#pragma unroll
+      for (int j = 0; j < 8; ++j)
+#pragma unroll
+        for (int v = 0; v < 4; ++v) {
+          const int row = row0 + 8 * (v / 2), col = n0 + 8 * j + 2 * t + v % 2;
+          if (col >= T || (kCausal && col > row)) acc_s[4 * j + v] = -INFINITY;
+        }
+    }
+
+    flash::CpAsyncWait<0>();
+    FenceProxyAsync();
+    __syncthreads();  // V(n) landed for all; every warpgroup is done with K(n)
+    if (n > 0) {
+      const int prev0 = n0 - kBlockN;
+      CopySw128TileAsync<kBlockN, kThreads>(sK, gK + static_cast<int64_t>(prev0) * p.k.row_stride,
+                                            p.k.row_stride, T - prev0, tid);
+      flash::CpAsyncCommit();
+    }
+
+    // Online softmax (flash_fwd_kernel.cuh): rows row0 (half 0) and row0 + 8 (half 1),
+    // 16 values each in this thread, the rest of the row in the quad's other lanes.
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      float mx = row_max[half];
+#pragma unroll
+      for (int j = 0; j < 8; ++j) mx = fmaxf(mx, fmaxf(acc_s[4 * j + 2 * half], acc_s[4 * j + 2 * half + 1]));
+      mx = QuadMax(mx);
+      const float max_scaled = mx == -INFINITY ? 0.0f : mx * p.scale_log2;  // -inf guard
+      const float rescale = FastExp2(row_max[half] * p.scale_log2 - max_scaled);
+      row_max[half] = mx;
+      row_sum[half] *= rescale;
+#pragma unroll
+      for (int j = 0; j < 8; ++j) {
+        acc_o[4 * j + 2 * half] *= rescale;
+        acc_o[4 * j + 2 * half + 1] *= rescale;
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          const float pij = FastExp2(acc_s[4 * j + 2 * half + e] * p.scale_log2 - max_scaled);
+          acc_s[4 * j + 2 * half + e] = pij;
+          row_sum[half] += pij;
+        }
+      }
+    }
+
+    // O += P·V(n): P's k16 step ks is S columns 16ks..16ks+15, the n8 blocks 2ks and 2ks+1.
+    uint32_t p_frag[4][4];
+#pragma unroll
+    for (int ks = 0; ks < 4; ++ks) {
+      p_frag[ks][0] = PackFloat2<Elem>(acc_s[8 * ks + 0], acc_s[8 * ks + 1]);
+      p_frag[ks][1] = PackFloat2<Elem>(acc_s[8 * ks + 2], acc_s[8 * ks + 3]);
+      p_frag[ks][2] = PackFloat2<Elem>(acc_s[8 * ks + 4], acc_s[8 * ks + 5]);
+      p_frag[ks][3] = PackFloat2<Elem>(acc_s[8 * ks + 6], acc_s[8 * ks + 7]);
+    }
+    WgmmaFence();  // P and the rescaled O were written by ordinary instructions
+#pragma unroll
+    for (int ks = 0; ks < kBlockN / 16; ++ks)
+      Wgmma64x64Rs<Elem, true>(acc_o, p_frag[ks], GmmaDescAdvance(desc_v, 2048 * ks), true);
+    WgmmaCommit();
+    WgmmaWait<0>();
+  }
+
+  // Epilogue: O = acc / l; L = scale·m + ln l; rows ≥ T are padding and not written.
+  Elem* gO = static_cast<Elem*>(p.o.ptr) + b * p.o.batch_stride + h * p.o.head_stride;
+  float* lse = p.lse + (static_cast<int64_t>(b) * p.H + h) * T;
+#pragma unroll
+  for (int half = 0; half < 2; ++half) {
+    const float sum = QuadSum(row_sum[half]);
+    const float inv = sum > 0.0f ? 1.0f / sum : 0.0f;
+    const int row = row0 + 8 * half;
+    if (row >= T) continue;
+    Elem* o_row = gO + static_cast<int64_t>(row) * p.o.row_stride;
+#pragma unroll
+    for (int j = 0; j < 8; ++j)
+      *reinterpret_cast<uint32_t*>(o_row + 8 * j + 2 * t) =
+          PackFloat2<Elem>(acc_o[4 * j + 2 * half] * inv, acc_o[4 * j + 2 * half + 1] * inv);
+    if (t == 0) lse[row] = sum > 0.0f ? row_max[half] * p.scale + logf(sum) : -INFINITY;
+  }
+}
+
+}  // namespace flashtick::cuda::sm90
