@@ -5,11 +5,11 @@
 #   wgmma    wgmma_gpu_test: the wgmma layer's tile GEMM (every descriptor layout the CPU
 #            emulator checks) against the CPU; then compute-sanitizer memcheck and racecheck
 #            on it
-#   parity   the attention forward parity cases of D = 64 with FLASHTICK_ATTENTION_IMPL=
+#   parity   the attention forward parity cases of D = 64 and 128 with FLASHTICK_ATTENTION_IMPL=
 #            flash_sm90a (the forward on the wgmma kernel: kernel path …_sm90a), then the
 #            same cases' backward (ours, on the forward's contract), and compute-sanitizer
 #            memcheck and racecheck on two of them
-#   bench    bench_attention --impl flash,cudnn,flash_sm90a at D = 64 beside PyTorch
+#   bench    bench_attention --impl flash,cudnn,flash_sm90a at D = 64 and 128 beside PyTorch
 #            (gpu_cudnn.sh bench), and the ratio table with the sm90a/cudnn column
 # $OUT gets hopper_summary.txt (read first) and each stage's log.
 # Usage (repository root): OUT=dir bench/scripts/gpu_hopper.sh [build] [wgmma] [parity] [bench]
@@ -55,7 +55,7 @@ if [[ " $stages " == *" wgmma "* ]]; then
 fi
 
 if [[ " $stages " == *" parity "* ]]; then
-  fwd='Parity/Cuda*.Case/*attention_fwd*_D_64_*'
+  fwd='Parity/Cuda*.Case/*attention_fwd*_D_64_*:Parity/Cuda*.Case/*attention_fwd*_D_128_*'
   FLASHTICK_ATTENTION_IMPL=flash_sm90a timeout $(( $(left) > 200 ? 90 : 30 )) "$build/tests/parity/parity_test" \
     --gtest_filter="$fwd" > "$out/hopper_parity_fwd.log" 2>&1
   note "parity $fwd (flash_sm90a): $(grep -c ': OK' "$out/hopper_parity_fwd.log") OK," \
@@ -73,7 +73,7 @@ if [[ " $stages " == *" parity "* ]]; then
 fi
 
 if [[ " $stages " == *" bench "* ]]; then
-  CUDNN_N=${HOPPER_N:-8192,23400,65536} CUDNN_D=64 CUDNN_ROUNDS=2 CUDNN_IMPLS=flash,cudnn,flash_sm90a \
+  CUDNN_N=${HOPPER_N:-8192,23400,65536} CUDNN_D=64,128 CUDNN_ROUNDS=2 CUDNN_IMPLS=flash,cudnn,flash_sm90a \
     CUDNN_DEADLINE=$(( $(left) - 5 )) OUT=$out bench/scripts/gpu_cudnn.sh bench > "$out/hopper_bench.txt" 2>&1
   tail -20 "$out/hopper_bench.txt" >> "$summary"
 fi

@@ -393,8 +393,8 @@ namespace flashtick {
 namespace {
 
 // The sm_90a forward (wgmma, kernels/cuda/attention/sm90/flash_fwd_sm90.cuh) with one and
-// two warpgroups a CTA: T = 1, ragged tiles, causal blocks that one warpgroup sees whole
-// and the other masked, GQA, fused Q/K/V, B·H > 1, bf16 and fp16.
+// two warpgroups a CTA, D = 64 and 128: T = 1, ragged tiles, causal blocks that one
+// warpgroup sees whole and the other masked, GQA, fused Q/K/V, B·H > 1, bf16 and fp16.
 using FwdSm90D64x1 = cuda::sm90::FlashFwdSm90Traits<64, 1>;
 using FwdSm90D64x2 = cuda::sm90::FlashFwdSm90Traits<64, 2>;
 
@@ -412,6 +412,15 @@ TEST(FlashEmuSm90Test, D64NonCausal) {
 
 TEST(FlashEmuSm90Test, D64Fp16Causal) {
   RunCase<FwdSm90D64x2, BwdTraitsD64, __half, true>({1, 257, 2, 1, 64, true});
+}
+
+// D = 128: two 64-column blocks per tile, S over eight k16 steps, O as two m64n64 halves.
+using FwdSm90D128x2 = cuda::sm90::FlashFwdSm90Traits<128, 2>;
+
+TEST(FlashEmuSm90Test, D128) {
+  RunCase<FwdSm90D128x2, BwdTraitsD128, __nv_bfloat16, true>({2, 150, 2, 1, 128, true});
+  RunCase<FwdSm90D128x2, BwdTraitsD128, __half, false>({1, 77, 2, 2, 128, false});
+  RunCase<FwdSm90D128x2, BwdTraitsD128, __nv_bfloat16, true>({1, 1, 1, 1, 128, true});
 }
 
 }  // namespace

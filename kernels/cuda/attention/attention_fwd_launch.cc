@@ -4,7 +4,7 @@
 // head dims 16, 32, 96 run zero-padded on the 64/128 ones, head_dim_padding.h).
 // In: Q [B,T,H,D], K, V [B,T,Hkv,D] (bf16/fp16). Out: O [B,T,H,D], L fp32 [B,H,T].
 // Small B·H at long T runs split-KV with fp32 partials from the context's scratch. In the
-// flash_sm90a mode, D = 64 on a compute-capability 9.0 GPU runs the wgmma kernel instead
+// flash_sm90a mode, D = 64 or 128 on a compute-capability 9.0 GPU runs the wgmma kernel instead
 // (kernels/cuda/attention/sm90/).
 #include <algorithm>
 #include <memory>

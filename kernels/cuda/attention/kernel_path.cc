@@ -26,7 +26,7 @@ std::string AttentionKernelPath(const OpDesc& desc, int head_dim, const CudaCont
   switch (desc.op) {
     case Op::kAttentionFwd:
       if (FlashFwdSm90aAsked() && sm90::FlashFwdSm90Runs(head_dim, desc.dtype, ctx.sm)) {
-        const flash::FlashFwdTiles t = sm90::FlashFwdSm90TileShape();
+        const flash::FlashFwdTiles t = sm90::FlashFwdSm90TileShape(head_dim);
         return absl::StrCat("flash_cuda_fwd_d", t.head_dim, "_m", t.block_m, "n", t.block_n, "wg",
                             t.warps / 4, "_sm90a");
       }

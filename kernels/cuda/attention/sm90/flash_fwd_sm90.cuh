@@ -2,19 +2,22 @@
 // FlashAttention-2 algorithm of flash_fwd_kernel.cuh with its two GEMMs moved from
 // mma.sync to wgmma, FlashAttention-3's first step (Shah et al. 2024, §3.1: "WGMMA" before
 // warp specialization and the TMA). Each warpgroup owns 64 query rows (one m64 tile);
-// the CTA's warpgroups share the key and value tiles.
-//   S = Q·K(n)ᵀ: wgmma with A = Q and B = K(n) both from shared memory, K-major (rows of
-//     D = 64 bf16 are one 128-byte swizzled row), four k16 steps along D;
+// the CTA's warpgroups share the key and value tiles. D = 64 or 128.
+// A [rows × D] tile is D/64 column blocks ("atoms" of the 128-byte swizzle) of [rows × 64]
+// 16-bit values, one 128-byte row each, block a at a·rows·128 bytes.
+//   S = Q·K(n)ᵀ: wgmma with A = Q and B = K(n) both from shared memory, K-major, D/16
+//     k16 steps along D (four a column block, 32 bytes apart);
 //   online softmax on the S accumulator, whose layout is the A-register layout of the next
 //     GEMM (wgmma.cuh, "Fragments"), so P is packed to 16 bits in registers;
 //   O += P·V(n): wgmma with A = P from registers and B = V(n) MN-major (V rows are
-//     D-contiguous, D the N dimension), four k16 steps along the keys.
+//     D-contiguous, D the N dimension), four k16 steps along the keys, one m64n64 per
+//     64-column block of O.
 // Tiles are copied with cp.async into the 128-byte-swizzled layout the descriptors
 // describe (chunk c of row r at r·128 + (c ^ r % 8)·16), and fenced to the async proxy
 // before wgmma reads them. Pipeline per key block, as FA2: wait K(n) | issue V(n) | S |
 // mask | wait V(n) | issue K(n−1) | softmax | O += P·V(n). Writes O and L = logsumexp.
 // Not yet here: TMA loads, producer/consumer warp specialization, pingpong between
-// warpgroups, softmax overlapped with the next GEMM (FA3 §3.1–3.2), split-KV, D ≠ 64.
+// warpgroups, softmax overlapped with the next GEMM (FA3 §3.1–3.2), split-KV.
 #pragma once
 
 #include <cmath>
@@ -34,25 +37,25 @@ struct FlashFwdSm90Traits {
   static constexpr int kBlockM = 64 * kWarpgroups;  // query rows per CTA, 64 a warpgroup
   static constexpr int kBlockN = 64;                // keys per inner step (wgmma n64)
   static constexpr int kNThreads = kWarpgroupThreads * kWarpgroups;
-  static constexpr int kRowBytes = kHeadDim * 2;    // one 128-byte swizzle row per tile row
-  static constexpr int kTileQBytes = kBlockM * kRowBytes;
-  static constexpr int kTileKVBytes = kBlockN * kRowBytes;
+  static constexpr int kAtoms = kHeadDim / 64;      // 64-column blocks of a tile
+  static constexpr int kTileQBytes = kBlockM * kHeadDim * 2;
+  static constexpr int kTileKVBytes = kBlockN * kHeadDim * 2;
   // Q, K and V, plus the slack that aligns them to the 1,024-byte swizzle atom.
   static constexpr int kSmemBytes = kTileQBytes + 2 * kTileKVBytes + 1024;
-  static_assert(kHeadDim == 64, "the m64n64k16 path: D = 64 (a 128-byte row of 16-bit values)");
+  static_assert(kHeadDim == 64 || kHeadDim == 128, "m64n64k16 per 64-column block: D = 64 or 128");
 };
 
-// Copies `rows` rows of 64 16-bit values (row stride `stride` elements) into a
-// 128-byte-swizzled tile; rows ≥ valid_rows are zero-filled.
-template <int kRows, int kThreads, typename Elem>
+// Copies kRows rows of kAtoms·64 16-bit values (row stride `stride` elements) into a
+// tile of kAtoms 128-byte-swizzled column blocks; rows ≥ valid_rows are zero-filled.
+template <int kRows, int kAtoms, int kThreads, typename Elem>
 __device__ __forceinline__ void CopySw128TileAsync(unsigned char* tile, const Elem* g, int64_t stride,
                                                    int valid_rows, int tid) {
 #pragma unroll
-  for (int i = tid; i < kRows * 8; i += kThreads) {
-    const int r = i / 8, c = i % 8;
+  for (int i = tid; i < kRows * kAtoms * 8; i += kThreads) {
+    const int r = i / (kAtoms * 8), chunk = i % (kAtoms * 8), a = chunk / 8, c = chunk % 8;
     const bool valid = r < valid_rows;
-    unsigned char* dst = tile + r * 128 + ((c ^ (r % 8)) * 16);
-    flash::CpAsync16(dst, valid ? g + r * stride + c * 8 : g, valid);
+    unsigned char* dst = tile + a * kRows * 128 + r * 128 + ((c ^ (r % 8)) * 16);
+    flash::CpAsync16(dst, valid ? g + r * stride + chunk * 8 : g, valid);
   }
 }
 
@@ -60,7 +63,7 @@ template <typename Traits, typename Elem, bool kCausal>
 __global__ void __launch_bounds__(Traits::kNThreads, 1)
     flash_fwd_sm90_kernel(const AttentionFwdParams p) {
   constexpr int kBlockM = Traits::kBlockM, kBlockN = Traits::kBlockN;
-  constexpr int kThreads = Traits::kNThreads;
+  constexpr int kThreads = Traits::kNThreads, kAtoms = Traits::kAtoms;
   using flash::FastExp2;
   using flash::PackFloat2;
   using flash::QuadMax;
@@ -91,21 +94,23 @@ __global__ void __launch_bounds__(Traits::kNThreads, 1)
   const Elem* gV = static_cast<const Elem*>(p.v.ptr) + b * p.v.batch_stride + hk * p.v.head_stride;
 
   int n = n_blocks - 1;
-  CopySw128TileAsync<kBlockM, kThreads>(sQ, gQ, p.q.row_stride, T - m0, tid);
-  CopySw128TileAsync<kBlockN, kThreads>(sK, gK + static_cast<int64_t>(n) * kBlockN * p.k.row_stride,
-                                        p.k.row_stride, T - n * kBlockN, tid);
+  CopySw128TileAsync<kBlockM, kAtoms, kThreads>(sQ, gQ, p.q.row_stride, T - m0, tid);
+  CopySw128TileAsync<kBlockN, kAtoms, kThreads>(
+      sK, gK + static_cast<int64_t>(n) * kBlockN * p.k.row_stride, p.k.row_stride, T - n * kBlockN, tid);
   flash::CpAsyncCommit();
 
   // Descriptors: Q (this warpgroup's 64 rows) and K K-major, V MN-major; 128-byte swizzle,
-  // 8-row groups 1,024 bytes apart (SBO). A k16 step is 32 bytes along a row of Q and K,
-  // 16 rows (2,048 bytes) down V.
-  const uint64_t desc_q = GmmaDesc(SmemAddress(sQ + wg * 64 * Traits::kRowBytes), SmemSwizzle::k128B, 16, 1024);
+  // 8-row groups 1,024 bytes apart (SBO). A k16 step is 32 bytes along a row of Q and K
+  // (the next column block after four), 16 rows (2,048 bytes) down V.
+  const uint64_t desc_q = GmmaDesc(SmemAddress(sQ + wg * 64 * 128), SmemSwizzle::k128B, 16, 1024);
   const uint64_t desc_k = GmmaDesc(SmemAddress(sK), SmemSwizzle::k128B, 16, 1024);
   const uint64_t desc_v = GmmaDesc(SmemAddress(sV), SmemSwizzle::k128B, 8192, 1024);
 
-  float acc_o[32];
+  float acc_o[kAtoms][32];  // O's 64-column block a
 #pragma unroll
-  for (int i = 0; i < 32; ++i) acc_o[i] = 0.0f;
+  for (int a = 0; a < kAtoms; ++a)
+#pragma unroll
+    for (int i = 0; i < 32; ++i) acc_o[a][i] = 0.0f;
   float row_max[2] = {-INFINITY, -INFINITY}, row_sum[2] = {0.0f, 0.0f};
 
   for (; n >= 0; --n) {
@@ -113,8 +118,8 @@ __global__ void __launch_bounds__(Traits::kNThreads, 1)
     flash::CpAsyncWait<0>();
     FenceProxyAsync();
     __syncthreads();  // K(n) (and Q) landed for all; every warpgroup is done with V(n+1)
-    CopySw128TileAsync<kBlockN, kThreads>(sV, gV + static_cast<int64_t>(n0) * p.v.row_stride,
-                                          p.v.row_stride, T - n0, tid);
+    CopySw128TileAsync<kBlockN, kAtoms, kThreads>(sV, gV + static_cast<int64_t>(n0) * p.v.row_stride,
+                                                  p.v.row_stride, T - n0, tid);
     flash::CpAsyncCommit();
 
     // S = Q·K(n)ᵀ, 64 × 64 per warpgroup.
@@ -122,8 +127,8 @@ __global__ void __launch_bounds__(Traits::kNThreads, 1)
     WgmmaFence();
 #pragma unroll
     for (int ks = 0; ks < Traits::kHeadDim / 16; ++ks)
-      Wgmma64x64Ss<Elem, false>(acc_s, GmmaDescAdvance(desc_q, 32 * ks),
-                                GmmaDescAdvance(desc_k, 32 * ks), ks > 0);
+      Wgmma64x64Ss<Elem, false>(acc_s, GmmaDescAdvance(desc_q, (ks / 4) * kBlockM * 128 + (ks % 4) * 32),
+                                GmmaDescAdvance(desc_k, (ks / 4) * kBlockN * 128 + (ks % 4) * 32), ks > 0);
     WgmmaCommit();
     WgmmaWait<0>();
 
@@ -143,8 +148,8 @@ __global__ void __launch_bounds__(Traits::kNThreads, 1)
     __syncthreads();  // V(n) landed for all; every warpgroup is done with K(n)
     if (n > 0) {
       const int prev0 = n0 - kBlockN;
-      CopySw128TileAsync<kBlockN, kThreads>(sK, gK + static_cast<int64_t>(prev0) * p.k.row_stride,
-                                            p.k.row_stride, T - prev0, tid);
+      CopySw128TileAsync<kBlockN, kAtoms, kThreads>(
+          sK, gK + static_cast<int64_t>(prev0) * p.k.row_stride, p.k.row_stride, T - prev0, tid);
       flash::CpAsyncCommit();
     }
 
@@ -161,9 +166,14 @@ __global__ void __launch_bounds__(Traits::kNThreads, 1)
       row_max[half] = mx;
       row_sum[half] *= rescale;
 #pragma unroll
+      for (int a = 0; a < kAtoms; ++a)
+#pragma unroll
+        for (int j = 0; j < 8; ++j) {
+          acc_o[a][4 * j + 2 * half] *= rescale;
+          acc_o[a][4 * j + 2 * half + 1] *= rescale;
+        }
+#pragma unroll
       for (int j = 0; j < 8; ++j) {
-        acc_o[4 * j + 2 * half] *= rescale;
-        acc_o[4 * j + 2 * half + 1] *= rescale;
 #pragma unroll
         for (int e = 0; e < 2; ++e) {
           const float pij = FastExp2(acc_s[4 * j + 2 * half + e] * p.scale_log2 - max_scaled);
@@ -184,8 +194,11 @@ __global__ void __launch_bounds__(Traits::kNThreads, 1)
     }
     WgmmaFence();  // P and the rescaled O were written by ordinary instructions
 #pragma unroll
-    for (int ks = 0; ks < kBlockN / 16; ++ks)
-      Wgmma64x64Rs<Elem, true>(acc_o, p_frag[ks], GmmaDescAdvance(desc_v, 2048 * ks), true);
+    for (int a = 0; a < kAtoms; ++a)
+#pragma unroll
+      for (int ks = 0; ks < kBlockN / 16; ++ks)
+        Wgmma64x64Rs<Elem, true>(acc_o[a], p_frag[ks],
+                                 GmmaDescAdvance(desc_v, a * kBlockN * 128 + 2048 * ks), true);
     WgmmaCommit();
     WgmmaWait<0>();
   }
@@ -201,9 +214,11 @@ __global__ void __launch_bounds__(Traits::kNThreads, 1)
     if (row >= T) continue;
     Elem* o_row = gO + static_cast<int64_t>(row) * p.o.row_stride;
 #pragma unroll
-    for (int j = 0; j < 8; ++j)
-      *reinterpret_cast<uint32_t*>(o_row + 8 * j + 2 * t) =
-          PackFloat2<Elem>(acc_o[4 * j + 2 * half] * inv, acc_o[4 * j + 2 * half + 1] * inv);
+    for (int a = 0; a < kAtoms; ++a)
+#pragma unroll
+      for (int j = 0; j < 8; ++j)
+        *reinterpret_cast<uint32_t*>(o_row + 64 * a + 8 * j + 2 * t) =
+            PackFloat2<Elem>(acc_o[a][4 * j + 2 * half] * inv, acc_o[a][4 * j + 2 * half + 1] * inv);
     if (t == 0) lse[row] = sum > 0.0f ? row_max[half] * p.scale + logf(sum) : -INFINITY;
   }
 }
