@@ -124,6 +124,9 @@ absl::StatusOr<std::vector<float>> Transformer::Step(DecodeState* state,
                           state->capture_capacity_ != state->capacity())) {
     // Capture once per capacity: growing the cache moved it. A capture that fails
     // (an op the backend cannot record) turns capture off; the step then runs op by op.
+    // A backend busy with another model's capture (FailedPrecondition from BeginCapture:
+    // a server's models share one backend) is not a failure: this step runs op by op and
+    // the next one tries again.
     state->capture_work_.reset();
     absl::Status captured = be->BeginCapture();
     if (captured.ok()) {
@@ -134,14 +137,16 @@ absl::StatusOr<std::vector<float>> Transformer::Step(DecodeState* state,
         state->capture_work_ = *std::move(work);
         state->capture_capacity_ = state->capacity();
         ++state->captures_;
+      } else {
+        state->capture_ = false;
+        state->capture_error_ = captured;
       }
-    }
-    if (!captured.ok()) {
+    } else if (captured.code() != absl::StatusCode::kFailedPrecondition) {
       state->capture_ = false;
       state->capture_error_ = captured;
     }
   }
-  if (state->capture_)
+  if (state->capture_ && state->capture_work_ != nullptr)
     RETURN_IF_ERROR(be->Replay(*state->capture_work_));
   else
     RETURN_IF_ERROR(enqueue());

@@ -50,6 +50,10 @@ class ForwardingBackend final : public Backend {
   bool SupportsCapture() const override { return capture_; }
   absl::Status BeginCapture() override {
     ++captures_begun;
+    if (busy_begins > 0) {  // another model's capture is open on this backend
+      --busy_begins;
+      return absl::FailedPreconditionError("test: a capture is already open");
+    }
     return cpu_.BeginCapture();
   }
   absl::StatusOr<std::unique_ptr<CapturedWork>> EndCapture() override {
@@ -63,6 +67,7 @@ class ForwardingBackend final : public Backend {
   }
 
   int runs = 0, captures_begun = 0, replays = 0;
+  int busy_begins = 0;  // BeginCapture answers "busy" this many more times
 
  private:
   cpu::CpuBackend cpu_;
@@ -149,6 +154,34 @@ TEST(DecodeCapture, AFailedCaptureFallsBackToOpByOp) {
   EXPECT_EQ(failing.replays, 0);
   EXPECT_NE((*sb)->capture_error().message().find("always fails"), std::string::npos)
       << (*sb)->capture_error();
+}
+
+// A backend busy with another capture is no failure: those steps run op by op, and the
+// state captures once the backend is free.
+TEST(DecodeCapture, ABusyBackendDefersTheCapture) {
+  ForwardingBackend plain(/*capture=*/false), busy(/*capture=*/true);
+  busy.busy_begins = 3;
+  auto a = Transformer::InitRandom(Config(), 8, &plain);
+  auto b = Transformer::InitRandom(Config(), 8, &busy);
+  ASSERT_TRUE(a.ok() && b.ok());
+  DecodeOptions opt;
+  opt.capture = true;
+  auto sa = DecodeState::Create(**a, 8);
+  auto sb = DecodeState::Create(**b, 8, opt);
+  ASSERT_TRUE(sa.ok() && sb.ok());
+  const int64_t F = (*a)->config().features, T = 6;
+  const std::vector<float> rows = Rows(T, F);
+  for (int64_t t = 0; t < T; ++t) {
+    auto pa = (*a)->Step(sa->get(), absl::MakeConstSpan(rows.data() + t * F, F));
+    auto pb = (*b)->Step(sb->get(), absl::MakeConstSpan(rows.data() + t * F, F));
+    ASSERT_TRUE(pa.ok() && pb.ok()) << pb.status();
+    EXPECT_EQ(std::memcmp(pa->data(), pb->data(), pa->size() * sizeof(float)), 0) << "step " << t;
+  }
+  EXPECT_TRUE((*sb)->capturing());
+  EXPECT_TRUE((*sb)->capture_error().ok());
+  EXPECT_EQ((*sb)->captures(), 1);      // made at step 3, once the backend was free
+  EXPECT_EQ(busy.captures_begun, 4);    // three busy answers, then the capture
+  EXPECT_EQ(busy.replays, T - 3);       // steps 3, 4, 5
 }
 
 // While a capture is open the CPU backend refuses what would wait (as CUDA's stream
