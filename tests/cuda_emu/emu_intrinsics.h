@@ -48,11 +48,15 @@ void LdMatrix(uint32_t (&r)[4], const void* row_addr, bool trans);
 // __cvta_generic_to_shared gives on the GPU.
 uint32_t SmemAddress(const void* p);
 // wgmma m64nNk16 (kernels/cuda/attention/sm90/wgmma.cuh), a warpgroup collective: the
-// 128 threads' d (N/2 floats each) (+)= A·B, A from the threads' registers `a` (4 each)
+// 128 threads' d (N/2 floats each) (+)= A·B once waited for, A from the threads' registers `a` (4 each)
 // when non-null, else from shared memory through desc_a; B through desc_b, MN-major when
 // trans_b. Operands are read through the descriptors' canonical layouts and swizzle.
 void Wgmma(float* d, int n, const uint32_t* a, uint64_t desc_a, uint64_t desc_b, bool trans_b,
            bool bf16, bool accumulate);
+// wgmma.commit_group and wgmma.wait_group N, warpgroup collectives: the issued wgmma run
+// at the wait (asynchronous, as on the GPU; emu_runtime.cc says what is checked).
+void WgmmaCommit();
+void WgmmaWait(int pending);
 
 // Runs fn once per CUDA thread of every CTA of the grid (CTAs one after another),
 // with `smem_bytes` of zero-initialised dynamic shared memory per CTA.

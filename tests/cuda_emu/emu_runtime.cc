@@ -3,13 +3,22 @@
 // blocks (collective, barrier or exit), then completes every warp whose 32 lanes wait
 // on the same collective and releases the barrier once every live thread waits on it.
 // A pass with no progress is a deadlock (e.g. a barrier inside divergent code) and
-// aborts with a message. wgmma is a collective of a warpgroup (4 warps, 128 threads),
-// completed once all 128 wait on it.
+// aborts with a message. wgmma, its commit and its wait are collectives of a warpgroup
+// (4 warps, 128 threads), completed once all 128 wait on them. wgmma is asynchronous as on
+// the GPU: an issued wgmma only joins the warpgroup's open group, commit closes the group,
+// and wait_group N runs every committed group but the newest N, reading shared memory and
+// the A registers then. In flight, the accumulators hold NaN (their values live in a
+// shadow), so a kernel that reads them before the wait gets NaN, one that writes them
+// aborts, and one that ends with a wgmma not waited for aborts.
 #include <ucontext.h>
 
 #include <cstdio>
 #include <cstdlib>
+#include <algorithm>
+#include <cmath>
 #include <cstring>
+#include <limits>
+#include <map>
 #include <vector>
 
 #include "kernels/common/half.h"
@@ -22,7 +31,9 @@ constexpr int kWarp = 32;
 constexpr size_t kStackBytes = 256 * 1024;
 
 enum class Wait { kRunnable, kCollective, kBarrier, kDone };
-enum class Coll { kNone, kShfl, kMmaBf16, kMmaF16, kLdMatrix, kLdMatrixTrans, kWgmma };
+enum class Coll {
+  kNone, kShfl, kMmaBf16, kMmaF16, kLdMatrix, kLdMatrixTrans, kWgmma, kWgmmaCommit, kWgmmaWait
+};
 
 struct WgmmaOp {
   float* d = nullptr;
@@ -47,10 +58,27 @@ struct Thread {
   const void* ld_addr = nullptr;
   uint32_t* ld_out = nullptr;
   WgmmaOp wgmma;
+  int wgmma_pending = 0;  // wgmma_wait's N
+};
+
+// One issued wgmma of a warpgroup: the operation and each thread's d and a registers.
+struct PendingWgmma {
+  WgmmaOp op;
+  std::vector<float*> d;            // 128 threads' accumulators
+  std::vector<const uint32_t*> a;   // their A registers (register-sourced A), else null
+};
+
+// A warpgroup's wgmma in flight: the open group, the committed groups (oldest first),
+// and the shadow values of the accumulators they write.
+struct WarpgroupQueue {
+  std::vector<PendingWgmma> open;
+  std::vector<std::vector<PendingWgmma>> committed;
+  std::map<float*, std::vector<float>> shadow;  // accumulator → its values while in flight
 };
 
 struct Cta {
   std::vector<Thread> threads;
+  std::vector<WarpgroupQueue> wgmma;  // one per warpgroup of the CTA
   std::vector<unsigned char> smem;
   ucontext_t scheduler;
   int current = -1;
@@ -169,38 +197,58 @@ float SmemElem(bool bf16, size_t offset) {
   return bf16 ? Bf16BitsToFloat(bits) : HalfBitsToFloat(bits);
 }
 
-// A 64×16 element from the registers of the warpgroup's threads (the A fragment).
-float WgmmaFragA(bool bf16, Thread* group, int m, int k) {
-  const int w = m / 16, r = m % 16, g = r % 8, t = (k % 8) / 2;
-  const int reg = (r / 8) + 2 * (k / 8);
-  const uint32_t v = group[w * kWarp + g * 4 + t].wgmma.a[reg];
-  const uint16_t bits = static_cast<uint16_t>(k % 2 ? v >> 16 : v & 0xffff);
-  return bf16 ? Bf16BitsToFloat(bits) : HalfBitsToFloat(bits);
+[[noreturn]] void WgmmaAbort(const char* what) {
+  std::fprintf(stderr, "emu: %s\n", what);
+  std::abort();
 }
 
-void RunWgmma(Thread* group) {
+// Issue: the warpgroup's 128 threads agree on the operation; it joins the open group,
+// and each accumulator not yet in flight moves into the shadow, leaving NaN behind.
+void IssueWgmma(Thread* group, WarpgroupQueue& q) {
   const WgmmaOp& op = group[0].wgmma;
-  for (int i = 1; i < 4 * kWarp; ++i) {
+  PendingWgmma pend{op, std::vector<float*>(4 * kWarp), std::vector<const uint32_t*>(4 * kWarp)};
+  for (int i = 0; i < 4 * kWarp; ++i) {
     const WgmmaOp& o = group[i].wgmma;
     if (o.n != op.n || o.desc_b != op.desc_b || o.trans_b != op.trans_b || o.bf16 != op.bf16 ||
         o.accumulate != op.accumulate || (o.a == nullptr) != (op.a == nullptr) ||
-        (op.a == nullptr && o.desc_a != op.desc_a)) {
-      std::fprintf(stderr, "emu: the threads of a warpgroup issue different wgmma\n");
-      std::abort();
+        (op.a == nullptr && o.desc_a != op.desc_a))
+      WgmmaAbort("the threads of a warpgroup issue different wgmma");
+    pend.d[i] = o.d;
+    pend.a[i] = o.a;
+    auto [it, fresh] = q.shadow.try_emplace(o.d);
+    if (fresh) {
+      it->second.assign(o.d, o.d + op.n / 2);
+      std::fill(o.d, o.d + op.n / 2, std::numeric_limits<float>::quiet_NaN());
     }
   }
+  q.open.push_back(std::move(pend));
+}
+
+// Runs one issued wgmma on the shadow accumulators, reading shared memory and the A
+// registers now, as the asynchronous unit does.
+void ExecuteWgmma(const PendingWgmma& pend, WarpgroupQueue& q) {
+  const WgmmaOp& op = pend.op;
   const int N = op.n;
   std::vector<float> A(64 * 16), B(16 * N);
   for (int m = 0; m < 64; ++m)
-    for (int k = 0; k < 16; ++k)
-      A[m * 16 + k] = op.a != nullptr ? WgmmaFragA(op.bf16, group, m, k)
-                                      : SmemElem(op.bf16, GmmaElementOffset(op.desc_a, false, m, k));
+    for (int k = 0; k < 16; ++k) {
+      float x;
+      if (op.a != nullptr) {  // the A fragment: thread (16w + g, 2t) of rows m, columns k
+        const int w = m / 16, r = m % 16, g = r % 8, t = (k % 8) / 2, reg = (r / 8) + 2 * (k / 8);
+        const uint32_t v = pend.a[w * kWarp + g * 4 + t][reg];
+        const uint16_t bits = static_cast<uint16_t>(k % 2 ? v >> 16 : v & 0xffff);
+        x = op.bf16 ? Bf16BitsToFloat(bits) : HalfBitsToFloat(bits);
+      } else {
+        x = SmemElem(op.bf16, GmmaElementOffset(op.desc_a, false, m, k));
+      }
+      A[m * 16 + k] = x;
+    }
   for (int k = 0; k < 16; ++k)
     for (int n = 0; n < N; ++n)
       B[k * N + n] = SmemElem(op.bf16, GmmaElementOffset(op.desc_b, op.trans_b, n, k));
   for (int i = 0; i < 4 * kWarp; ++i) {
     const int w = i / kWarp, l = i % kWarp, g = l / 4, t = l % 4;
-    float* d = group[i].wgmma.d;
+    std::vector<float>& d = q.shadow.at(pend.d[i]);
     for (int j = 0; j < N / 8; ++j)
       for (int v = 0; v < 4; ++v) {
         const int m = 16 * w + g + 8 * (v / 2), n = 8 * j + 2 * t + v % 2;
@@ -211,11 +259,47 @@ void RunWgmma(Thread* group) {
   }
 }
 
-// Completes the wgmma of warpgroup `group` (128 threads) if all of them wait on one.
-bool TryWarpgroupCollective(Thread* group) {
+// wait_group N: runs the committed groups but the newest N, then hands back every
+// accumulator no wgmma in flight still writes (checking that the kernel left its NaN).
+void WaitWgmma(WarpgroupQueue& q, int pending) {
+  if (!q.open.empty()) WgmmaAbort("wgmma.wait_group with wgmma issued but not committed");
+  while (static_cast<int>(q.committed.size()) > pending) {
+    for (const PendingWgmma& pend : q.committed.front()) ExecuteWgmma(pend, q);
+    q.committed.erase(q.committed.begin());
+  }
+  for (auto it = q.shadow.begin(); it != q.shadow.end();) {
+    bool busy = false;
+    for (const auto& grp : q.committed)
+      for (const PendingWgmma& pend : grp)
+        for (float* d : pend.d) busy |= d == it->first;
+    if (busy) {
+      ++it;
+      continue;
+    }
+    float* d = it->first;
+    for (size_t i = 0; i < it->second.size(); ++i) {
+      if (!std::isnan(d[i])) WgmmaAbort("an accumulator was written while a wgmma on it was in flight");
+      d[i] = it->second[i];
+    }
+    it = q.shadow.erase(it);
+  }
+}
+
+// Completes warpgroup `group`'s wgmma collective (issue, commit or wait) if all 128
+// threads wait on the same one.
+bool TryWarpgroupCollective(Thread* group, WarpgroupQueue& q) {
+  const Coll kind = group[0].coll;
+  if (kind != Coll::kWgmma && kind != Coll::kWgmmaCommit && kind != Coll::kWgmmaWait) return false;
   for (int i = 0; i < 4 * kWarp; ++i)
-    if (group[i].wait != Wait::kCollective || group[i].coll != Coll::kWgmma) return false;
-  RunWgmma(group);
+    if (group[i].wait != Wait::kCollective || group[i].coll != kind) return false;
+  switch (kind) {
+    case Coll::kWgmma: IssueWgmma(group, q); break;
+    case Coll::kWgmmaCommit:
+      q.committed.push_back(std::move(q.open));
+      q.open.clear();
+      break;
+    default: WaitWgmma(q, group[0].wgmma_pending); break;
+  }
   for (int i = 0; i < 4 * kWarp; ++i) group[i].wait = Wait::kRunnable, group[i].coll = Coll::kNone;
   return true;
 }
@@ -225,7 +309,8 @@ bool TryCollective(Thread* lanes) {
   for (int l = 0; l < kWarp; ++l)
     if (lanes[l].wait != Wait::kCollective) return false;
   const Coll kind = lanes[0].coll;
-  if (kind == Coll::kWgmma) return false;  // a warpgroup collective (TryWarpgroupCollective)
+  if (kind == Coll::kWgmma || kind == Coll::kWgmmaCommit || kind == Coll::kWgmmaWait)
+    return false;  // warpgroup collectives (TryWarpgroupCollective)
   for (int l = 0; l < kWarp; ++l)
     if (lanes[l].coll != kind) {
       std::fprintf(stderr, "emu: lanes of one warp wait on different collectives (divergence)\n");
@@ -240,6 +325,8 @@ bool TryCollective(Thread* lanes) {
     case Coll::kLdMatrix: RunLdMatrix(lanes, false); break;
     case Coll::kLdMatrixTrans: RunLdMatrix(lanes, true); break;
     case Coll::kWgmma:
+    case Coll::kWgmmaCommit:
+    case Coll::kWgmmaWait:
     case Coll::kNone: break;
   }
   for (int l = 0; l < kWarp; ++l) lanes[l].wait = Wait::kRunnable, lanes[l].coll = Coll::kNone;
@@ -273,10 +360,15 @@ void RunCta(Cta& cta) {
     cta.current = -1;
     for (int w = 0; w * kWarp < n; ++w) progress |= TryCollective(&cta.threads[w * kWarp]);
     for (int g = 0; (g + 1) * 4 * kWarp <= n; ++g)
-      progress |= TryWarpgroupCollective(&cta.threads[g * 4 * kWarp]);
+      progress |= TryWarpgroupCollective(&cta.threads[g * 4 * kWarp], cta.wgmma[g]);
     int done = 0, at_barrier = 0;
     for (auto& t : cta.threads) done += t.wait == Wait::kDone, at_barrier += t.wait == Wait::kBarrier;
-    if (done == n) return;
+    if (done == n) {
+      for (const WarpgroupQueue& q : cta.wgmma)
+        if (!q.open.empty() || !q.committed.empty())
+          WgmmaAbort("the kernel ended with a wgmma not waited for");
+      return;
+    }
     if (at_barrier > 0 && at_barrier + done == n) {
       for (auto& t : cta.threads)
         if (t.wait == Wait::kBarrier) t.wait = Wait::kRunnable;
@@ -342,6 +434,18 @@ void Wgmma(float* d, int n, const uint32_t* a, uint64_t desc_a, uint64_t desc_b,
   Block(Wait::kCollective);
 }
 
+void WgmmaCommit() {
+  Self().coll = Coll::kWgmmaCommit;
+  Block(Wait::kCollective);
+}
+
+void WgmmaWait(int pending) {
+  Thread& t = Self();
+  t.coll = Coll::kWgmmaWait;
+  t.wgmma_pending = pending;
+  Block(Wait::kCollective);
+}
+
 void Launch(Dim3 grid, int block_threads, size_t smem_bytes, const std::function<void()>& fn) {
   Cta cta;
   cta.fn = &fn;
@@ -352,6 +456,7 @@ void Launch(Dim3 grid, int block_threads, size_t smem_bytes, const std::function
     for (unsigned y = 0; y < grid.y; ++y)
       for (unsigned x = 0; x < grid.x; ++x) {
         cta.smem.assign(smem_bytes, 0);
+        cta.wgmma.assign(static_cast<size_t>(block_threads / (4 * kWarp)), WarpgroupQueue{});
         for (int i = 0; i < block_threads; ++i) InitThread(cta.threads[i], i, {x, y, z}, grid);
         RunCta(cta);
       }

@@ -67,7 +67,16 @@ __device__ inline void WgmmaTileGemm(WgmmaCase c, bool accumulate, const uint16_
   const uint64_t db = inter ? GmmaDesc(base_b, SmemSwizzle::kNone, 128, 256)
                       : b_mn ? GmmaDesc(base_b, SmemSwizzle::k128B, 8192, 1024)
                              : GmmaDesc(base_b, SmemSwizzle::k128B, 16, 1024);
-  cuda::sm90::WgmmaFence();
+  // A's fragments of all four k16 steps, alive until the wait: wgmma may read its A
+  // registers any time before wgmma.wait_group (PTX ISA), so they must not be reused.
+  uint32_t frag[kT / 16][4];
+  if (c == WgmmaCase::kARegisters)
+    for (int ks = 0; ks < kT / 16; ++ks)
+      for (int reg = 0; reg < 4; ++reg) {
+        const int row = 16 * w + g + 8 * (reg % 2), col = 16 * ks + 2 * t + 8 * (reg / 2);
+        frag[ks][reg] = uint32_t(a[row * kT + col]) | (uint32_t(a[row * kT + col + 1]) << 16);
+      }
+  cuda::sm90::WgmmaFence();  // d and the A registers were written by ordinary instructions
   for (int ks = 0; ks < kT / 16; ++ks) {
     // The k16 step: 32 bytes along a swizzled K-major row, 16 rows (2 KB) down an
     // MN-major tile, the next 2 KB slice of the interleaved tile.
@@ -75,13 +84,7 @@ __device__ inline void WgmmaTileGemm(WgmmaCase c, bool accumulate, const uint16_
     const uint32_t step_b = inter || b_mn ? 2048u * ks : 32u * ks;
     const bool acc = accumulate || ks > 0;
     if (c == WgmmaCase::kARegisters) {
-      uint32_t frag[4];
-      for (int reg = 0; reg < 4; ++reg) {
-        const int row = 16 * w + g + 8 * (reg % 2), col = 16 * ks + 2 * t + 8 * (reg / 2);
-        frag[reg] = uint32_t(a[row * kT + col]) | (uint32_t(a[row * kT + col + 1]) << 16);
-      }
-      cuda::sm90::WgmmaFence();  // the A registers were just written (PTX ISA: wgmma.fence)
-      cuda::sm90::Wgmma64x64Rs<Elem, false>(d, frag, GmmaDescAdvance(db, step_b), acc);
+      cuda::sm90::Wgmma64x64Rs<Elem, false>(d, frag[ks], GmmaDescAdvance(db, step_b), acc);
     } else if (b_mn) {
       cuda::sm90::Wgmma64x64Ss<Elem, true>(d, GmmaDescAdvance(da, step_a),
                                           GmmaDescAdvance(db, step_b), acc);

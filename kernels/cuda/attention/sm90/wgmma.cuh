@@ -63,9 +63,11 @@ __host__ __device__ constexpr uint64_t GmmaDescAdvance(uint64_t desc, uint32_t b
 inline uint32_t SmemAddress(const void* p) { return ::flashtick::emu::SmemAddress(p); }
 inline void FenceProxyAsync() {}
 inline void WgmmaFence() {}
-inline void WgmmaCommit() {}
+inline void WgmmaCommit() { ::flashtick::emu::WgmmaCommit(); }
 template <int kPending>
-inline void WgmmaWait() {}
+inline void WgmmaWait() {
+  ::flashtick::emu::WgmmaWait(kPending);
+}
 // D (+)= A·B, m64n64k16; kTransB: B is MN-major (N contiguous, e.g. V [keys, D] in P·V).
 template <typename Elem, bool kTransB>
 inline void Wgmma64x64Ss(float (&d)[32], uint64_t desc_a, uint64_t desc_b, bool accumulate) {
