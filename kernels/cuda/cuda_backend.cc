@@ -10,8 +10,8 @@
 
 #include <algorithm>
 #include <atomic>
-#include <thread>
 #include <mutex>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -26,8 +26,13 @@ namespace flashtick::cuda {
 namespace {
 
 bool IsHalf(DType t) { return t == DType::kBF16 || t == DType::kF16; }
+bool IsAttention(Op op) {
+  return op == Op::kAttentionFwd || op == Op::kAttentionBwd || op == Op::kAttentionBwdBwd ||
+         op == Op::kAttentionDecode;
+}
 
-// A captured stream turned into an executable graph (Backend::EndCapture).
+// A captured stream turned into an executable graph (Backend::EndCapture); it keeps the
+// device alive, and destroys the graph with it current.
 class CudaGraphWork final : public CapturedWork {
  public:
   CudaGraphWork(std::shared_ptr<CudaDevice> device, cudaGraphExec_t exec)
@@ -38,10 +43,6 @@ class CudaGraphWork final : public CapturedWork {
   std::shared_ptr<CudaDevice> device;
   cudaGraphExec_t exec;
 };
-bool IsAttention(Op op) {
-  return op == Op::kAttentionFwd || op == Op::kAttentionBwd || op == Op::kAttentionBwdBwd ||
-         op == Op::kAttentionDecode;
-}
 
 class CudaBackend final : public Backend {
  public:
