@@ -13,40 +13,22 @@
 #include "kernels/cpu/cpu_backend.h"
 #include "model/decode_state.h"
 #include "model/transformer.h"
+#include "tests/model/forwarding_backend.h"
 #include "tests/model/small_decode_model.h"
 
 namespace flashtick {
 namespace {
 
-class ForwardingBackend final : public Backend {
+// Counts runs, captures and replays; can refuse captures (busy, or failing at the end).
+class CaptureBackend final : public testing::ForwardingCpuBackend {
  public:
-  explicit ForwardingBackend(bool capture, bool fail_end_capture = false)
-      : cpu_(BackendOptions{}), capture_(capture), fail_end_(fail_end_capture) {}
-  std::string name() const override { return cpu_.name(); }
-  DeviceKind device() const override { return cpu_.device(); }
-  bool Supports(const OpDesc& d) const override { return cpu_.Supports(d); }
-  std::string KernelPath(const OpDesc& d) const override { return cpu_.KernelPath(d); }
+  explicit CaptureBackend(bool capture, bool fail_end_capture = false)
+      : capture_(capture), fail_end_(fail_end_capture) {}
   absl::Status Run(const OpDesc& d, absl::Span<const TensorView> in,
                    absl::Span<const TensorView> out) override {
     ++runs;
     return cpu_.Run(d, in, out);
   }
-  absl::StatusOr<std::shared_ptr<void>> Allocate(size_t bytes) override {
-    return cpu_.Allocate(bytes);
-  }
-  absl::Status Copy(void* dst, DeviceKind dd, const void* src, DeviceKind sd,
-                    size_t bytes) override {
-    return cpu_.Copy(dst, dd, src, sd, bytes);
-  }
-  absl::Status CopyAsync(void* dst, DeviceKind dd, const void* src, DeviceKind sd,
-                         size_t bytes) override {
-    return cpu_.CopyAsync(dst, dd, src, sd, bytes);
-  }
-  absl::Status Zero(void* dst, size_t bytes) override { return cpu_.Zero(dst, bytes); }
-  absl::Status Synchronize() override { return cpu_.Synchronize(); }
-  MemoryStats Memory() const override { return cpu_.Memory(); }
-  void ResetPeakMemory() override { cpu_.ResetPeakMemory(); }
-  const void* memory_domain() const override { return cpu_.memory_domain(); }
   bool SupportsCapture() const override { return capture_; }
   absl::Status BeginCapture() override {
     ++captures_begun;
@@ -70,15 +52,29 @@ class ForwardingBackend final : public Backend {
   int busy_begins = 0;  // BeginCapture answers "busy" this many more times
 
  private:
-  cpu::CpuBackend cpu_;
   bool capture_, fail_end_;
 };
 
 ModelConfig Config() { return testing::SmallDecodeConfig(); }
 std::vector<float> Rows(int64_t T, int64_t F) { return testing::RandomRows(T, F, 17); }
 
+// Steps the same T rows through a plain state (a) and the state under test (b), and
+// expects the same probabilities bit for bit at every step.
+void ExpectSameSteps(Transformer& a, DecodeState* sa, Transformer& b, DecodeState* sb, int64_t T) {
+  const int64_t F = a.config().features;
+  const std::vector<float> rows = Rows(T, F);
+  for (int64_t t = 0; t < T; ++t) {
+    auto pa = a.Step(sa, absl::MakeConstSpan(rows.data() + t * F, F));
+    auto pb = b.Step(sb, absl::MakeConstSpan(rows.data() + t * F, F));
+    ASSERT_TRUE(pa.ok()) << pa.status();
+    ASSERT_TRUE(pb.ok()) << pb.status();
+    ASSERT_EQ(pa->size(), pb->size());
+    EXPECT_EQ(std::memcmp(pa->data(), pb->data(), pa->size() * sizeof(float)), 0) << "step " << t;
+  }
+}
+
 TEST(DecodeCapture, AStepAfterTheFirstReplaysOnceAndRunsNoOp) {
-  ForwardingBackend be(/*capture=*/true);
+  CaptureBackend be(/*capture=*/true);
   auto m = Transformer::InitRandom(Config(), 9, &be);
   ASSERT_TRUE(m.ok()) << m.status();
   const int64_t F = (*m)->config().features, T = 40;  // capacities 8, 16, 32, 64
@@ -106,7 +102,7 @@ TEST(DecodeCapture, AStepAfterTheFirstReplaysOnceAndRunsNoOp) {
 }
 
 TEST(DecodeCapture, CapturedStepsEqualStepsRunOpByOp) {
-  ForwardingBackend plain(/*capture=*/false), captured(/*capture=*/true);
+  CaptureBackend plain(/*capture=*/false), captured(/*capture=*/true);
   auto a = Transformer::InitRandom(Config(), 5, &plain);
   auto b = Transformer::InitRandom(Config(), 5, &captured);
   ASSERT_TRUE(a.ok() && b.ok());
@@ -117,20 +113,14 @@ TEST(DecodeCapture, CapturedStepsEqualStepsRunOpByOp) {
   ASSERT_TRUE(sa.ok() && sb.ok());
   EXPECT_FALSE((*sa)->capturing());
   EXPECT_TRUE((*sb)->capturing());
-  const int64_t F = (*a)->config().features, T = 70;
-  const std::vector<float> rows = Rows(T, F);
-  for (int64_t t = 0; t < T; ++t) {
-    auto pa = (*a)->Step(sa->get(), absl::MakeConstSpan(rows.data() + t * F, F));
-    auto pb = (*b)->Step(sb->get(), absl::MakeConstSpan(rows.data() + t * F, F));
-    ASSERT_TRUE(pa.ok() && pb.ok());
-    EXPECT_EQ(std::memcmp(pa->data(), pb->data(), pa->size() * sizeof(float)), 0) << "step " << t;
-  }
+  const int64_t T = 70;
+  ExpectSameSteps(**a, sa->get(), **b, sb->get(), T);
   EXPECT_EQ(plain.replays, 0);
   EXPECT_EQ(captured.replays, T);
 }
 
 TEST(DecodeCapture, AFailedCaptureFallsBackToOpByOp) {
-  ForwardingBackend plain(/*capture=*/false), failing(/*capture=*/true, /*fail_end_capture=*/true);
+  CaptureBackend plain(/*capture=*/false), failing(/*capture=*/true, /*fail_end_capture=*/true);
   auto a = Transformer::InitRandom(Config(), 6, &plain);
   auto b = Transformer::InitRandom(Config(), 6, &failing);
   ASSERT_TRUE(a.ok() && b.ok());
@@ -139,15 +129,8 @@ TEST(DecodeCapture, AFailedCaptureFallsBackToOpByOp) {
   auto sa = DecodeState::Create(**a, 8);
   auto sb = DecodeState::Create(**b, 8, opt);
   ASSERT_TRUE(sa.ok() && sb.ok());
-  const int64_t F = (*a)->config().features, T = 20;
-  const std::vector<float> rows = Rows(T, F);
-  for (int64_t t = 0; t < T; ++t) {
-    auto pa = (*a)->Step(sa->get(), absl::MakeConstSpan(rows.data() + t * F, F));
-    auto pb = (*b)->Step(sb->get(), absl::MakeConstSpan(rows.data() + t * F, F));
-    ASSERT_TRUE(pa.ok()) << pa.status();
-    ASSERT_TRUE(pb.ok()) << pb.status();
-    EXPECT_EQ(std::memcmp(pa->data(), pb->data(), pa->size() * sizeof(float)), 0) << "step " << t;
-  }
+  const int64_t T = 20;
+  ExpectSameSteps(**a, sa->get(), **b, sb->get(), T);
   EXPECT_FALSE((*sb)->capturing());
   EXPECT_EQ((*sb)->captures(), 0);
   EXPECT_EQ(failing.captures_begun, 1);  // tried once, then off for the state
@@ -159,7 +142,7 @@ TEST(DecodeCapture, AFailedCaptureFallsBackToOpByOp) {
 // A backend busy with another capture is no failure: those steps run op by op, and the
 // state captures once the backend is free.
 TEST(DecodeCapture, ABusyBackendDefersTheCapture) {
-  ForwardingBackend plain(/*capture=*/false), busy(/*capture=*/true);
+  CaptureBackend plain(/*capture=*/false), busy(/*capture=*/true);
   busy.busy_begins = 3;
   auto a = Transformer::InitRandom(Config(), 8, &plain);
   auto b = Transformer::InitRandom(Config(), 8, &busy);
@@ -169,14 +152,8 @@ TEST(DecodeCapture, ABusyBackendDefersTheCapture) {
   auto sa = DecodeState::Create(**a, 8);
   auto sb = DecodeState::Create(**b, 8, opt);
   ASSERT_TRUE(sa.ok() && sb.ok());
-  const int64_t F = (*a)->config().features, T = 6;
-  const std::vector<float> rows = Rows(T, F);
-  for (int64_t t = 0; t < T; ++t) {
-    auto pa = (*a)->Step(sa->get(), absl::MakeConstSpan(rows.data() + t * F, F));
-    auto pb = (*b)->Step(sb->get(), absl::MakeConstSpan(rows.data() + t * F, F));
-    ASSERT_TRUE(pa.ok() && pb.ok()) << pb.status();
-    EXPECT_EQ(std::memcmp(pa->data(), pb->data(), pa->size() * sizeof(float)), 0) << "step " << t;
-  }
+  const int64_t T = 6;
+  ExpectSameSteps(**a, sa->get(), **b, sb->get(), T);
   EXPECT_TRUE((*sb)->capturing());
   EXPECT_TRUE((*sb)->capture_error().ok());
   EXPECT_EQ((*sb)->captures(), 1);      // made at step 3, once the backend was free

@@ -22,6 +22,7 @@
 #include "kernels/ops/attention.h"
 #include "model/decode_state.h"
 #include "model/transformer.h"
+#include "tests/model/forwarding_backend.h"
 #include "tests/model/small_decode_model.h"
 
 namespace flashtick {
@@ -34,13 +35,8 @@ struct Counts {
   std::vector<const void*> async_src, async_dst;  // CopyAsync's arguments, in order
 };
 
-class CountingBackend final : public Backend {
+class CountingBackend final : public testing::ForwardingCpuBackend {
  public:
-  CountingBackend() : cpu_(BackendOptions{}) {}
-  std::string name() const override { return cpu_.name(); }
-  DeviceKind device() const override { return cpu_.device(); }
-  bool Supports(const OpDesc& d) const override { return cpu_.Supports(d); }
-  std::string KernelPath(const OpDesc& d) const override { return cpu_.KernelPath(d); }
   absl::Status Run(const OpDesc& d, absl::Span<const TensorView> in,
                    absl::Span<const TensorView> out) override {
     if (d.op == Op::kAttentionDecode) {
@@ -74,19 +70,12 @@ class CountingBackend final : public Backend {
     n.async_dst.push_back(dst);
     return cpu_.Copy(dst, dd, src, sd, bytes);
   }
-  absl::Status Zero(void* dst, size_t bytes) override { return cpu_.Zero(dst, bytes); }
   absl::Status Synchronize() override {
     ++n.syncs;
     return cpu_.Synchronize();
   }
-  MemoryStats Memory() const override { return cpu_.Memory(); }
-  void ResetPeakMemory() override { cpu_.ResetPeakMemory(); }
-  const void* memory_domain() const override { return cpu_.memory_domain(); }
 
   Counts n;
-
- private:
-  cpu::CpuBackend cpu_;
 };
 
 ModelConfig Config() { return testing::SmallDecodeConfig(); }
