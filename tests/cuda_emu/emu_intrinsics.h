@@ -52,7 +52,7 @@ uint32_t SmemAddress(const void* p);
 // when non-null, else from shared memory through desc_a; B through desc_b, MN-major when
 // trans_b. Operands are read through the descriptors' canonical layouts and swizzle.
 void Wgmma(float* d, int n, const uint32_t* a, uint64_t desc_a, uint64_t desc_b, bool trans_b,
-           bool bf16, bool accumulate);
+           bool bf16, bool accumulate, bool trans_a);
 // wgmma.commit_group and wgmma.wait_group N, warpgroup collectives: the issued wgmma run
 // at the wait (asynchronous, as on the GPU; emu_runtime.cc says what is checked).
 void WgmmaCommit();

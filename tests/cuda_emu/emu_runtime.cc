@@ -41,6 +41,7 @@ struct WgmmaOp {
   const uint32_t* a = nullptr;
   uint64_t desc_a = 0, desc_b = 0;
   bool trans_b = false, bf16 = true, accumulate = true;
+  bool trans_a = false;  // A from shared memory, MN-major
 };
 
 struct Thread {
@@ -210,7 +211,7 @@ void IssueWgmma(Thread* group, WarpgroupQueue& q) {
   for (int i = 0; i < 4 * kWarp; ++i) {
     const WgmmaOp& o = group[i].wgmma;
     if (o.n != op.n || o.desc_b != op.desc_b || o.trans_b != op.trans_b || o.bf16 != op.bf16 ||
-        o.accumulate != op.accumulate || (o.a == nullptr) != (op.a == nullptr) ||
+        o.accumulate != op.accumulate || o.trans_a != op.trans_a || (o.a == nullptr) != (op.a == nullptr) ||
         (op.a == nullptr && o.desc_a != op.desc_a))
       WgmmaAbort("the threads of a warpgroup issue different wgmma");
     pend.d[i] = o.d;
@@ -239,7 +240,7 @@ void ExecuteWgmma(const PendingWgmma& pend, WarpgroupQueue& q) {
         const uint16_t bits = static_cast<uint16_t>(k % 2 ? v >> 16 : v & 0xffff);
         x = op.bf16 ? Bf16BitsToFloat(bits) : HalfBitsToFloat(bits);
       } else {
-        x = SmemElem(op.bf16, GmmaElementOffset(op.desc_a, false, m, k));
+        x = SmemElem(op.bf16, GmmaElementOffset(op.desc_a, op.trans_a, m, k));
       }
       A[m * 16 + k] = x;
     }
@@ -427,10 +428,10 @@ uint32_t SmemAddress(const void* p) {
 }
 
 void Wgmma(float* d, int n, const uint32_t* a, uint64_t desc_a, uint64_t desc_b, bool trans_b,
-           bool bf16, bool accumulate) {
+           bool bf16, bool accumulate, bool trans_a) {
   Thread& t = Self();
   t.coll = Coll::kWgmma;
-  t.wgmma = WgmmaOp{d, n, a, desc_a, desc_b, trans_b, bf16, accumulate};
+  t.wgmma = WgmmaOp{d, n, a, desc_a, desc_b, trans_b, bf16, accumulate, trans_a};
   Block(Wait::kCollective);
 }
 

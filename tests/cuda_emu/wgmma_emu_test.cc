@@ -50,6 +50,11 @@ TEST(WgmmaEmuTest, AFromRegisters) {
 
 TEST(WgmmaEmuTest, Interleaved) { RunCase<__nv_bfloat16>(WgmmaCase::kInterleave, true); }
 
+TEST(WgmmaEmuTest, AMnMajorSwizzled) {
+  RunCase<__nv_bfloat16>(WgmmaCase::kAMnMajorSw128, false);
+  RunCase<__half>(WgmmaCase::kAMnMajorSw128, true);
+}
+
 // The descriptor's fields land where the PTX ISA's matrix-descriptor format puts them.
 TEST(WgmmaEmuTest, DescriptorBits) {
   using cuda::sm90::SmemSwizzle;

@@ -40,13 +40,13 @@ inline WgmmaInputs MakeWgmmaInputs(WgmmaCase c, bool bf16, bool accumulate) {
 inline double ExpectWgmmaResult(const WgmmaInputs& in, WgmmaCase c, bool bf16, bool accumulate,
                                 const std::vector<float>& d_out) {
   constexpr int kT = kWgmmaTile;
-  const bool b_mn = c == WgmmaCase::kBMnMajorSw128;
+  const bool b_mn = c == WgmmaCase::kBMnMajorSw128, a_mn = c == WgmmaCase::kAMnMajorSw128;
   double worst = 0;
   for (int m = 0; m < kT; ++m)
     for (int n = 0; n < kT; ++n) {
       double want = accumulate ? in.d_init[m * kT + n] : 0.0;
       for (int k = 0; k < kT; ++k)
-        want += Wgmma16ToDouble(bf16, in.a[m * kT + k]) *
+        want += Wgmma16ToDouble(bf16, a_mn ? in.a[k * kT + m] : in.a[m * kT + k]) *
                 Wgmma16ToDouble(bf16, b_mn ? in.b[k * kT + n] : in.b[n * kT + k]);
       const double got = d_out[m * kT + n];
       worst = std::max(worst, std::fabs(want - got));

@@ -5,7 +5,7 @@
 namespace flashtick::testing {
 
 // Layouts of A and B in shared memory (wgmma_tile_gemm.cuh describes each).
-enum class WgmmaCase : int { kKMajorSw128, kBMnMajorSw128, kARegisters, kInterleave };
+enum class WgmmaCase : int { kKMajorSw128, kBMnMajorSw128, kARegisters, kInterleave, kAMnMajorSw128 };
 
 inline constexpr int kWgmmaTile = 64;                                // M = N = K
 inline constexpr int kWgmmaTileBytes = kWgmmaTile * kWgmmaTile * 2;  // one 16-bit tile, 8 KB

@@ -10,7 +10,9 @@
 //   kBMnMajorSw128  B MN-major, 128-byte swizzle (O = P·V: V rows are D-contiguous, D is N)
 //   kARegisters     A from registers (P stays in registers after the softmax), B K-major
 //   kInterleave     no swizzle: 8×16-byte core matrices placed through LBO and SBO
-// a [64, 64] row-major (M × K); b [64, 64] row-major, [N, K] or, for kBMnMajorSw128, [K, N];
+//   kAMnMajorSw128  A MN-major, 128-byte swizzle (dQ = dS·K with dSᵀ stored [keys, queries])
+// a [64, 64] row-major, [M, K] or, for kAMnMajorSw128, [K, M]; b [64, 64] row-major, [N, K]
+// or, for kBMnMajorSw128, [K, N];
 // d_init and d_out [64, 64] row-major fp32; d_out = d_init·accumulate + A·B.
 #pragma once
 
@@ -54,7 +56,7 @@ __device__ inline void WgmmaTileGemm(WgmmaCase c, bool accumulate, const uint16_
   }
   cuda::sm90::FenceProxyAsync();  // the stores, before wgmma reads them through the async proxy
   __syncthreads();
-  const bool b_mn = c == WgmmaCase::kBMnMajorSw128;
+  const bool b_mn = c == WgmmaCase::kBMnMajorSw128, a_mn = c == WgmmaCase::kAMnMajorSw128;
   const int w = tid / 32, g = (tid % 32) / 4, t = tid % 4;
   float d[32];
   for (int j = 0; j < 8; ++j)
@@ -63,7 +65,8 @@ __device__ inline void WgmmaTileGemm(WgmmaCase c, bool accumulate, const uint16_
   const uint32_t base_a = cuda::sm90::SmemAddress(sa), base_b = cuda::sm90::SmemAddress(sb);
   const bool inter = c == WgmmaCase::kInterleave;
   const uint64_t da = inter ? GmmaDesc(base_a, SmemSwizzle::kNone, 128, 256)
-                            : GmmaDesc(base_a, SmemSwizzle::k128B, 16, 1024);
+                      : a_mn ? GmmaDesc(base_a, SmemSwizzle::k128B, 8192, 1024)
+                             : GmmaDesc(base_a, SmemSwizzle::k128B, 16, 1024);
   const uint64_t db = inter ? GmmaDesc(base_b, SmemSwizzle::kNone, 128, 256)
                       : b_mn ? GmmaDesc(base_b, SmemSwizzle::k128B, 8192, 1024)
                              : GmmaDesc(base_b, SmemSwizzle::k128B, 16, 1024);
@@ -80,11 +83,14 @@ __device__ inline void WgmmaTileGemm(WgmmaCase c, bool accumulate, const uint16_
   for (int ks = 0; ks < kT / 16; ++ks) {
     // The k16 step: 32 bytes along a swizzled K-major row, 16 rows (2 KB) down an
     // MN-major tile, the next 2 KB slice of the interleaved tile.
-    const uint32_t step_a = inter ? 2048u * ks : 32u * ks;
+    const uint32_t step_a = inter || a_mn ? 2048u * ks : 32u * ks;
     const uint32_t step_b = inter || b_mn ? 2048u * ks : 32u * ks;
     const bool acc = accumulate || ks > 0;
     if (c == WgmmaCase::kARegisters) {
       cuda::sm90::Wgmma64x64Rs<Elem, false>(d, frag[ks], GmmaDescAdvance(db, step_b), acc);
+    } else if (a_mn) {
+      cuda::sm90::Wgmma64x64Ss<Elem, false, true>(d, GmmaDescAdvance(da, step_a),
+                                                 GmmaDescAdvance(db, step_b), acc);
     } else if (b_mn) {
       cuda::sm90::Wgmma64x64Ss<Elem, true>(d, GmmaDescAdvance(da, step_a),
                                           GmmaDescAdvance(db, step_b), acc);

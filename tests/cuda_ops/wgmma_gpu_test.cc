@@ -41,7 +41,7 @@ void RunCase(WgmmaCase c, bool bf16, bool accumulate) {
 TEST(WgmmaGpuTest, EveryLayoutMatchesTheCpu) {
   if (!HasSm90()) GTEST_SKIP() << "no compute-capability-9.0 GPU (wgmma is sm_90a)";
   for (WgmmaCase c : {WgmmaCase::kKMajorSw128, WgmmaCase::kBMnMajorSw128, WgmmaCase::kARegisters,
-                      WgmmaCase::kInterleave})
+                      WgmmaCase::kInterleave, WgmmaCase::kAMnMajorSw128})
     for (bool bf16 : {true, false})
       for (bool accumulate : {false, true}) RunCase(c, bf16, accumulate);
 }

@@ -68,16 +68,17 @@ template <int kPending>
 inline void WgmmaWait() {
   ::flashtick::emu::WgmmaWait(kPending);
 }
-// D (+)= A·B, m64n64k16; kTransB: B is MN-major (N contiguous, e.g. V [keys, D] in P·V).
-template <typename Elem, bool kTransB>
+// D (+)= A·B, m64n64k16; kTransB: B is MN-major (N contiguous, e.g. V [keys, D] in P·V);
+// kTransA: A is MN-major (M contiguous, e.g. dSᵀ stored [keys, queries] as dS in dS·K).
+template <typename Elem, bool kTransB, bool kTransA = false>
 inline void Wgmma64x64Ss(float (&d)[32], uint64_t desc_a, uint64_t desc_b, bool accumulate) {
   ::flashtick::emu::Wgmma(d, 64, nullptr, desc_a, desc_b, kTransB,
-                          std::is_same_v<Elem, __nv_bfloat16>, accumulate);
+                          std::is_same_v<Elem, __nv_bfloat16>, accumulate, kTransA);
 }
 template <typename Elem, bool kTransB>
 inline void Wgmma64x64Rs(float (&d)[32], const uint32_t (&a)[4], uint64_t desc_b, bool accumulate) {
   ::flashtick::emu::Wgmma(d, 64, a, 0, desc_b, kTransB, std::is_same_v<Elem, __nv_bfloat16>,
-                          accumulate);
+                          accumulate, false);
 }
 
 #else
@@ -126,22 +127,25 @@ __device__ __forceinline__ void WgmmaWait() {
   "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, " \
   "%19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}"
 
-// D (+)= A·B, m64n64k16, A and B from shared memory; kTransB: B is MN-major.
-template <typename Elem, bool kTransB>
+// D (+)= A·B, m64n64k16, A and B from shared memory; kTransB: B is MN-major; kTransA:
+// A is MN-major.
+template <typename Elem, bool kTransB, bool kTransA = false>
 __device__ __forceinline__ void Wgmma64x64Ss(float (&d)[32], uint64_t desc_a, uint64_t desc_b,
                                              bool accumulate) {
   if constexpr (std::is_same_v<Elem, __nv_bfloat16>) {
     FLASHTICK_WGMMA("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
                     "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 " FLASHTICK_D32_LIST
-                    ", %32, %33, p, 1, 1, 0, %35;\n}\n"
+                    ", %32, %33, p, 1, 1, %36, %35;\n}\n"
                     : FLASHTICK_D32_OPERANDS
-                    : "l"(desc_a), "l"(desc_b), "r"(int32_t(accumulate)), "n"(int32_t(kTransB)));
+                    : "l"(desc_a), "l"(desc_b), "r"(int32_t(accumulate)), "n"(int32_t(kTransB)),
+                      "n"(int32_t(kTransA)));
   } else {
     FLASHTICK_WGMMA("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
                     "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 " FLASHTICK_D32_LIST
-                    ", %32, %33, p, 1, 1, 0, %35;\n}\n"
+                    ", %32, %33, p, 1, 1, %36, %35;\n}\n"
                     : FLASHTICK_D32_OPERANDS
-                    : "l"(desc_a), "l"(desc_b), "r"(int32_t(accumulate)), "n"(int32_t(kTransB)));
+                    : "l"(desc_a), "l"(desc_b), "r"(int32_t(accumulate)), "n"(int32_t(kTransB)),
+                      "n"(int32_t(kTransA)));
   }
 }
 
