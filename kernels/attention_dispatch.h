@@ -31,8 +31,9 @@ namespace flashtick {
 
 // kAuto: measure per bucket; kFlash: always ours; kCudnn: cuDNN where it is built and
 // accepts the shape, else ours (said once in the log). kFlashSm90a: ours, with the
-// forward on the sm_90a wgmma kernel wherever it runs (D = 64 or 128 on a compute-capability
-// 9.0 GPU: kernels/cuda/attention/sm90/flash_fwd_sm90.h) and our FA2 kernels elsewhere; asked
+// forward and backward on the sm_90a wgmma kernels wherever they run (forward D = 64 or
+// 128, backward D = 64, on a compute-capability 9.0 GPU:
+// kernels/cuda/attention/sm90/flash_fwd_sm90.h) and our FA2 kernels elsewhere; asked
 // for by name only, never chosen by kAuto until its GPU parity and timings are in
 // (docs/kernels/hopper.md).
 enum class AttentionImpl { kAuto, kFlash, kCudnn, kFlashSm90a };

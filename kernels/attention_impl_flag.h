@@ -20,8 +20,9 @@ inline CLI::Option* AddAttentionImplFlag(CLI::App* app) {
             if (auto m = ParseAttentionImpl(v); m.ok()) SetAttentionImplOverride(*m);
           },
           "attention on CUDA: auto (time ours and cuDNN once per shape bucket, keep the "
-          "faster), flash (ours), cudnn, or flash_sm90a (ours, the forward on the Hopper "
-          "wgmma kernel where it runs: D = 64 or 128 on an H100/H200; not yet validated on a GPU); "
+          "faster), flash (ours), cudnn, or flash_sm90a (ours, on the Hopper wgmma kernels "
+          "where they run: forward D = 64 or 128, backward D = 64, on an H100/H200; not yet "
+          "validated on a GPU); "
           "default: $FLASHTICK_ATTENTION_IMPL, else auto")
       ->check(CLI::IsMember({"auto", "flash", "ours", "cudnn", "flash_sm90a"}));
 }

@@ -12,8 +12,8 @@
 // --impl picks what runs, one row each per shape in the same process: flash (ours,
 // default), cudnn (cuDNN's SDPA through kernels/cuda/attention/cudnn_sdpa.cc), auto
 // (the measuring dispatcher, kernels/attention_dispatch.h; its one-time measurement
-// falls in the warm-up, and "kernel" names the winner) and flash_sm90a (ours with the
-// forward on the Hopper wgmma kernel where it runs, D = 64 or 128 on an H100/H200).
+// falls in the warm-up, and "kernel" names the winner) and flash_sm90a (ours on the
+// Hopper wgmma kernels where they run: forward D = 64 or 128, backward D = 64).
 // --rounds R measures every shape R times, the implementations' order rotated each round
 // ("round" in each row), so a slow spell of the GPU's clock lands on one round of one
 // implementation rather than on all of its reps; merge_cudnn.py takes each

@@ -5,10 +5,10 @@
 #   wgmma    wgmma_gpu_test: the wgmma layer's tile GEMM (every descriptor layout the CPU
 #            emulator checks) against the CPU; then compute-sanitizer memcheck and racecheck
 #            on it
-#   parity   the attention forward parity cases of D = 64 and 128 with FLASHTICK_ATTENTION_IMPL=
-#            flash_sm90a (the forward on the wgmma kernel: kernel path …_sm90a), then the
-#            same cases' backward (ours, on the forward's contract), and compute-sanitizer
-#            memcheck and racecheck on two of them
+#   parity   the attention forward parity cases of D = 64 and 128 and the backward cases
+#            of D = 64 with FLASHTICK_ATTENTION_IMPL=flash_sm90a (the wgmma kernels:
+#            kernel paths …_sm90a), and compute-sanitizer memcheck and racecheck on a
+#            forward and a backward case
 #   bench    bench_attention --impl flash,cudnn,flash_sm90a at D = 64 and 128 beside PyTorch
 #            (gpu_cudnn.sh bench), and the ratio table with the sm90a/cudnn column
 # $OUT gets hopper_summary.txt (read first) and each stage's log.
@@ -55,7 +55,7 @@ if [[ " $stages " == *" wgmma "* ]]; then
 fi
 
 if [[ " $stages " == *" parity "* ]]; then
-  fwd='Parity/Cuda*.Case/*attention_fwd*_D_64_*:Parity/Cuda*.Case/*attention_fwd*_D_128_*'
+  fwd='Parity/Cuda*.Case/*attention_fwd*_D_64_*:Parity/Cuda*.Case/*attention_fwd*_D_128_*:Parity/Cuda*.Case/*attention_bwd_*_D_64_*'
   FLASHTICK_ATTENTION_IMPL=flash_sm90a timeout $(( $(left) > 200 ? 90 : 30 )) "$build/tests/parity/parity_test" \
     --gtest_filter="$fwd" > "$out/hopper_parity_fwd.log" 2>&1
   note "parity $fwd (flash_sm90a): $(grep -c ': OK' "$out/hopper_parity_fwd.log") OK," \
@@ -65,9 +65,9 @@ if [[ " $stages " == *" parity "* ]]; then
   if [ -n "$sanitizer" ] && [ "$(left)" -gt 120 ]; then
     for tool in memcheck racecheck; do
       FLASHTICK_ATTENTION_IMPL=flash_sm90a timeout 60 "$sanitizer" --tool $tool "$build/tests/parity/parity_test" \
-        --gtest_filter='Parity/CudaBf16.Case/*attention_fwd_B_2_H_8_Hkv_2_T_200_D_64_causal_1_*:Parity/CudaBf16.Case/*attention_fwd_B_2_H_4_T_37_D_64_causal_0_*' \
+        --gtest_filter='Parity/CudaBf16.Case/*attention_fwd_B_2_H_8_Hkv_2_T_200_D_64_causal_1_*:Parity/CudaBf16.Case/*attention_bwd_B_2_H_8_Hkv_2_T_200_D_64_causal_1_*' \
         > "$out/hopper_parity_$tool.log" 2>&1
-      note "compute-sanitizer $tool (parity, 2 cases): $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/hopper_parity_$tool.log" | tail -1)"
+      note "compute-sanitizer $tool (parity, a forward and a backward case): $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/hopper_parity_$tool.log" | tail -1)"
     done
   fi
 fi

@@ -82,7 +82,8 @@ FT_CUDA_OP(ProbeProduct);
 #undef FT_CUDA_OP
 
 // Whether the attention mode is flash_sm90a (kernels/attention_dispatch.h): our forward
-// launcher then runs the sm_90a wgmma kernel where it can (attention_fwd_launch.cc).
+// and backward launchers then run the sm_90a wgmma kernels where they can
+// (attention_{fwd,bwd}_launch.cc).
 bool FlashFwdSm90aAsked();
 
 // The kernel variant our Flash launchers run, e.g. "flash_cuda_fwd_d64_m128n128w4_splitkv_sm90".

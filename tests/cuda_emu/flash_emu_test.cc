@@ -15,6 +15,7 @@
 #include "kernels/cpu/attention_naive.h"
 #include "kernels/cuda/attention/flash_host.h"
 #include "kernels/cuda/attention/flash_variants.cuh"
+#include "kernels/cuda/attention/sm90/flash_bwd_sm90.cuh"
 #include "kernels/cuda/attention/sm90/flash_fwd_sm90.cuh"
 #include "kernels/cuda/cuda_ops.h"
 
@@ -146,6 +147,8 @@ void EmuForward(const AttentionFwdParams& p) {
   }
 }
 
+// The backward as its launcher enqueues it: the row kernel (D, and dQ_acc zeroed), the
+// main kernel (FA2's, or the sm_90a wgmma one for sm_90a traits), the dQ conversion.
 template <typename Traits, typename Elem, bool kCausal>
 void EmuBackward(const AttentionBwdParams& p) {
   constexpr int kRowWarps = cuda::flash::kRowKernelWarps;
@@ -154,8 +157,12 @@ void EmuBackward(const AttentionBwdParams& p) {
               [&] { cuda::flash::flash_bwd_dot_do_o_kernel<Elem, Traits::kHeadDim>(p); });
   emu::Launch({static_cast<unsigned>(p.B * p.Hkv),
                static_cast<unsigned>((p.T + Traits::kBlockN - 1) / Traits::kBlockN), 1},
-              Traits::kNThreads, Traits::kSmemBytes,
-              [&] { cuda::flash::flash_bwd_kernel<Traits, Elem, kCausal>(p); });
+              Traits::kNThreads, Traits::kSmemBytes, [&] {
+                if constexpr (kIsSm90<Traits>)
+                  cuda::sm90::flash_bwd_sm90_kernel<Traits, Elem, kCausal>(p);
+                else
+                  cuda::flash::flash_bwd_kernel<Traits, Elem, kCausal>(p);
+              });
   emu::Launch({row_blocks, 1, 1}, kRowWarps * 32, 0,
               [&] { cuda::flash::flash_bwd_convert_dq_kernel<Elem, Traits::kHeadDim>(p); });
 }
@@ -206,7 +213,7 @@ void RunCase(const Shape& s, int split_blocks = 0) {
   EmuForward<FwdTraits, Elem, kCausal>(fp);
   ExpectBound("O", Get<Elem>(o, s, s.H), o_naive, o_ref);
   ExpectBound("L", std::vector<double>(lse.begin(), lse.end()), l_naive, l_ref);
-  if (split_blocks > 0 || kIsSm90<FwdTraits>) return;  // the sm_90a path has a forward only
+  if (split_blocks > 0) return;
 
   // Backward on the fp64 forward's O and L (the op contract's inputs), stored as the
   // kernel reads them: O exact in 16 bits, L in fp32.
@@ -397,21 +404,25 @@ namespace {
 // warpgroup sees whole and the other masked, GQA, fused Q/K/V, B·H > 1, bf16 and fp16.
 using FwdSm90D64x1 = cuda::sm90::FlashFwdSm90Traits<64, 1>;
 using FwdSm90D64x2 = cuda::sm90::FlashFwdSm90Traits<64, 2>;
+using BwdSm90D64x1 = cuda::sm90::FlashBwdSm90Traits<64, 1>;
+using BwdSm90D64x2 = cuda::sm90::FlashBwdSm90Traits<64, 2>;
 
+// Forward and backward (the wgmma backward: Sᵀ and dPᵀ per warpgroup of keys, dQ by
+// atomics) against the fp64 reference.
 TEST(FlashEmuSm90Test, D64Bf16Causal) {
   for (const Shape s : {Shape{1, 1, 1, 1, 64, true}, Shape{2, 37, 2, 1, 64, true},
                         Shape{1, 200, 1, 1, 64, true}})
-    RunCase<FwdSm90D64x2, BwdTraitsD64, __nv_bfloat16, true>(s);
-  RunCase<FwdSm90D64x1, BwdTraitsD64, __nv_bfloat16, true>({1, 150, 2, 2, 64, true});
+    RunCase<FwdSm90D64x2, BwdSm90D64x2, __nv_bfloat16, true>(s);
+  RunCase<FwdSm90D64x1, BwdSm90D64x1, __nv_bfloat16, true>({1, 150, 2, 2, 64, true});
 }
 
 TEST(FlashEmuSm90Test, D64NonCausal) {
-  RunCase<FwdSm90D64x2, BwdTraitsD64, __nv_bfloat16, false>({2, 130, 4, 2, 64, false});
-  RunCase<FwdSm90D64x1, BwdTraitsD64, __half, false>({1, 77, 1, 1, 64, false});
+  RunCase<FwdSm90D64x2, BwdSm90D64x2, __nv_bfloat16, false>({2, 130, 4, 2, 64, false});
+  RunCase<FwdSm90D64x1, BwdSm90D64x1, __half, false>({1, 77, 1, 1, 64, false});
 }
 
 TEST(FlashEmuSm90Test, D64Fp16Causal) {
-  RunCase<FwdSm90D64x2, BwdTraitsD64, __half, true>({1, 257, 2, 1, 64, true});
+  RunCase<FwdSm90D64x2, BwdSm90D64x2, __half, true>({1, 257, 2, 1, 64, true});
 }
 
 // D = 128: two 64-column blocks per tile, S over eight k16 steps, O as two m64n64 halves.

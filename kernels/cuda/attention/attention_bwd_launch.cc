@@ -3,11 +3,14 @@
 // memory), fills AttentionBwdParams and enqueues the head-dim variant
 // (attention_bwd_d{64,128,256}.cu: D pre-pass, dK/dV kernel with dQ atomics, dQ convert;
 // head dims 16, 32, 96 run zero-padded on those, head_dim_padding.h).
-// In: Q, K, V, O, dO, L. Out: dQ, dK, dV, Dvec (fp32 [B, H, T]).
+// In: Q, K, V, O, dO, L. Out: dQ, dK, dV, Dvec (fp32 [B, H, T]). In the flash_sm90a
+// mode, D = 64 on a compute-capability 9.0 GPU runs the wgmma main kernel
+// (kernels/cuda/attention/sm90/) between the same pre-pass and conversion.
 #include "common/status_macros.h"
 #include "kernels/common/dispatch.h"
 #include "kernels/cuda/attention/flash_host.h"
 #include "kernels/cuda/attention/head_dim_padding.h"
+#include "kernels/cuda/attention/sm90/flash_fwd_sm90.h"
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/cuda_ops.h"
 
@@ -57,6 +60,10 @@ absl::Status FlashAttentionBwd(const OpDesc& desc, In in, Out out, CudaContext& 
   RETURN_IF_ERROR(flash::FlashScale(desc.attention, s.D, &p.scale, &p.scale_log2));
   p.causal = desc.attention.causal;
   p.dtype = dt;
+  if (FlashFwdSm90aAsked() && sm90::FlashBwdSm90Runs(p.D, dt, ctx.sm)) {
+    RETURN_IF_CUDA_ERROR(sm90::LaunchFlashBwdSm90(p, ctx.stream));  // wgmma main kernel
+    return absl::OkStatus();
+  }
   const cudaError_t err =
       HEADDIM_SWITCH(s.D, kHeadDim, [&] { return flash::LaunchFlashBwd<kHeadDim>(p, ctx.stream); });
   RETURN_IF_CUDA_ERROR(err);

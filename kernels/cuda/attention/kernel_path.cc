@@ -35,6 +35,11 @@ std::string AttentionKernelPath(const OpDesc& desc, int head_dim, const CudaCont
                               kernel_d, kD, [] { return flash::FlashFwdTileShape<kD>(); })),
                           sm);
     case Op::kAttentionBwd:
+      if (FlashFwdSm90aAsked() && sm90::FlashBwdSm90Runs(head_dim, desc.dtype, ctx.sm)) {
+        const flash::FlashFwdTiles t = sm90::FlashBwdSm90TileShape();
+        return absl::StrCat("flash_cuda_bwd_d", t.head_dim, "_m", t.block_m, "n", t.block_n, "wg",
+                            t.warps / 4, "_sm90a");
+      }
       return absl::StrCat("flash_cuda_",
                           flash::FlashBwdVariantName(HEADDIM_SWITCH(
                               kernel_d, kD, [] { return flash::FlashBwdTileShape<kD>(); })),

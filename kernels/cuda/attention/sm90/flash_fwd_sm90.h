@@ -1,6 +1,7 @@
-// Host side of the sm_90a attention forward (flash_fwd_sm90.cuh; compiled for sm_90a
-// alone, attention_fwd_sm90.cu). Run when the attention mode is flash_sm90a
-// (kernels/attention_dispatch.h) and the call fits it; ours (FA2) runs the rest.
+// Host side of the sm_90a attention forward and backward (flash_fwd_sm90.cuh,
+// flash_bwd_sm90.cuh; compiled for sm_90a alone, attention_{fwd,bwd}_sm90.cu). Run when
+// the attention mode is flash_sm90a (kernels/attention_dispatch.h) and the call fits
+// them; ours (FA2) runs the rest.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -20,5 +21,14 @@ flash::FlashFwdTiles FlashFwdSm90TileShape(int head_dim);
 
 // Enqueues the forward for p (p.num_splits is ignored: no split-KV yet).
 cudaError_t LaunchFlashFwdSm90(const flash::AttentionFwdParams& p, cudaStream_t stream);
+
+// The backward: D = 64, bf16 or fp16, compute capability 9.0.
+bool FlashBwdSm90Runs(int head_dim, DType dtype, int sm);
+// Its tiles (block_m: query rows a streamed block; block_n: keys a CTA), for KernelPath
+// (flash_cuda_bwd_d64_m64n128wg2_sm90a).
+flash::FlashFwdTiles FlashBwdSm90TileShape();
+// Enqueues the D pre-pass, the wgmma main kernel and the dQ conversion (p.dq_accum: the
+// caller's fp32 [B, T, H, D] scratch, zeroed by the pre-pass).
+cudaError_t LaunchFlashBwdSm90(const flash::AttentionBwdParams& p, cudaStream_t stream);
 
 }  // namespace flashtick::cuda::sm90
