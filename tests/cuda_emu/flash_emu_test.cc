@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "kernels/attention_dispatch.h"
 #include "kernels/common/half.h"
 #include "kernels/cpu/attention_naive.h"
 #include "kernels/cuda/attention/flash_host.h"
@@ -367,6 +368,31 @@ TEST(FlashHeadDims, BobLauncherRefuses24AndKernelPathsNameTheTiles) {
   desc.op = Op::kAttentionBwd;
   EXPECT_EQ(cuda::AttentionKernelPath(desc, 256, ctx), "flash_cuda_bwd_d256_m32n64w8_sm90");
   EXPECT_EQ(cuda::AttentionKernelPath(desc, 96, ctx), "flash_cuda_bwd_d128_m64n128w8_pad96_sm90");
+}
+
+// flash_sm90a names the wgmma kernels where the launchers run them (compute capability
+// 9.0; forward d 64/128 and what pads onto them, backward d 64) and FA2's elsewhere.
+TEST(FlashHeadDims, Sm90aKernelPathsNameWhatRuns) {
+  SetAttentionImplOverride(AttentionImpl::kFlashSm90a);
+  OpDesc desc;
+  desc.op = Op::kAttentionFwd;
+  desc.dtype = DType::kBF16;
+  cuda::CudaContext ctx;
+  ctx.sm = 90;
+  EXPECT_EQ(cuda::AttentionKernelPath(desc, 64, ctx), "flash_cuda_fwd_d64_m128n64wg2_sm90a");
+  EXPECT_EQ(cuda::AttentionKernelPath(desc, 128, ctx), "flash_cuda_fwd_d128_m128n64wg2_sm90a");
+  EXPECT_EQ(cuda::AttentionKernelPath(desc, 16, ctx), "flash_cuda_fwd_d64_m128n64wg2_pad16_sm90a");
+  EXPECT_EQ(cuda::AttentionKernelPath(desc, 256, ctx), "flash_cuda_fwd_d256_m64n64w4_splitkv_sm90");
+  desc.op = Op::kAttentionBwd;
+  EXPECT_EQ(cuda::AttentionKernelPath(desc, 64, ctx), "flash_cuda_bwd_d64_m64n128wg2_sm90a");
+  EXPECT_EQ(cuda::AttentionKernelPath(desc, 128, ctx), "flash_cuda_bwd_d128_m64n128w8_sm90");
+  ctx.sm = 80;  // an A100: the sm_90a code cannot run there
+  EXPECT_EQ(cuda::AttentionKernelPath(desc, 64, ctx), "flash_cuda_bwd_d64_m128n128w8_sm80");
+  desc.op = Op::kAttentionFwd;
+  EXPECT_EQ(cuda::AttentionKernelPath(desc, 64, ctx), "flash_cuda_fwd_d64_m128n128w4_splitkv_sm80");
+  SetAttentionImplOverride(std::nullopt);
+  ctx.sm = 90;
+  EXPECT_EQ(cuda::AttentionKernelPath(desc, 64, ctx), "flash_cuda_fwd_d64_m128n128w4_splitkv_sm90");
 }
 #endif  // FLASHTICK_EMU_LINKS_CUDA_BACKEND
 

@@ -22,23 +22,25 @@ std::string AttentionKernelPath(const OpDesc& desc, int head_dim, const CudaCont
     return absl::StrCat("flash_cuda_unsupported_", DTypeName(desc.dtype));
   const int kernel_d = flash::FlashKernelHeadDim(head_dim);
   if (kernel_d == 0) return absl::StrCat("flash_cuda_unsupported_d", head_dim);
-  const std::string sm = absl::StrCat(kernel_d == head_dim ? "" : absl::StrCat("_pad", head_dim), "_sm", ctx.sm);
+  const std::string pad = kernel_d == head_dim ? "" : absl::StrCat("_pad", head_dim);
+  const std::string sm = absl::StrCat(pad, "_sm", ctx.sm);
   switch (desc.op) {
     case Op::kAttentionFwd:
-      if (FlashFwdSm90aAsked() && sm90::FlashFwdSm90Runs(head_dim, desc.dtype, ctx.sm)) {
-        const flash::FlashFwdTiles t = sm90::FlashFwdSm90TileShape(head_dim);
+      // flash_sm90a: the wgmma kernel runs the (padded) head dim where it can.
+      if (FlashFwdSm90aAsked() && sm90::FlashFwdSm90Runs(kernel_d, desc.dtype, ctx.sm)) {
+        const flash::FlashFwdTiles t = sm90::FlashFwdSm90TileShape(kernel_d);
         return absl::StrCat("flash_cuda_fwd_d", t.head_dim, "_m", t.block_m, "n", t.block_n, "wg",
-                            t.warps / 4, "_sm90a");
+                            t.warps / 4, pad, "_sm90a");
       }
       return absl::StrCat("flash_cuda_",
                           flash::FlashFwdVariantName(HEADDIM_SWITCH(
                               kernel_d, kD, [] { return flash::FlashFwdTileShape<kD>(); })),
                           sm);
     case Op::kAttentionBwd:
-      if (FlashFwdSm90aAsked() && sm90::FlashBwdSm90Runs(head_dim, desc.dtype, ctx.sm)) {
+      if (FlashFwdSm90aAsked() && sm90::FlashBwdSm90Runs(kernel_d, desc.dtype, ctx.sm)) {
         const flash::FlashFwdTiles t = sm90::FlashBwdSm90TileShape();
         return absl::StrCat("flash_cuda_bwd_d", t.head_dim, "_m", t.block_m, "n", t.block_n, "wg",
-                            t.warps / 4, "_sm90a");
+                            t.warps / 4, pad, "_sm90a");
       }
       return absl::StrCat("flash_cuda_",
                           flash::FlashBwdVariantName(HEADDIM_SWITCH(
