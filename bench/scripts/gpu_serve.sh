@@ -310,7 +310,7 @@ stage "decode graphs: a second flashtickd with --decode-graphs, the same day thr
 if [ "$decode_graphs" != 1 ] || [ "$ticks" -lt 1 ] 2> /dev/null; then
   note "skipped: SERVE_DECODE_GRAPHS=$decode_graphs, $ticks ticks"
 else
-  start_flashtickd "$out/flashtickd_graphs.log" 60 "${base_flags[@]}" --decode-graphs
+  start_flashtickd "$r/flashtickd_graphs.log" 60 "${base_flags[@]}" --decode-graphs
   gsrv=$started_pid
   gaddr=$started_addr
   lim=$(limit 60)
@@ -324,7 +324,7 @@ else
     rc=$?
     note "load_gen --tick-stream against --decode-graphs: exit $rc"
     tail -2 "$r/ticks_graphs.log" | tee -a "$summary"
-    grep -i "decode graphs" "$out/flashtickd_graphs.log" | head -2 | tee -a "$summary"
+    grep -i "decode graphs" "$r/flashtickd_graphs.log" | head -2 | tee -a "$summary"
     grep '"what":"tick"' "$r/ticks_graphs.jsonl" 2> /dev/null \
       | sed 's/"impl":"load_gen_grpc"/"impl":"load_gen_grpc_graphs"/' >> "$out/grpc/results.jsonl"
     "${py:-python3}" bench/serve_latency/latency_table.py "$out/grpc/results.jsonl" \
