@@ -53,6 +53,27 @@ uint32_t SmemAddress(const void* p);
 // trans_b. Operands are read through the descriptors' canonical layouts and swizzle.
 void Wgmma(float* d, int n, const uint32_t* a, uint64_t desc_a, uint64_t desc_b, bool trans_b,
            bool bf16, bool accumulate, bool trans_a);
+// mbarrier and TMA (kernels/cuda/attention/sm90/tma.cuh). A barrier is 8 bytes of shared
+// memory whose state the emulator keeps beside it; a phase completes when its arrivals
+// are in and its transaction bytes are back to zero. MbarTryWait(bar, parity) is true
+// once the phase of that parity has completed. Yield hands the CPU to the other threads
+// (a spin on try_wait); a pass in which every live thread only spins is a deadlock.
+struct TmaDesc2d {
+  const void* base = nullptr;
+  uint64_t dims[2] = {0, 0};        // elements in x (contiguous), rows in y
+  uint64_t row_stride_bytes = 0;
+  uint32_t box[2] = {0, 0};         // the box copied: elements in x, rows in y
+  int elem_bytes = 2;
+  bool swizzle128 = false;          // CU_TENSOR_MAP_SWIZZLE_128B (128-byte box rows)
+};
+void MbarInit(void* bar, int count);
+void MbarArriveExpectTx(void* bar, uint32_t bytes);
+void MbarArrive(void* bar);
+bool MbarTryWait(void* bar, int parity);
+void Yield();
+// The box at (x, y) into shared memory (swizzled as the map says; zeros outside the
+// tensor), then its bytes completed on `bar`.
+void TmaLoad2d(void* smem_dst, const TmaDesc2d& desc, int x, int y, void* bar);
 // wgmma.commit_group and wgmma.wait_group N, warpgroup collectives: the issued wgmma run
 // at the wait (asynchronous, as on the GPU; emu_runtime.cc says what is checked).
 void WgmmaCommit();

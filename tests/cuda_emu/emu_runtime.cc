@@ -30,7 +30,7 @@ namespace {
 constexpr int kWarp = 32;
 constexpr size_t kStackBytes = 256 * 1024;
 
-enum class Wait { kRunnable, kCollective, kBarrier, kDone };
+enum class Wait { kRunnable, kCollective, kBarrier, kDone, kYield };
 enum class Coll {
   kNone, kShfl, kMmaBf16, kMmaF16, kLdMatrix, kLdMatrixTrans, kWgmma, kWgmmaCommit, kWgmmaWait
 };
@@ -77,8 +77,18 @@ struct WarpgroupQueue {
   std::map<float*, std::vector<float>> shadow;  // accumulator → its values while in flight
 };
 
+// An mbarrier (PTX ISA, "Parallel Synchronization and Communication Instructions:
+// mbarrier"): a phase completes when its expected arrivals have arrived and its
+// transaction count is back to zero; then the phase bit flips and the arrivals reset.
+struct MbarState {
+  int count = 0, pending = 0;
+  int64_t tx = 0;
+  int phase = 0;
+};
+
 struct Cta {
   std::vector<Thread> threads;
+  std::map<size_t, MbarState> mbar;  // by shared-memory offset of the 8-byte barrier
   std::vector<WarpgroupQueue> wgmma;  // one per warpgroup of the CTA
   std::vector<unsigned char> smem;
   ucontext_t scheduler;
@@ -353,9 +363,11 @@ void RunCta(Cta& cta) {
   for (;;) {
     bool progress = false;
     for (int i = 0; i < n; ++i) {
-      if (cta.threads[i].wait != Wait::kRunnable) continue;
+      if (cta.threads[i].wait != Wait::kRunnable && cta.threads[i].wait != Wait::kYield) continue;
       cta.current = i;
       swapcontext(&cta.scheduler, &cta.threads[i].ctx);
+      // A thread that only yielded (a spin on an mbarrier) made no progress by itself.
+      if (cta.threads[i].wait == Wait::kYield) continue;
       progress = true;
     }
     cta.current = -1;
@@ -376,7 +388,8 @@ void RunCta(Cta& cta) {
       progress = true;
     }
     if (!progress) {
-      std::fprintf(stderr, "emu: deadlock (%d done, %d at a barrier, of %d threads)\n", done, at_barrier, n);
+      std::fprintf(stderr, "emu: deadlock (%d done, %d at a barrier, of %d threads; spinning "
+                           "threads count as waiting)\n", done, at_barrier, n);
       std::abort();
     }
   }
@@ -415,6 +428,86 @@ void LdMatrix(uint32_t (&r)[4], const void* row_addr, bool trans) {
   Thread& t = Self();
   t.coll = trans ? Coll::kLdMatrixTrans : Coll::kLdMatrix, t.ld_addr = row_addr, t.ld_out = r;
   Block(Wait::kCollective);
+}
+
+// ---- mbarrier and TMA -------------------------------------------------------------------
+namespace {
+
+MbarState& Mbar(const void* bar) {
+  const size_t off = SmemAddress(bar);
+  if (off % 8 != 0) {
+    std::fprintf(stderr, "emu: mbarrier at shared byte %zu is not 8-byte aligned\n", off);
+    std::abort();
+  }
+  auto it = g_cta->mbar.find(off);
+  if (it == g_cta->mbar.end()) {
+    std::fprintf(stderr, "emu: mbarrier at shared byte %zu used before mbarrier.init\n", off);
+    std::abort();
+  }
+  return it->second;
+}
+
+void MaybeCompletePhase(MbarState& m) {
+  if (m.pending == 0 && m.tx == 0) {
+    m.phase ^= 1;
+    m.pending = m.count;
+  }
+}
+
+}  // namespace
+
+void MbarInit(void* bar, int count) {
+  g_cta->mbar[SmemAddress(bar)] = MbarState{count, count, 0, 0};
+}
+
+void MbarArriveExpectTx(void* bar, uint32_t bytes) {
+  MbarState& m = Mbar(bar);
+  m.tx += bytes;
+  --m.pending;
+  MaybeCompletePhase(m);
+}
+
+void MbarArrive(void* bar) {
+  MbarState& m = Mbar(bar);
+  --m.pending;
+  MaybeCompletePhase(m);
+}
+
+bool MbarTryWait(void* bar, int parity) { return Mbar(bar).phase != parity; }
+
+void Yield() {
+  Thread& t = Self();
+  t.wait = Wait::kYield;
+  swapcontext(&t.ctx, &g_cta->scheduler);
+  t.wait = Wait::kRunnable;
+}
+
+void TmaLoad2d(void* smem_dst, const TmaDesc2d& d, int x, int y, void* bar) {
+  const size_t dst = SmemAddress(smem_dst);
+  const size_t row_bytes = static_cast<size_t>(d.box[0]) * d.elem_bytes;
+  if (d.swizzle128 && (dst % 1024 != 0 || row_bytes != 128)) {
+    std::fprintf(stderr, "emu: a 128-byte-swizzled TMA box needs 128-byte rows at a 1,024-byte boundary\n");
+    std::abort();
+  }
+  const auto* base = static_cast<const unsigned char*>(d.base);
+  for (uint32_t r = 0; r < d.box[1]; ++r)
+    for (uint32_t c = 0; c < d.box[0]; ++c) {
+      const int64_t gx = int64_t{x} + c, gy = int64_t{y} + r;
+      size_t off = r * row_bytes + size_t{c} * d.elem_bytes;
+      if (d.swizzle128) off ^= ((off >> 7) & 7) << 4;  // chunk ^= row % 8, in the 1 KB atom
+      if (dst + off + d.elem_bytes > g_cta->smem.size()) {
+        std::fprintf(stderr, "emu: TMA box past the end of shared memory\n");
+        std::abort();
+      }
+      unsigned char* out = g_cta->smem.data() + dst + off;
+      if (gx < 0 || gy < 0 || gx >= int64_t(d.dims[0]) || gy >= int64_t(d.dims[1]))
+        std::memset(out, 0, d.elem_bytes);  // out of bounds: zero fill, as TMA does
+      else
+        std::memcpy(out, base + gy * d.row_stride_bytes + gx * d.elem_bytes, d.elem_bytes);
+    }
+  MbarState& m = Mbar(bar);
+  m.tx -= static_cast<int64_t>(row_bytes) * d.box[1];  // the whole box, zero fill included
+  MaybeCompletePhase(m);
 }
 
 uint32_t SmemAddress(const void* p) {
@@ -457,6 +550,7 @@ void Launch(Dim3 grid, int block_threads, size_t smem_bytes, const std::function
     for (unsigned y = 0; y < grid.y; ++y)
       for (unsigned x = 0; x < grid.x; ++x) {
         cta.smem.assign(smem_bytes, 0);
+        cta.mbar.clear();
         cta.wgmma.assign(static_cast<size_t>(block_threads / (4 * kWarp)), WarpgroupQueue{});
         for (int i = 0; i < block_threads; ++i) InitThread(cta.threads[i], i, {x, y, z}, grid);
         RunCta(cta);
