@@ -34,7 +34,7 @@ use_cudnn_wheel_libs  # scripts/device_env.sh
 sanitizer=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -1)
 
 if [[ " $stages " == *" build "* ]]; then
-  CUDNN_TARGETS="wgmma_gpu_test parity_test bench_attention" \
+  CUDNN_TARGETS="wgmma_gpu_test tma_gpu_test parity_test bench_attention" \
     CUDNN_DEADLINE=$(( $(left) - 150 )) OUT=$out bench/scripts/gpu_cudnn.sh build > "$out/hopper_build.txt" 2>&1 \
     || { tail -20 "$out/hopper_build.txt"; note "build FAILED"; exit 1; }
   note "build OK ($(( $(date +%s) - start )) s)"
@@ -43,6 +43,8 @@ fi
 if [[ " $stages " == *" wgmma "* ]]; then
   timeout 60 "$build/tests/cuda_ops/wgmma_gpu_test" > "$out/hopper_wgmma.log" 2>&1
   note "wgmma_gpu_test: exit $? ($(grep -E '^\[  PASSED|^\[  FAILED|SKIPPED \]' "$out/hopper_wgmma.log" | tail -1))"
+  timeout 60 "$build/tests/cuda_ops/tma_gpu_test" > "$out/hopper_tma.log" 2>&1
+  note "tma_gpu_test: exit $? ($(grep -E '^\[  PASSED|^\[  FAILED|SKIPPED \]' "$out/hopper_tma.log" | tail -1))"
   grep -E "wgmma on the GPU|Failure|Expected|Which is" "$out/hopper_wgmma.log" | head -24 >> "$summary"
   if [ -n "$sanitizer" ]; then
     for tool in memcheck racecheck; do
