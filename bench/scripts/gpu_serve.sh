@@ -116,18 +116,24 @@ limit() { local l=$(($(left) - 20)); if [ "$1" -lt "$l" ]; then echo "$1"; else 
 cut_note() { if [ "$1" -eq 124 ]; then echo " (cut at its $2 s limit; the $3 it finished are kept)"; fi; }
 status=""
 srv=""
+gsrv=""  # the --decode-graphs server of its stage, while it runs
+# stop_flashtickd PID NAME: SIGTERM, up to 10 s to drain, then SIGKILL; says how it ended.
+stop_flashtickd() {
+  if kill -0 "$1" 2> /dev/null; then
+    kill -TERM "$1"
+    for _ in $(seq 100); do kill -0 "$1" 2> /dev/null || break; sleep 0.1; done
+    if kill -0 "$1" 2> /dev/null; then kill -KILL "$1"; note "$2 did not stop in 10 s: killed"; fi
+  fi
+  wait "$1" 2> /dev/null
+  note "$2 exit $? (0: drained and stopped on SIGTERM)"
+}
 stop_server() {
   [ -n "$srv" ] || return 0
-  if kill -0 "$srv" 2> /dev/null; then
-    kill -TERM "$srv"
-    for _ in $(seq 100); do kill -0 "$srv" 2> /dev/null || break; sleep 0.1; done
-    if kill -0 "$srv" 2> /dev/null; then kill -KILL "$srv"; note "flashtickd did not stop in 10 s: killed"; fi
-  fi
-  wait "$srv" 2> /dev/null
-  note "flashtickd exit $? (0: drained and stopped on SIGTERM)"
+  stop_flashtickd "$srv" flashtickd
   srv=""
 }
 finish() {
+  if [ -n "$gsrv" ]; then stop_flashtickd "$gsrv" "flashtickd --decode-graphs"; gsrv=""; fi
   stop_server
   tar czf "$out/logs.tgz" -C "$r" --exclude=./models --exclude=./site --exclude=./inproc \
     --exclude=./experiments . 2> /dev/null
@@ -243,6 +249,14 @@ start_flashtickd() {
     sleep 0.2
   done
 }
+# tick_stream LIMIT ADDR MODEL NAME: a day of $ticks steps through load_gen --tick-stream
+# (the C++ client), results in $r/NAME.jsonl and its output in $r/NAME.log; load_gen's
+# exit status (124: cut at LIMIT s, and then no tick line).
+tick_stream() {
+  timeout "$1" env LD_LIBRARY_PATH="$serve_ld" "$pack/bin/load_gen" --server "$2" \
+    --model "$3" --tick-stream --ticks "$ticks" --gpu "$gpu" --commit "$commit" \
+    --json "$r/$4.jsonl" > "$r/$4.log" 2>&1
+}
 note "flashtickd ${server_flags[*]}"
 start_flashtickd "$out/flashtickd.log" 120 "${server_flags[@]}"
 srv=$started_pid
@@ -289,9 +303,7 @@ if [ "$ticks" -lt 1 ] 2> /dev/null || [ "$lim" -lt 10 ]; then
   note "load_gen --tick-stream skipped: $ticks ticks, $lim s left"
   status="$status ticks_cpp=skipped"
 else
-  timeout "$lim" env LD_LIBRARY_PATH="$serve_ld" "$pack/bin/load_gen" --server "$addr" \
-    --model "$model_name" --tick-stream --ticks "$ticks" --gpu "$gpu" --commit "$commit" \
-    --json "$r/ticks_cpp.jsonl" > "$r/ticks_cpp.log" 2>&1
+  tick_stream "$lim" "$addr" "$model_name" ticks_cpp
   rc=$?
   note "load_gen --tick-stream exit $rc$(if [ $rc -eq 124 ]; then echo " (cut at its $lim s limit: no tick line)"; fi)"
   tail -2 "$r/ticks_cpp.log" | tee -a "$summary"
@@ -318,9 +330,7 @@ else
     note "not run: server ${gaddr:-not ready}, $lim s left"
     status="$status ticks_graphs=skipped"
   else
-    timeout "$lim" env LD_LIBRARY_PATH="$serve_ld" "$pack/bin/load_gen" --server "$gaddr" \
-      --model "$model_name" --tick-stream --ticks "$ticks" --gpu "$gpu" --commit "$commit" \
-      --json "$r/ticks_graphs.jsonl" > "$r/ticks_graphs.log" 2>&1
+    tick_stream "$lim" "$gaddr" "$model_name" ticks_graphs
     rc=$?
     note "load_gen --tick-stream against --decode-graphs: exit $rc"
     tail -2 "$r/ticks_graphs.log" | tee -a "$summary"
@@ -331,10 +341,8 @@ else
       > "$out/grpc/table.md" 2>&1
     status="$status ticks_graphs=$rc"
   fi
-  kill -TERM "$gsrv" 2> /dev/null
-  for _ in $(seq 50); do kill -0 "$gsrv" 2> /dev/null || break; sleep 0.2; done
-  kill -KILL "$gsrv" 2> /dev/null
-  wait "$gsrv" 2> /dev/null
+  stop_flashtickd "$gsrv" "flashtickd --decode-graphs"
+  gsrv=""
 fi
 
 stage "small heads: $small_model (D = 16), a day of $ticks steps through ModelInfer and TickStream"
@@ -357,9 +365,7 @@ else
     note "load_gen ModelInfer day (N = $ticks) on $small_model: exit $rc_day"
     tail -3 "$r/d16_day.log" | tee -a "$summary"
     lim=$(limit 90)
-    timeout "$lim" env LD_LIBRARY_PATH="$serve_ld" "$pack/bin/load_gen" --server "$addr" \
-      --model "$small_model" --tick-stream --ticks "$ticks" --gpu "$gpu" --commit "$commit" \
-      --json "$r/d16_ticks.jsonl" > "$r/d16_ticks.log" 2>&1
+    tick_stream "$lim" "$addr" "$small_model" d16_ticks
     rc_ticks=$?
     note "load_gen --tick-stream ($ticks ticks) on $small_model: exit $rc_ticks"
     tail -2 "$r/d16_ticks.log" | tee -a "$summary"
