@@ -84,7 +84,7 @@ FT_CUDA_OP(ProbeProduct);
 // Whether the attention mode is flash_sm90a (kernels/attention_dispatch.h): our forward
 // and backward launchers then run the sm_90a wgmma kernels where they can
 // (attention_{fwd,bwd}_launch.cc).
-bool FlashFwdSm90aAsked();
+bool FlashSm90aAsked();
 
 // The kernel variant our Flash launchers run, e.g. "flash_cuda_fwd_d64_m128n128w4_splitkv_sm90".
 std::string AttentionKernelPath(const OpDesc& desc, int head_dim, const CudaContext& ctx);

@@ -23,11 +23,6 @@
 
 namespace flashtick::testing {
 
-// Byte offset of element (row, col) of a [rows, 64] 16-bit tile in 128-byte swizzled rows.
-__host__ __device__ inline uint32_t Sw128Offset(int row, int col) {
-  return static_cast<uint32_t>(row * 128 + ((col / 8) ^ (row % 8)) * 16 + (col % 8) * 2);
-}
-
 // Interleave, K-major: core matrices of 8 rows × 8 elements (128 B), LBO = 128 B apart in
 // k and SBO = 256 B apart in rows; the four k16 slices 2 KB apart.
 __host__ __device__ inline uint32_t InterleaveOffset(int row, int k) {
@@ -42,6 +37,7 @@ __device__ inline void WgmmaTileGemm(WgmmaCase c, bool accumulate, const uint16_
                                      const uint16_t* b, const float* d_init, float* d_out,
                                      unsigned char* smem) {
   using cuda::sm90::GmmaDesc;
+  using cuda::sm90::Sw128Offset;
   using cuda::sm90::GmmaDescAdvance;
   using cuda::sm90::SmemSwizzle;
   constexpr int kT = kWgmmaTile;

@@ -60,7 +60,7 @@ absl::Status FlashAttentionBwd(const OpDesc& desc, In in, Out out, CudaContext& 
   RETURN_IF_ERROR(flash::FlashScale(desc.attention, s.D, &p.scale, &p.scale_log2));
   p.causal = desc.attention.causal;
   p.dtype = dt;
-  if (FlashFwdSm90aAsked() && sm90::FlashBwdSm90Runs(p.D, dt, ctx.sm)) {
+  if (FlashSm90aAsked() && sm90::FlashBwdSm90Runs(p.D, dt, ctx.sm)) {
     RETURN_IF_CUDA_ERROR(sm90::LaunchFlashBwdSm90(p, ctx.stream));  // wgmma main kernel
     return absl::OkStatus();
   }

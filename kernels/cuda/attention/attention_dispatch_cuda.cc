@@ -192,7 +192,7 @@ absl::Status Dispatch(const OpDesc& desc, In in, Out out, CudaContext& ctx, OpFn
 
 }  // namespace
 
-bool FlashFwdSm90aAsked() { return CurrentMode() == AttentionImpl::kFlashSm90a; }
+bool FlashSm90aAsked() { return CurrentMode() == AttentionImpl::kFlashSm90a; }
 
 absl::Status AttentionFwd(const OpDesc& desc, In in, Out out, CudaContext& ctx) {
   return Dispatch(desc, in, out, ctx, &FlashAttentionFwd, &CudnnAttentionFwd);

@@ -47,7 +47,7 @@ absl::Status FlashAttentionFwd(const OpDesc& desc, In in, Out out, CudaContext& 
   RETURN_IF_ERROR(flash::FlashScale(desc.attention, s.D, &p.scale, &p.scale_log2));
   p.causal = desc.attention.causal;
   p.dtype = dt;
-  if (FlashFwdSm90aAsked() && sm90::FlashFwdSm90Runs(p.D, dt, ctx.sm)) {
+  if (FlashSm90aAsked() && sm90::FlashFwdSm90Runs(p.D, dt, ctx.sm)) {
     RETURN_IF_CUDA_ERROR(sm90::LaunchFlashFwdSm90(p, ctx.stream));  // wgmma, no split-KV yet
     return absl::OkStatus();
   }

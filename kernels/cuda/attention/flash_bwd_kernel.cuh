@@ -77,6 +77,20 @@ struct FlashBwdTraits {
   static_assert(kBlockM <= kNThreads, "one thread per row loads L and D");
 };
 
+// The L and D of query rows m0 .. m0 + kBlockM − 1 of head (b, h) into sL and sD by
+// cp.async, one row per thread tid < kBlockM (T: the sequence length, p.T); rows ≥ T read as 0 (the kernels give them
+// P = 0, so those values are never used). Shared by every backward main kernel.
+template <int kBlockM>
+__device__ __forceinline__ void CopyRowStatsAsync(float* sL, float* sD, const AttentionBwdParams& p,
+                                                  int b, int h, int m0, int T, int tid) {
+  if (tid < kBlockM) {
+    const int64_t stat = (static_cast<int64_t>(b) * p.H + h) * T + m0;
+    const bool valid = m0 + tid < T;
+    CpAsync4(sL + tid, p.lse + stat + (valid ? tid : 0), valid);
+    CpAsync4(sD + tid, p.dvec + stat + (valid ? tid : 0), valid);
+  }
+}
+
 template <typename Traits, typename Elem, bool kCausal>
 __global__ void __launch_bounds__(Traits::kNThreads, Traits::kMinBlocksPerSm)
     flash_bwd_kernel(const AttentionBwdParams p) {
@@ -135,12 +149,7 @@ __global__ void __launch_bounds__(Traits::kNThreads, Traits::kMinBlocksPerSm)
         static_cast<const Elem*>(p.dout.ptr) + b * p.dout.batch_stride + h * p.dout.head_stride +
             static_cast<int64_t>(m0) * p.dout.row_stride,
         p.dout.row_stride, T - m0, tid);
-    if (tid < kBlockM) {  // rows ≥ T read as 0 and are never used (P = 0 there)
-      const int64_t stat = (static_cast<int64_t>(b) * p.H + h) * T + m0;
-      const bool valid = m0 + tid < T;
-      CpAsync4(sL + buf * kBlockM + tid, p.lse + stat + (valid ? tid : 0), valid);
-      CpAsync4(sD + buf * kBlockM + tid, p.dvec + stat + (valid ? tid : 0), valid);
-    }
+    CopyRowStatsAsync<kBlockM>(sL + buf * kBlockM, sD + buf * kBlockM, p, b, h, m0, T, tid);
   };
   if (n_iters > 0) load_q_do(0, 0);
   CpAsyncCommit();

@@ -27,7 +27,7 @@ std::string AttentionKernelPath(const OpDesc& desc, int head_dim, const CudaCont
   switch (desc.op) {
     case Op::kAttentionFwd:
       // flash_sm90a: the wgmma kernel runs the (padded) head dim where it can.
-      if (FlashFwdSm90aAsked() && sm90::FlashFwdSm90Runs(kernel_d, desc.dtype, ctx.sm)) {
+      if (FlashSm90aAsked() && sm90::FlashFwdSm90Runs(kernel_d, desc.dtype, ctx.sm)) {
         const flash::FlashFwdTiles t = sm90::FlashFwdSm90TileShape(kernel_d);
         return absl::StrCat("flash_cuda_fwd_d", t.head_dim, "_m", t.block_m, "n", t.block_n, "wg",
                             t.warps / 4, pad, "_sm90a");
@@ -37,8 +37,8 @@ std::string AttentionKernelPath(const OpDesc& desc, int head_dim, const CudaCont
                               kernel_d, kD, [] { return flash::FlashFwdTileShape<kD>(); })),
                           sm);
     case Op::kAttentionBwd:
-      if (FlashFwdSm90aAsked() && sm90::FlashBwdSm90Runs(kernel_d, desc.dtype, ctx.sm)) {
-        const flash::FlashFwdTiles t = sm90::FlashBwdSm90TileShape();
+      if (FlashSm90aAsked() && sm90::FlashBwdSm90Runs(kernel_d, desc.dtype, ctx.sm)) {
+        const flash::FlashBwdTiles t = sm90::FlashBwdSm90TileShape();
         return absl::StrCat("flash_cuda_bwd_d", t.head_dim, "_m", t.block_m, "n", t.block_n, "wg",
                             t.warps / 4, pad, "_sm90a");
       }

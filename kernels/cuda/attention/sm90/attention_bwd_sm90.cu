@@ -41,13 +41,12 @@ bool FlashBwdSm90Runs(int head_dim, DType dtype, int sm) {
   return head_dim == BwdTraits::kHeadDim && sm == 90 && (dtype == DType::kBF16 || dtype == DType::kF16);
 }
 
-flash::FlashFwdTiles FlashBwdSm90TileShape() {
-  flash::FlashFwdTiles t;  // block_m: query rows a streamed block; block_n: keys a CTA
+flash::FlashBwdTiles FlashBwdSm90TileShape() {
+  flash::FlashBwdTiles t;
   t.head_dim = BwdTraits::kHeadDim;
   t.block_m = BwdTraits::kBlockM;
   t.block_n = BwdTraits::kBlockN;
   t.warps = BwdTraits::kNThreads / 32;
-  t.ctas_per_sm = 1;
   return t;
 }
 

@@ -20,8 +20,8 @@
 
 #include <cmath>
 
+#include "kernels/cuda/attention/flash_bwd_kernel.cuh"
 #include "kernels/cuda/attention/flash_params.h"
-#include "kernels/cuda/attention/flash_tiles.cuh"
 #include "kernels/cuda/attention/sm90/flash_fwd_sm90.cuh"
 #include "kernels/cuda/attention/sm90/wgmma.cuh"
 
@@ -97,12 +97,7 @@ __global__ void __launch_bounds__(Traits::kNThreads, 1)
         static_cast<const Elem*>(p.dout.ptr) + b * p.dout.batch_stride + h * p.dout.head_stride +
             static_cast<int64_t>(m0) * p.dout.row_stride,
         p.dout.row_stride, T - m0, tid);
-    if (tid < kBlockM) {  // rows ≥ T read as 0 and are never used (P = 0 there)
-      const int64_t stat = (static_cast<int64_t>(b) * p.H + h) * T + m0;
-      const bool valid = m0 + tid < T;
-      flash::CpAsync4(sL + buf * kBlockM + tid, p.lse + stat + (valid ? tid : 0), valid);
-      flash::CpAsync4(sD + buf * kBlockM + tid, p.dvec + stat + (valid ? tid : 0), valid);
-    }
+    flash::CopyRowStatsAsync<kBlockM>(sL + buf * kBlockM, sD + buf * kBlockM, p, b, h, m0, T, tid);
   };
   if (n_iters > 0) load_q_do(0, 0);
   flash::CpAsyncCommit();
@@ -186,8 +181,7 @@ __global__ void __launch_bounds__(Traits::kNThreads, 1)
 #pragma unroll
       for (int half = 0; half < 2; ++half) {
         const int row = wg * 64 + warp * 16 + g + 8 * half, col = 8 * j + 2 * t;
-        *reinterpret_cast<uint32_t*>(sdS + row * 128 + (((col / 8) ^ (row % 8)) * 16) + (col % 8) * 2) =
-            ds_frag[j / 2][2 * (j % 2) + half];
+        *reinterpret_cast<uint32_t*>(sdS + Sw128Offset(row, col)) = ds_frag[j / 2][2 * (j % 2) + half];
       }
     FenceProxyAsync();
     __syncthreads();  // dSᵀ complete for every warpgroup (each reads only its own rows, but

@@ -54,7 +54,7 @@ __device__ __forceinline__ void CopySw128TileAsync(unsigned char* tile, const El
   for (int i = tid; i < kRows * kAtoms * 8; i += kThreads) {
     const int r = i / (kAtoms * 8), chunk = i % (kAtoms * 8), a = chunk / 8, c = chunk % 8;
     const bool valid = r < valid_rows;
-    unsigned char* dst = tile + a * kRows * 128 + r * 128 + ((c ^ (r % 8)) * 16);
+    unsigned char* dst = tile + a * kRows * 128 + Sw128Offset(r, c * 8);
     flash::CpAsync16(dst, valid ? g + r * stride + chunk * 8 : g, valid);
   }
 }

@@ -26,7 +26,7 @@ cudaError_t LaunchFlashFwdSm90(const flash::AttentionFwdParams& p, cudaStream_t 
 bool FlashBwdSm90Runs(int head_dim, DType dtype, int sm);
 // Its tiles (block_m: query rows a streamed block; block_n: keys a CTA), for KernelPath
 // (flash_cuda_bwd_d64_m64n128wg2_sm90a).
-flash::FlashFwdTiles FlashBwdSm90TileShape();
+flash::FlashBwdTiles FlashBwdSm90TileShape();
 // Enqueues the D pre-pass, the wgmma main kernel and the dQ conversion (p.dq_accum: the
 // caller's fp32 [B, T, H, D] scratch, zeroed by the pre-pass).
 cudaError_t LaunchFlashBwdSm90(const flash::AttentionBwdParams& p, cudaStream_t stream);

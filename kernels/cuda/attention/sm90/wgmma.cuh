@@ -43,6 +43,13 @@ constexpr int SwizzleUnits(SmemSwizzle s) {
   return s == SmemSwizzle::k128B ? 8 : s == SmemSwizzle::k64B ? 4 : s == SmemSwizzle::k32B ? 2 : 1;
 }
 
+// Byte offset of 16-bit element (row, col) of a [rows, 64] tile of 128-byte rows in the
+// 128-byte swizzle, the layout a k128B descriptor (K- or MN-major) reads and TMA's
+// SWIZZLE_128B writes: 16-byte chunk c of row r at r·128 + (c ^ r % 8)·16.
+__host__ __device__ constexpr uint32_t Sw128Offset(int row, int col) {
+  return static_cast<uint32_t>(row * 128 + ((col / 8) ^ (row % 8)) * 16 + (col % 8) * 2);
+}
+
 // The descriptor of an operand tile at shared-memory address `smem_addr` (SmemAddress).
 __host__ __device__ constexpr uint64_t GmmaDesc(uint32_t smem_addr, SmemSwizzle swizzle,
                                                 uint32_t lbo_bytes, uint32_t sbo_bytes) {
