@@ -58,14 +58,37 @@ class CaptureBackend final : public testing::ForwardingCpuBackend {
 ModelConfig Config() { return testing::SmallDecodeConfig(); }
 std::vector<float> Rows(int64_t T, int64_t F) { return testing::RandomRows(T, F, 17); }
 
-// Steps the same T rows through a plain state (a) and the state under test (b), and
-// expects the same probabilities bit for bit at every step.
-void ExpectSameSteps(Transformer& a, DecodeState* sa, Transformer& b, DecodeState* sb, int64_t T) {
-  const int64_t F = a.config().features;
+// The same random model (seed) on a backend without capture (a) and on the backend under
+// test (b), each with a decode state of initial capacity 8 that asks for capture (a's
+// backend cannot: its state runs op by op).
+struct Twins {
+  std::unique_ptr<Transformer> a, b;
+  std::unique_ptr<DecodeState> sa, sb;
+};
+
+void MakeTwins(CaptureBackend* plain, CaptureBackend* tested, uint64_t seed, Twins* out) {
+  auto a = Transformer::InitRandom(Config(), seed, plain);
+  auto b = Transformer::InitRandom(Config(), seed, tested);
+  ASSERT_TRUE(a.ok() && b.ok());
+  out->a = std::move(*a);
+  out->b = std::move(*b);
+  DecodeOptions opt;
+  opt.capture = true;
+  auto sa = DecodeState::Create(*out->a, 8, opt);
+  auto sb = DecodeState::Create(*out->b, 8, opt);
+  ASSERT_TRUE(sa.ok() && sb.ok());
+  out->sa = std::move(*sa);
+  out->sb = std::move(*sb);
+}
+
+// Steps the same T rows through both states and expects the same probabilities bit for
+// bit at every step.
+void ExpectSameSteps(Twins& w, int64_t T) {
+  const int64_t F = w.a->config().features;
   const std::vector<float> rows = Rows(T, F);
   for (int64_t t = 0; t < T; ++t) {
-    auto pa = a.Step(sa, absl::MakeConstSpan(rows.data() + t * F, F));
-    auto pb = b.Step(sb, absl::MakeConstSpan(rows.data() + t * F, F));
+    auto pa = w.a->Step(w.sa.get(), absl::MakeConstSpan(rows.data() + t * F, F));
+    auto pb = w.b->Step(w.sb.get(), absl::MakeConstSpan(rows.data() + t * F, F));
     ASSERT_TRUE(pa.ok()) << pa.status();
     ASSERT_TRUE(pb.ok()) << pb.status();
     ASSERT_EQ(pa->size(), pb->size());
@@ -103,40 +126,27 @@ TEST(DecodeCapture, AStepAfterTheFirstReplaysOnceAndRunsNoOp) {
 
 TEST(DecodeCapture, CapturedStepsEqualStepsRunOpByOp) {
   CaptureBackend plain(/*capture=*/false), captured(/*capture=*/true);
-  auto a = Transformer::InitRandom(Config(), 5, &plain);
-  auto b = Transformer::InitRandom(Config(), 5, &captured);
-  ASSERT_TRUE(a.ok() && b.ok());
-  DecodeOptions opt;
-  opt.capture = true;
-  auto sa = DecodeState::Create(**a, 8, opt);  // asks for capture; the backend has none
-  auto sb = DecodeState::Create(**b, 8, opt);
-  ASSERT_TRUE(sa.ok() && sb.ok());
-  EXPECT_FALSE((*sa)->capturing());
-  EXPECT_TRUE((*sb)->capturing());
+  Twins w;
+  ASSERT_NO_FATAL_FAILURE(MakeTwins(&plain, &captured, 5, &w));
+  EXPECT_FALSE(w.sa->capturing());  // asked for capture; its backend has none
+  EXPECT_TRUE(w.sb->capturing());
   const int64_t T = 70;
-  ExpectSameSteps(**a, sa->get(), **b, sb->get(), T);
+  ExpectSameSteps(w, T);
   EXPECT_EQ(plain.replays, 0);
   EXPECT_EQ(captured.replays, T);
 }
 
 TEST(DecodeCapture, AFailedCaptureFallsBackToOpByOp) {
   CaptureBackend plain(/*capture=*/false), failing(/*capture=*/true, /*fail_end_capture=*/true);
-  auto a = Transformer::InitRandom(Config(), 6, &plain);
-  auto b = Transformer::InitRandom(Config(), 6, &failing);
-  ASSERT_TRUE(a.ok() && b.ok());
-  DecodeOptions opt;
-  opt.capture = true;
-  auto sa = DecodeState::Create(**a, 8);
-  auto sb = DecodeState::Create(**b, 8, opt);
-  ASSERT_TRUE(sa.ok() && sb.ok());
-  const int64_t T = 20;
-  ExpectSameSteps(**a, sa->get(), **b, sb->get(), T);
-  EXPECT_FALSE((*sb)->capturing());
-  EXPECT_EQ((*sb)->captures(), 0);
+  Twins w;
+  ASSERT_NO_FATAL_FAILURE(MakeTwins(&plain, &failing, 6, &w));
+  ExpectSameSteps(w, 20);
+  EXPECT_FALSE(w.sb->capturing());
+  EXPECT_EQ(w.sb->captures(), 0);
   EXPECT_EQ(failing.captures_begun, 1);  // tried once, then off for the state
   EXPECT_EQ(failing.replays, 0);
-  EXPECT_NE((*sb)->capture_error().message().find("always fails"), std::string::npos)
-      << (*sb)->capture_error();
+  EXPECT_NE(w.sb->capture_error().message().find("always fails"), std::string::npos)
+      << w.sb->capture_error();
 }
 
 // A backend busy with another capture is no failure: those steps run op by op, and the
@@ -144,19 +154,13 @@ TEST(DecodeCapture, AFailedCaptureFallsBackToOpByOp) {
 TEST(DecodeCapture, ABusyBackendDefersTheCapture) {
   CaptureBackend plain(/*capture=*/false), busy(/*capture=*/true);
   busy.busy_begins = 3;
-  auto a = Transformer::InitRandom(Config(), 8, &plain);
-  auto b = Transformer::InitRandom(Config(), 8, &busy);
-  ASSERT_TRUE(a.ok() && b.ok());
-  DecodeOptions opt;
-  opt.capture = true;
-  auto sa = DecodeState::Create(**a, 8);
-  auto sb = DecodeState::Create(**b, 8, opt);
-  ASSERT_TRUE(sa.ok() && sb.ok());
+  Twins w;
+  ASSERT_NO_FATAL_FAILURE(MakeTwins(&plain, &busy, 8, &w));
   const int64_t T = 6;
-  ExpectSameSteps(**a, sa->get(), **b, sb->get(), T);
-  EXPECT_TRUE((*sb)->capturing());
-  EXPECT_TRUE((*sb)->capture_error().ok());
-  EXPECT_EQ((*sb)->captures(), 1);      // made at step 3, once the backend was free
+  ExpectSameSteps(w, T);
+  EXPECT_TRUE(w.sb->capturing());
+  EXPECT_TRUE(w.sb->capture_error().ok());
+  EXPECT_EQ(w.sb->captures(), 1);      // made at step 3, once the backend was free
   EXPECT_EQ(busy.captures_begun, 4);    // three busy answers, then the capture
   EXPECT_EQ(busy.replays, T - 3);       // steps 3, 4, 5
 }
