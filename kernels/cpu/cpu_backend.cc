@@ -76,11 +76,13 @@ absl::Status CpuBackend::Replay(const CapturedWork& work) {
 
 absl::Status CpuBackend::Run(const OpDesc& desc, absl::Span<const TensorView> inputs,
                              absl::Span<const TensorView> outputs) {
+  // Checked before a call is run or recorded (as the CUDA backend checks its arguments
+  // while capturing); a replay runs what was checked.
+  if (!Supports(desc)) {
+    return absl::UnimplementedError(
+        absl::StrCat("cpu_reference has no ", desc.DebugString(), "; use fp32 or fp64"));
+  }
   if (CapturingHere()) {
-    // Checked now, as the CUDA backend checks its arguments while capturing; run later.
-    if (!Supports(desc))
-      return absl::UnimplementedError(
-          absl::StrCat("cpu_reference has no ", desc.DebugString(), "; use fp32 or fp64"));
     Record([this, desc, in = std::vector<TensorView>(inputs.begin(), inputs.end()),
             out = std::vector<TensorView>(outputs.begin(), outputs.end())] {
       return RunNow(desc, in, out);
@@ -92,10 +94,6 @@ absl::Status CpuBackend::Run(const OpDesc& desc, absl::Span<const TensorView> in
 
 absl::Status CpuBackend::RunNow(const OpDesc& desc, absl::Span<const TensorView> inputs,
                                 absl::Span<const TensorView> outputs) {
-  if (!Supports(desc)) {
-    return absl::UnimplementedError(
-        absl::StrCat("cpu_reference has no ", desc.DebugString(), "; use fp32 or fp64"));
-  }
   for (const auto& t : inputs) {
     if (t.data != nullptr && t.device != DeviceKind::kCpu)
       return absl::InvalidArgumentError(

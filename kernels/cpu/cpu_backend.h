@@ -57,6 +57,7 @@ class CpuBackend final : public Backend {
   // True (and `fn` recorded) when the calling thread is capturing.
   bool Record(Recorded fn);
   bool CapturingHere();
+  // Runs a call whose op Run has checked (Supports): now, or when a recording replays.
   absl::Status RunNow(const OpDesc& desc, absl::Span<const TensorView> inputs,
                       absl::Span<const TensorView> outputs);
   absl::Status CopyNow(void* dst, DeviceKind dst_device, const void* src, DeviceKind src_device,
