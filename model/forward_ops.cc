@@ -1,7 +1,6 @@
 // The steps shared by the full forward and the one-tick decode (see forward_ops.h).
 #include "model/forward_ops.h"
 
-#include <cstring>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -47,18 +46,11 @@ absl::Status ForwardOps::LayerNorm(const TensorView& x, const std::string& name,
              name);
 }
 
-absl::Status ForwardOps::Embed(const float* ticks, std::vector<float>* encode_buffer,
-                               void* host_staging) const {
-  const DeviceKind dev = be_->device();
+absl::Status ForwardOps::Embed(const float* ticks, std::vector<float>* encode_buffer) const {
   // Encoded columns are made on the host (model/input_encoding.h), then one copy.
   const float* rows = InputRows(c_, ticks, ws_.in32.dim(0), encode_buffer);
-  if (host_staging != nullptr) {
-    std::memcpy(host_staging, rows, ws_.in32.bytes());
-    RETURN_IF_ERROR(
-        be_->CopyAsync(ws_.in32.data, dev, host_staging, DeviceKind::kCpu, ws_.in32.bytes()));
-  } else {
-    RETURN_IF_ERROR(be_->Copy(ws_.in32.data, dev, rows, DeviceKind::kCpu, ws_.in32.bytes()));
-  }
+  RETURN_IF_ERROR(
+      be_->Copy(ws_.in32.data, be_->device(), rows, DeviceKind::kCpu, ws_.in32.bytes()));
   return EmbedUploaded();
 }
 

@@ -40,12 +40,8 @@ class ForwardOps {
   // x = embed(ticks): host fp32 `ticks` (ws.in32's rows of config.features raw
   // columns), encoded into *encode_buffer when the model encodes a column
   // (model/input_encoding.h), copied into ws.in32, cast to the compute dtype, then the
-  // embedding linear. The buffer is the caller's, kept across calls. With
-  // `host_staging` (ws.in32.bytes() of Backend::AllocateHostStaging memory) the rows are
-  // put there and uploaded with CopyAsync, no wait; the caller synchronises before it
-  // writes the staging again (Transformer::Step: one Synchronize a step).
-  absl::Status Embed(const float* ticks, std::vector<float>* encode_buffer,
-                     void* host_staging = nullptr) const;
+  // embedding linear. The buffer is the caller's, kept across calls.
+  absl::Status Embed(const float* ticks, std::vector<float>* encode_buffer) const;
   // Embed's device half, for rows the caller has already put in ws.in32: the cast to
   // the compute dtype, then the embedding linear (a decode step uploads its row and its
   // position in one copy, then calls this).
