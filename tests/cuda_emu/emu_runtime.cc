@@ -113,21 +113,28 @@ void Trampoline() {
   setcontext(&g_cta->scheduler);
 }
 
-float ElemToFloat(Coll kind, uint16_t bits) {
-  return kind == Coll::kMmaBf16 ? Bf16BitsToFloat(bits) : HalfBitsToFloat(bits);
-}
+float Half16ToFloat(bool bf16, uint16_t bits) { return bf16 ? Bf16BitsToFloat(bits) : HalfBitsToFloat(bits); }
+
+// The half of a register of 16-bit pairs that holds column (or k) `col`: the lower column
+// sits in the low 16 bits.
+uint16_t PairHalf(uint32_t v, int col) { return static_cast<uint16_t>(col % 2 ? v >> 16 : v & 0xffff); }
+
+// Where element (row, col) of a warp's 16×16 A fragment lives (mma.m16n8k16, and each
+// warp's 16 rows of wgmma's register-sourced A): the lane and its register.
+struct FragSlot {
+  int lane, reg;
+};
+FragSlot FragASlot(int row, int col) { return {(row % 8) * 4 + (col % 8) / 2, row / 8 + 2 * (col / 8)}; }
 
 // Element (row, col) of the A (16×16), B (16×8 as k×n) fragments from lane registers.
 float FragA(Coll kind, Thread* lanes, int row, int col) {
-  const int g = row % 8, t = (col % 8) / 2, reg = (row / 8) + 2 * (col / 8);
-  const uint32_t v = lanes[g * 4 + t].mma_a[reg];
-  return ElemToFloat(kind, static_cast<uint16_t>(col % 2 ? v >> 16 : v & 0xffff));
+  const FragSlot s = FragASlot(row, col);
+  return Half16ToFloat(kind == Coll::kMmaBf16, PairHalf(lanes[s.lane].mma_a[s.reg], col));
 }
 
 float FragB(Coll kind, Thread* lanes, int k, int n) {
   const int t = (k % 8) / 2, reg = k / 8;
-  const uint32_t v = lanes[n * 4 + t].mma_b[reg];
-  return ElemToFloat(kind, static_cast<uint16_t>(k % 2 ? v >> 16 : v & 0xffff));
+  return Half16ToFloat(kind == Coll::kMmaBf16, PairHalf(lanes[n * 4 + t].mma_b[reg], k));
 }
 
 void RunMma(Thread* lanes, Coll kind) {
@@ -205,7 +212,7 @@ float SmemElem(bool bf16, size_t offset) {
   }
   uint16_t bits;
   std::memcpy(&bits, g_cta->smem.data() + offset, 2);
-  return bf16 ? Bf16BitsToFloat(bits) : HalfBitsToFloat(bits);
+  return Half16ToFloat(bf16, bits);
 }
 
 [[noreturn]] void WgmmaAbort(const char* what) {
@@ -243,16 +250,12 @@ void ExecuteWgmma(const PendingWgmma& pend, WarpgroupQueue& q) {
   std::vector<float> A(64 * 16), B(16 * N);
   for (int m = 0; m < 64; ++m)
     for (int k = 0; k < 16; ++k) {
-      float x;
-      if (op.a != nullptr) {  // the A fragment: thread (16w + g, 2t) of rows m, columns k
-        const int w = m / 16, r = m % 16, g = r % 8, t = (k % 8) / 2, reg = (r / 8) + 2 * (k / 8);
-        const uint32_t v = pend.a[w * kWarp + g * 4 + t][reg];
-        const uint16_t bits = static_cast<uint16_t>(k % 2 ? v >> 16 : v & 0xffff);
-        x = op.bf16 ? Bf16BitsToFloat(bits) : HalfBitsToFloat(bits);
+      if (op.a != nullptr) {  // warp m / 16's A fragment holds rows m of the warpgroup's 64
+        const FragSlot s = FragASlot(m % 16, k);
+        A[m * 16 + k] = Half16ToFloat(op.bf16, PairHalf(pend.a[(m / 16) * kWarp + s.lane][s.reg], k));
       } else {
-        x = SmemElem(op.bf16, GmmaElementOffset(op.desc_a, op.trans_a, m, k));
+        A[m * 16 + k] = SmemElem(op.bf16, GmmaElementOffset(op.desc_a, op.trans_a, m, k));
       }
-      A[m * 16 + k] = x;
     }
   for (int k = 0; k < 16; ++k)
     for (int n = 0; n < N; ++n)
