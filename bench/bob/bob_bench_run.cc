@@ -89,6 +89,12 @@ struct CountingContext {
   std::shared_ptr<int64_t> live = std::make_shared<int64_t>(0), peak = std::make_shared<int64_t>(0);
   explicit CountingContext(cudaStream_t stream) {
     ctx.stream = stream;
+    // The compute capability picks the variant (sm_90a kernels run only on 9.0).
+    int dev = 0, major = 0, minor = 0;
+    if (cudaGetDevice(&dev) == cudaSuccess &&
+        cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) == cudaSuccess &&
+        cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) == cudaSuccess)
+      ctx.sm = major * 10 + minor;
     auto live_c = live, peak_c = peak;
     ctx.scratch = [stream, live_c, peak_c](size_t bytes) -> absl::StatusOr<std::shared_ptr<void>> {
       void* p = nullptr;

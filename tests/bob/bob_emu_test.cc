@@ -13,6 +13,7 @@
 #include "kernels/backend.h"
 #include "kernels/common/half.h"
 #include "kernels/cuda/attention/bwd_bwd/bob_launch_template.cuh"
+#include "kernels/cuda/attention/sm90/bob_sm90.cuh"
 #include "tests/bob/bob_problem.h"
 #include "tests/cuda_emu/emu_intrinsics.h"
 
@@ -67,7 +68,8 @@ struct Host16 {
   }
 };
 
-template <typename Elem, int kHeadDim>
+// kSm90: the wgmma passes of sm90/bob_sm90.cuh (D = 64) instead of the mma.sync ones.
+template <typename Elem, int kHeadDim, bool kSm90>
 BobOutputs RunEmulated(const BobProblem& p, bool strided) {
   const BobCase& c = p.c;
   Host16<Elem> q(c, c.H, strided, p.q), k(c, c.Hkv, strided, p.k), v(c, c.Hkv, strided, p.v),
@@ -87,6 +89,17 @@ BobOutputs RunEmulated(const BobProblem& p, bool strided) {
   prm.scale = static_cast<float>(p.scale);
   prm.scale_log2 = static_cast<float>(p.scale * 1.4426950408889634);
   prm.causal = c.causal;
+  if constexpr (kSm90) {
+    using Tr = cuda::sm90::BobSm90Traits;
+    emu::Launch({static_cast<unsigned>((c.T + Tr::kP1Rows - 1) / Tr::kP1Rows),
+                 static_cast<unsigned>(c.H), static_cast<unsigned>(c.B)},
+                Tr::kThreads, Tr::kP1SmemBytes, [&] { cuda::sm90::bob_pass1_sm90_kernel<Elem>(prm); });
+    emu::Launch({static_cast<unsigned>((c.T + Tr::kP2Keys - 1) / Tr::kP2Keys),
+                 static_cast<unsigned>(c.Hkv), static_cast<unsigned>(c.B)},
+                Tr::kThreads, Tr::kP2SmemBytes, [&] { cuda::sm90::bob_pass2_sm90_kernel<Elem>(prm); });
+    for (float s : states) EXPECT_TRUE(std::isfinite(s)) << "a row state c or e was not written";
+    return BobOutputs{ddq.Read(c, c.H), ddk.Read(c, c.Hkv), ddv.Read(c, c.Hkv), dddo.Read(c, c.H)};
+  }
   using T1 = cuda::bob::Pass1Traits<kHeadDim>;
   using T2 = cuda::bob::Pass2Traits<kHeadDim>;
   emu::Launch({static_cast<unsigned>((c.T + T1::kBlockM - 1) / T1::kBlockM),
@@ -101,7 +114,7 @@ BobOutputs RunEmulated(const BobProblem& p, bool strided) {
   return BobOutputs{ddq.Read(c, c.H), ddk.Read(c, c.Hkv), ddv.Read(c, c.Hkv), dddo.Read(c, c.H)};
 }
 
-template <typename Elem, int kHeadDim>
+template <typename Elem, int kHeadDim, bool kSm90 = false>
 void CheckCase(BobCase c, bool strided, uint64_t seed) {
   c.D = kHeadDim;
   BobProblem p = BobProblem::Random(c, seed);
@@ -114,13 +127,13 @@ void CheckCase(BobCase c, bool strided, uint64_t seed) {
   cpu::BobNaiveBwdBwd(p.config(), p.q.data(), p.k.data(), p.v.data(), p.dout.data(), p.gq.data(),
                       p.gk.data(), p.gv.data(), naive.ddq.data(), naive.ddk.data(),
                       naive.ddv.data(), naive.dddo.data(), &Round16<Elem>);
-  const BobOutputs got = RunEmulated<Elem, kHeadDim>(p, strided);
+  const BobOutputs got = RunEmulated<Elem, kHeadDim, kSm90>(p, strided);
   ASSERT_TRUE(AllFinite(got)) << c.Name();
   const char* names[] = {"dQ", "dK", "dV", "ddO"};
   const std::vector<double>* g[] = {&got.ddq, &got.ddk, &got.ddv, &got.dddo};
   const std::vector<double>* r[] = {&ref.ddq, &ref.ddk, &ref.ddv, &ref.dddo};
   const std::vector<double>* n[] = {&naive.ddq, &naive.ddk, &naive.ddv, &naive.dddo};
-  std::string line = "attention_bwd_bwd_emu(" + c.Name() + "," + DTypeName(kDType<Elem>) +
+  std::string line = std::string(kSm90 ? "attention_bwd_bwd_sm90a_emu(" : "attention_bwd_bwd_emu(") + c.Name() + "," + DTypeName(kDType<Elem>) +
                      (strided ? ",strided" : "") + "):";
   for (int i = 0; i < 4; ++i) {
     const double ek = RelL2(*g[i], *r[i]), en = RelL2(*n[i], *r[i]);
@@ -160,6 +173,20 @@ TEST(BobEmu, Bf16D256) {
 }
 
 TEST(BobEmu, F16D256) { CheckCase<__half, 256>({2, 40, 2, 2, 256, true}, true, 12); }
+
+// The wgmma passes (sm90/bob_sm90.cuh), D = 64, on the emulator's asynchronous wgmma:
+// T = 1; ragged tiles (37, 100 = 64 + 36, 130 = 2·64 + 2) with causal blocks that one
+// warpgroup sees whole and the other masked (pass 1's key halves, pass 2's 64-key
+// warpgroups and their skipped query halves); GQA (pass 2's loop over a group's query
+// heads); strided views; non-causal; fp16.
+TEST(BobEmuSm90, Bf16D64) {
+  CheckCase<__nv_bfloat16, 64, true>({1, 1, 2, 1, 64, true}, false, 21);
+  CheckCase<__nv_bfloat16, 64, true>({1, 37, 4, 2, 64, true}, true, 22);
+  CheckCase<__nv_bfloat16, 64, true>({1, 100, 2, 1, 64, false}, false, 23);
+  CheckCase<__nv_bfloat16, 64, true>({2, 130, 2, 1, 64, true}, true, 24);
+}
+
+TEST(BobEmuSm90, F16D64) { CheckCase<__half, 64, true>({1, 70, 2, 2, 64, true}, false, 25); }
 
 }  // namespace
 }  // namespace flashtick::bob_test

@@ -4,7 +4,8 @@
 // 16, 32, 96 run zero-padded on 64 and 128, head_dim_padding.h; FlashBobRunsHeadDim),
 // device placement and 16-byte alignment of every row on the host, takes the O(N)
 // scratch for the row states c, e (2·B·H·T floats) from the stream-ordered allocator,
-// then runs the two FlashBoB passes (kernels/cuda/attention/bwd_bwd/, equations in
+// then runs the two FlashBoB passes (kernels/cuda/attention/bwd_bwd/, or their wgmma form
+// in sm90/bob_sm90.cuh under flash_sm90a; equations in
 // docs/derivations/attention_bwd_bwd.md). No N×N buffer, no atomics.
 #include <cmath>
 #include <cstdint>
@@ -16,6 +17,7 @@
 #include "kernels/cuda/attention/bwd_bwd/bob_params.h"
 #include "kernels/cuda/attention/flash_host.h"
 #include "kernels/cuda/attention/head_dim_padding.h"
+#include "kernels/cuda/attention/sm90/flash_fwd_sm90.h"
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/cuda_ops.h"
 #include "kernels/ops/attention.h"
@@ -133,6 +135,10 @@ absl::Status AttentionBwdBwd(const OpDesc& desc, In in, Out out, CudaContext& ct
   p.scale_log2 = static_cast<float>(scale * static_cast<double>(kLog2e));
   p.causal = desc.attention.causal;
 
+  if (FlashSm90aAsked() && sm90::BobSm90Runs(static_cast<int>(s.D), dt, ctx.sm)) {
+    RETURN_IF_CUDA_ERROR(sm90::LaunchBobSm90(p, dt, ctx.stream));  // wgmma passes
+    return absl::OkStatus();
+  }
   RETURN_IF_CUDA_ERROR(dt == DType::kBF16 ? LaunchBobForHeadDim<DType::kBF16>(s.D, p, ctx.stream)
                                            : LaunchBobForHeadDim<DType::kF16>(s.D, p, ctx.stream));
   // `states` is released here; the stream-ordered allocator frees it after the kernels.

@@ -48,6 +48,11 @@ std::string AttentionKernelPath(const OpDesc& desc, int head_dim, const CudaCont
                           sm);
     case Op::kAttentionBwdBwd:
       if (!flash::FlashBobRunsHeadDim(head_dim)) return absl::StrCat("flash_cuda_unsupported_bwd_bwd_d", head_dim);
+      if (FlashSm90aAsked() && sm90::BobSm90Runs(kernel_d, desc.dtype, ctx.sm)) {
+        const BobTiles t = sm90::BobSm90TileShape();
+        return absl::StrCat("flash_cuda_bwd_bwd_d", t.head_dim, "_m", t.block_m, "n", t.block_n, "wg",
+                            t.warps / 4, pad, "_sm90a");
+      }
       return absl::StrCat("flash_cuda_", flash::FlashBobVariantName(BobTileShape(kernel_d)), sm);
     case Op::kAttentionDecode:
       return absl::StrCat("flash_cuda_decode_d", head_dim, "_split", flash::kFlashDecodeChunk, "_sm", ctx.sm);

@@ -29,17 +29,6 @@ struct Pass1Smem {
   static constexpr size_t kBytes = size_t{kElems} * 2 + size_t{kRowFloats} * 4;
 };
 
-// Per-row partial sums of pass 1 (each thread: its columns of rows g and g + 8).
-enum RowSum : int {
-  kSumC = 0,  // c = Σ P∘G (3), fp32 values: the state pass 2 uses
-  kSumA,      // a = Σ X (7), fp32 values: gives e (8)
-  kSumPGR,    // Σ r(P∘G): the 16-bit P∘G that (P∘G) V consumed
-  kSumXR,     // Σ r(X)
-  kSumDSR,    // Σ r(dS)
-  kSumPR,     // Σ r(P)
-  kNumRowSums
-};
-
 template <typename Element, typename Traits>
 __global__ void __launch_bounds__(Traits::kThreads, 1) bob_pass1_kernel(const BobParams p) {
   using Mma = ElementTraits<Element>;

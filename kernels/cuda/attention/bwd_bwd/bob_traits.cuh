@@ -102,6 +102,18 @@ __device__ inline void LoadRowsAsync(Element* tile, const Element* head_base, in
 }
 
 // Base pointer of head h of batch b in an operand.
+// Per-row partial sums of pass 1 (each thread: its columns of rows g and g + 8), in the
+// mma.sync pass 1 and in its wgmma form (sm90/bob_sm90.cuh).
+enum RowSum : int {
+  kSumC = 0,  // c = Σ P∘G (3), fp32 values: the state pass 2 uses
+  kSumA,      // a = Σ X (7), fp32 values: gives e (8)
+  kSumPGR,    // Σ r(P∘G): the 16-bit P∘G that (P∘G) V consumed
+  kSumXR,     // Σ r(X)
+  kSumDSR,    // Σ r(dS)
+  kSumPR,     // Σ r(P)
+  kNumRowSums
+};
+
 template <typename Element>
 __device__ inline const Element* HeadBase(const BobOperand& x, int b, int h) {
   return static_cast<const Element*>(x.ptr) + b * x.sb + h * x.sh;

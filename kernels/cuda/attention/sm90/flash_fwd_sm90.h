@@ -1,11 +1,12 @@
-// Host side of the sm_90a attention forward and backward (flash_fwd_sm90.cuh,
-// flash_bwd_sm90.cuh; compiled for sm_90a alone, attention_{fwd,bwd}_sm90.cu). Run when
+// Host side of the sm_90a attention forward, backward and backward-over-backward
+// (flash_fwd_sm90.cuh, flash_bwd_sm90.cuh, bob_sm90.cuh; compiled for sm_90a alone, attention_{fwd,bwd}_sm90.cu). Run when
 // the attention mode is flash_sm90a (kernels/attention_dispatch.h) and the call fits
 // them; ours (FA2) runs the rest.
 #pragma once
 
 #include <cuda_runtime_api.h>
 
+#include "kernels/cuda/attention/bwd_bwd/bob_params.h"
 #include "kernels/cuda/attention/flash_params.h"
 #include "kernels/tensor.h"
 
@@ -30,5 +31,13 @@ flash::FlashBwdTiles FlashBwdSm90TileShape();
 // Enqueues the D pre-pass, the wgmma main kernel and the dQ conversion (p.dq_accum: the
 // caller's fp32 [B, T, H, D] scratch, zeroed by the pre-pass).
 cudaError_t LaunchFlashBwdSm90(const flash::AttentionBwdParams& p, cudaStream_t stream);
+
+// The backward-over-backward (bob_sm90.cuh): D = 64, bf16 or fp16, compute capability 9.0.
+bool BobSm90Runs(int head_dim, DType dtype, int sm);
+// Its pass-1 tiles (block_m: query rows a CTA; block_n: keys a step; warps), for
+// KernelPath (flash_cuda_bwd_bwd_d64_m64n64wg2_sm90a); pass 2 holds 128 keys a CTA.
+BobTiles BobSm90TileShape();
+// Enqueues pass 1 then pass 2 (p.c, p.e: the caller's fp32 [B, H, T] row states).
+cudaError_t LaunchBobSm90(const BobParams& p, DType dtype, cudaStream_t stream);
 
 }  // namespace flashtick::cuda::sm90

@@ -1,6 +1,6 @@
 // Hopper warpgroup MMA (wgmma, PTX ISA "Asynchronous Warpgroup Level Matrix Multiply-
 // Accumulate"), the building block of our sm_90a attention kernels: the 128 threads of a
-// warpgroup together compute D[64×N] (+)= A[64×16]·B[16×N] in fp32 from bf16/fp16
+// warpgroup together compute D[64×N] (+)= A[64×16]·B[16×N] (N = 64 or 32) in fp32 from bf16/fp16
 // operands, A from shared memory (a descriptor) or from registers, B from shared memory.
 // Under FLASHTICK_CUDA_EMULATION (tests/cuda_emu) the same names run on the CPU emulator,
 // which reads shared memory through the same descriptors, so the kernels' layouts and
@@ -85,6 +85,18 @@ inline void Wgmma64x64Ss(float (&d)[32], uint64_t desc_a, uint64_t desc_b, bool 
 template <typename Elem, bool kTransB>
 inline void Wgmma64x64Rs(float (&d)[32], const uint32_t (&a)[4], uint64_t desc_b, bool accumulate) {
   ::flashtick::emu::Wgmma(d, 64, a, 0, desc_b, kTransB, std::is_same_v<Elem, __nv_bfloat16>,
+                          accumulate, false);
+}
+// The m64n32k16 forms (16 accumulators a thread), for score tiles whose m64n64 form
+// would not fit the register budget beside the resident accumulators (bob_sm90.cuh).
+template <typename Elem, bool kTransB, bool kTransA = false>
+inline void Wgmma64x32Ss(float (&d)[16], uint64_t desc_a, uint64_t desc_b, bool accumulate) {
+  ::flashtick::emu::Wgmma(d, 32, nullptr, desc_a, desc_b, kTransB,
+                          std::is_same_v<Elem, __nv_bfloat16>, accumulate, kTransA);
+}
+template <typename Elem, bool kTransB>
+inline void Wgmma64x32Rs(float (&d)[16], const uint32_t (&a)[4], uint64_t desc_b, bool accumulate) {
+  ::flashtick::emu::Wgmma(d, 32, a, 0, desc_b, kTransB, std::is_same_v<Elem, __nv_bfloat16>,
                           accumulate, false);
 }
 
@@ -177,6 +189,57 @@ __device__ __forceinline__ void Wgmma64x64Rs(float (&d)[32], const uint32_t (&a)
   }
 }
 
+#define FLASHTICK_D16_OPERANDS                                                             \
+  "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),      \
+      "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]),           \
+      "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
+#define FLASHTICK_D16_LIST \
+  "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}"
+
+// D (+)= A·B, m64n32k16, A and B from shared memory (the m64n64 form's operands, N = 32).
+template <typename Elem, bool kTransB, bool kTransA = false>
+__device__ __forceinline__ void Wgmma64x32Ss(float (&d)[16], uint64_t desc_a, uint64_t desc_b,
+                                             bool accumulate) {
+  if constexpr (std::is_same_v<Elem, __nv_bfloat16>) {
+    FLASHTICK_WGMMA("{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"
+                    "wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16 " FLASHTICK_D16_LIST
+                    ", %16, %17, p, 1, 1, %20, %19;\n}\n"
+                    : FLASHTICK_D16_OPERANDS
+                    : "l"(desc_a), "l"(desc_b), "r"(int32_t(accumulate)), "n"(int32_t(kTransB)),
+                      "n"(int32_t(kTransA)));
+  } else {
+    FLASHTICK_WGMMA("{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"
+                    "wgmma.mma_async.sync.aligned.m64n32k16.f32.f16.f16 " FLASHTICK_D16_LIST
+                    ", %16, %17, p, 1, 1, %20, %19;\n}\n"
+                    : FLASHTICK_D16_OPERANDS
+                    : "l"(desc_a), "l"(desc_b), "r"(int32_t(accumulate)), "n"(int32_t(kTransB)),
+                      "n"(int32_t(kTransA)));
+  }
+}
+
+// D (+)= A·B, m64n32k16, A from registers, B from shared memory.
+template <typename Elem, bool kTransB>
+__device__ __forceinline__ void Wgmma64x32Rs(float (&d)[16], const uint32_t (&a)[4],
+                                             uint64_t desc_b, bool accumulate) {
+  if constexpr (std::is_same_v<Elem, __nv_bfloat16>) {
+    FLASHTICK_WGMMA("{\n.reg .pred p;\nsetp.ne.b32 p, %21, 0;\n"
+                    "wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16 " FLASHTICK_D16_LIST
+                    ", {%16, %17, %18, %19}, %20, p, 1, 1, %22;\n}\n"
+                    : FLASHTICK_D16_OPERANDS
+                    : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b),
+                      "r"(int32_t(accumulate)), "n"(int32_t(kTransB)));
+  } else {
+    FLASHTICK_WGMMA("{\n.reg .pred p;\nsetp.ne.b32 p, %21, 0;\n"
+                    "wgmma.mma_async.sync.aligned.m64n32k16.f32.f16.f16 " FLASHTICK_D16_LIST
+                    ", {%16, %17, %18, %19}, %20, p, 1, 1, %22;\n}\n"
+                    : FLASHTICK_D16_OPERANDS
+                    : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b),
+                      "r"(int32_t(accumulate)), "n"(int32_t(kTransB)));
+  }
+}
+
+#undef FLASHTICK_D16_OPERANDS
+#undef FLASHTICK_D16_LIST
 #undef FLASHTICK_D32_OPERANDS
 #undef FLASHTICK_D32_LIST
 #undef FLASHTICK_WGMMA
