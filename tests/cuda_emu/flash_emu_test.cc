@@ -362,7 +362,8 @@ TEST(FlashHeadDims, BobLauncherRefuses24AndKernelPathsNameTheTiles) {
   EXPECT_EQ(cuda::AttentionKernelPath(desc, 256, ctx), "flash_cuda_bwd_bwd_d256_m32n32w8_sm90");
   EXPECT_EQ(cuda::AttentionKernelPath(desc, 128, ctx), "flash_cuda_bwd_bwd_d128_m64n64w8_sm90");
   EXPECT_EQ(cuda::AttentionKernelPath(desc, 96, ctx), "flash_cuda_bwd_bwd_d128_m64n64w8_pad96_sm90");
-  EXPECT_EQ(cuda::AttentionKernelPath(desc, 16, ctx), "flash_cuda_bwd_bwd_d64_m64n64w8_pad16_sm90");
+  // D = 64 and what pads onto it: the wgmma passes on compute capability 9.0 (auto).
+  EXPECT_EQ(cuda::AttentionKernelPath(desc, 16, ctx), "flash_cuda_bwd_bwd_d64_m64n64wg2_pad16_sm90a");
   desc.op = Op::kAttentionFwd;
   EXPECT_EQ(cuda::AttentionKernelPath(desc, 256, ctx), "flash_cuda_fwd_d256_m64n64w4_splitkv_sm90");
   desc.op = Op::kAttentionBwd;
@@ -393,6 +394,32 @@ TEST(FlashHeadDims, Sm90aKernelPathsNameWhatRuns) {
   SetAttentionImplOverride(std::nullopt);
   ctx.sm = 90;
   EXPECT_EQ(cuda::AttentionKernelPath(desc, 64, ctx), "flash_cuda_fwd_d64_m128n128w4_splitkv_sm90");
+}
+
+// The backward-over-backward runs its wgmma passes at D = 64 on compute capability 9.0 in
+// every mode but flash (cuDNN has none, and they measured faster); the mma.sync passes
+// under flash, at other head dims and on other GPUs.
+TEST(FlashHeadDims, BobSm90aKernelPathsNameWhatRuns) {
+  OpDesc desc;
+  desc.op = Op::kAttentionBwdBwd;
+  desc.dtype = DType::kBF16;
+  cuda::CudaContext ctx;
+  ctx.sm = 90;
+  for (const AttentionImpl m : {AttentionImpl::kAuto, AttentionImpl::kCudnn, AttentionImpl::kFlashSm90a}) {
+    SetAttentionImplOverride(m);
+    EXPECT_EQ(cuda::AttentionKernelPath(desc, 64, ctx), "flash_cuda_bwd_bwd_d64_m64n64wg2_sm90a");
+    EXPECT_EQ(cuda::AttentionKernelPath(desc, 32, ctx), "flash_cuda_bwd_bwd_d64_m64n64wg2_pad32_sm90a");
+    EXPECT_EQ(cuda::AttentionKernelPath(desc, 128, ctx), "flash_cuda_bwd_bwd_d128_m64n64w8_sm90");
+    EXPECT_TRUE(cuda::BobSm90Chosen(64, DType::kF16, 90));
+    EXPECT_FALSE(cuda::BobSm90Chosen(64, DType::kF32, 90));
+  }
+  SetAttentionImplOverride(AttentionImpl::kFlash);
+  EXPECT_EQ(cuda::AttentionKernelPath(desc, 64, ctx), "flash_cuda_bwd_bwd_d64_m64n64w8_sm90");
+  EXPECT_FALSE(cuda::BobSm90Chosen(64, DType::kBF16, 90));
+  SetAttentionImplOverride(std::nullopt);
+  ctx.sm = 80;
+  EXPECT_EQ(cuda::AttentionKernelPath(desc, 64, ctx), "flash_cuda_bwd_bwd_d64_m64n64w8_sm80");
+  EXPECT_FALSE(cuda::BobSm90Chosen(64, DType::kBF16, 80));
 }
 #endif  // FLASHTICK_EMU_LINKS_CUDA_BACKEND
 

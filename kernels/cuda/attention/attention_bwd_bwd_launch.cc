@@ -135,7 +135,10 @@ absl::Status AttentionBwdBwd(const OpDesc& desc, In in, Out out, CudaContext& ct
   p.scale_log2 = static_cast<float>(scale * static_cast<double>(kLog2e));
   p.causal = desc.attention.causal;
 
-  if (FlashSm90aAsked() && sm90::BobSm90Runs(static_cast<int>(s.D), dt, ctx.sm)) {
+  // The wgmma passes on an H100/H200 in every mode but flash (the mma.sync kernels):
+  // cuDNN has no backward-over-backward, and on the GPU they pass the same parity and
+  // JAX oracle at 1.4–1.5× the speed (docs/kernels/hopper.md).
+  if (BobSm90Chosen(static_cast<int>(s.D), dt, ctx.sm)) {
     RETURN_IF_CUDA_ERROR(sm90::LaunchBobSm90(p, dt, ctx.stream));  // wgmma passes
     return absl::OkStatus();
   }

@@ -25,6 +25,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 #include "kernels/attention_dispatch.h"
+#include "kernels/cuda/attention/sm90/flash_fwd_sm90.h"
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/cuda_ops.h"
 
@@ -193,6 +194,10 @@ absl::Status Dispatch(const OpDesc& desc, In in, Out out, CudaContext& ctx, OpFn
 }  // namespace
 
 bool FlashSm90aAsked() { return CurrentMode() == AttentionImpl::kFlashSm90a; }
+bool FlashFa2Asked() { return CurrentMode() == AttentionImpl::kFlash; }
+bool BobSm90Chosen(int kernel_head_dim, DType dtype, int sm) {
+  return !FlashFa2Asked() && sm90::BobSm90Runs(kernel_head_dim, dtype, sm);
+}
 
 absl::Status AttentionFwd(const OpDesc& desc, In in, Out out, CudaContext& ctx) {
   return Dispatch(desc, in, out, ctx, &FlashAttentionFwd, &CudnnAttentionFwd);

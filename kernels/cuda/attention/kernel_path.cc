@@ -48,7 +48,7 @@ std::string AttentionKernelPath(const OpDesc& desc, int head_dim, const CudaCont
                           sm);
     case Op::kAttentionBwdBwd:
       if (!flash::FlashBobRunsHeadDim(head_dim)) return absl::StrCat("flash_cuda_unsupported_bwd_bwd_d", head_dim);
-      if (FlashSm90aAsked() && sm90::BobSm90Runs(kernel_d, desc.dtype, ctx.sm)) {
+      if (BobSm90Chosen(kernel_d, desc.dtype, ctx.sm)) {
         const BobTiles t = sm90::BobSm90TileShape();
         return absl::StrCat("flash_cuda_bwd_bwd_d", t.head_dim, "_m", t.block_m, "n", t.block_n, "wg",
                             t.warps / 4, pad, "_sm90a");
