@@ -9,12 +9,17 @@
 #            of D = 64 with FLASHTICK_ATTENTION_IMPL=flash_sm90a (the wgmma kernels:
 #            kernel paths …_sm90a), and compute-sanitizer memcheck and racecheck on a
 #            forward and a backward case
+#   bob      the backward-over-backward's wgmma passes (sm90/bob_sm90.cuh): bob_gpu_test
+#            (float64 bound, JAX oracle, determinism) and compute-sanitizer memcheck and
+#            racecheck on its parity cases at D = 64, then bob_bench with the mma.sync
+#            passes (flash) and the wgmma ones (auto) at the same lengths
 #   bench    bench_attention --impl flash,cudnn,flash_sm90a at D = 64 and 128 beside PyTorch
 #            (gpu_cudnn.sh bench), and the ratio table with the sm90a/cudnn column
-# $OUT gets hopper_summary.txt (read first) and each stage's log.
-# Usage (repository root): OUT=dir bench/scripts/gpu_hopper.sh [build] [wgmma] [parity] [bench]
+# $OUT gets hopper_summary.txt (read first) and hopper_logs.tgz with each stage's log (few
+# files: the device tool returns only so many).
+# Usage (repository root): OUT=dir bench/scripts/gpu_hopper.sh [build] [wgmma] [parity] [bob] [bench]
 # Env: HOPPER_DEADLINE (seconds for all stages, default 560), HOPPER_N (bench lengths,
-#      default 8192,23400,65536).
+#      default 8192,23400,65536), HOPPER_BOB_N (default 8192,16384,23400,32768).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
@@ -24,7 +29,7 @@ mkdir -p "$out"
 start=$(date +%s)
 deadline=$((start + ${HOPPER_DEADLINE:-560}))
 left() { echo $((deadline - $(date +%s))); }
-stages=${*:-build wgmma parity bench}
+stages=${*:-build wgmma parity bob bench}
 build=$root/build/gpu-kernels
 summary="$out/hopper_summary.txt"
 note() { echo "$*" | tee -a "$summary"; }
@@ -34,7 +39,7 @@ use_cudnn_wheel_libs  # scripts/device_env.sh
 sanitizer=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -1)
 
 if [[ " $stages " == *" build "* ]]; then
-  CUDNN_TARGETS="wgmma_gpu_test tma_gpu_test parity_test bench_attention" \
+  CUDNN_TARGETS="wgmma_gpu_test tma_gpu_test parity_test bench_attention bob_gpu_test bob_bench" \
     CUDNN_DEADLINE=$(( $(left) - 150 )) OUT=$out bench/scripts/gpu_cudnn.sh build > "$out/hopper_build.txt" 2>&1 \
     || { tail -20 "$out/hopper_build.txt"; note "build FAILED"; exit 1; }
   note "build OK ($(( $(date +%s) - start )) s)"
@@ -74,9 +79,32 @@ if [[ " $stages " == *" parity "* ]]; then
   fi
 fi
 
+if [[ " $stages " == *" bob "* ]]; then
+  FLASHTICK_ATTENTION_IMPL=flash_sm90a timeout $(( $(left) > 200 ? 90 : 30 )) "$build/tests/bob/bob_gpu_test" \
+    > "$out/hopper_bob_test.log" 2>&1
+  note "bob_gpu_test (flash_sm90a): exit $? ($(grep -E '^\[  PASSED|^\[  FAILED|SKIPPED \]' "$out/hopper_bob_test.log" | tail -1))"
+  grep -E 'Failure|kernel|FAILED' "$out/hopper_bob_test.log" | head -12 >> "$summary"
+  if [ -n "$sanitizer" ] && [ "$(left)" -gt 150 ]; then
+    for tool in memcheck racecheck; do
+      timeout 60 "$sanitizer" --tool $tool "$build/tests/parity/parity_test" \
+        --gtest_filter='Parity/CudaBf16.Case/*attention_bwd_bwd*_D_64_*' > "$out/hopper_bob_$tool.log" 2>&1
+      note "compute-sanitizer $tool (parity, attention_bwd_bwd D = 64, wgmma passes): $(grep -c ': OK' "$out/hopper_bob_$tool.log") OK," \
+           "$(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/hopper_bob_$tool.log" | tail -1)"
+    done
+  fi
+  for impl in flash auto; do  # flash: the mma.sync passes; auto: the wgmma ones on sm_90
+    [ "$(left)" -gt 60 ] || break
+    FLASHTICK_ATTENTION_IMPL=$impl timeout $(( $(left) - 30 )) "$build/bench/bob/bob_bench" \
+      --n "${HOPPER_BOB_N:-8192,16384,23400,32768}" --b 1 --h 12 --d 64 > "$out/hopper_bob_bench_$impl.jsonl" 2>&1
+    note "bob_bench ($impl): $(grep -o '"N":[0-9]*\|"ms":[0-9.]*\|"tflops":[0-9.]*' "$out/hopper_bob_bench_$impl.jsonl" | paste -sd' ')"
+  done
+fi
+
 if [[ " $stages " == *" bench "* ]]; then
   CUDNN_N=${HOPPER_N:-8192,23400,65536} CUDNN_D=64,128 CUDNN_ROUNDS=2 CUDNN_IMPLS=flash,cudnn,flash_sm90a \
     CUDNN_DEADLINE=$(( $(left) - 5 )) OUT=$out bench/scripts/gpu_cudnn.sh bench > "$out/hopper_bench.txt" 2>&1
   tail -20 "$out/hopper_bench.txt" >> "$summary"
 fi
 note "== done in $(( $(date +%s) - start )) s"
+( cd "$out" && ls hopper_*.log hopper_*.txt hopper_*.jsonl 2>/dev/null | grep -v '^hopper_summary.txt$' \
+    | tar czf hopper_logs.tgz -T - --remove-files ) || true
