@@ -40,6 +40,16 @@
 
 namespace flashtick::cuda::sm90 {
 
+// Descriptors of a [rows × 64] 16-bit tile in the 128-byte swizzle (8-row atoms 1,024 bytes
+// apart): K-major (a k16 step is 32 bytes along a row) and MN-major (the 64 columns are N;
+// a k16 step is 16 rows, 2,048 bytes).
+__device__ __forceinline__ uint64_t KMajorSw128(const unsigned char* tile) {
+  return GmmaDesc(SmemAddress(tile), SmemSwizzle::k128B, 16, 1024);
+}
+__device__ __forceinline__ uint64_t MnMajorSw128(const unsigned char* tile) {
+  return GmmaDesc(SmemAddress(tile), SmemSwizzle::k128B, 8192, 1024);
+}
+
 struct BobSm90Traits {
   static constexpr int kHeadDim = 64;  // one 128-byte swizzle row a tile row
   static constexpr int kWarpgroups = 2;
@@ -124,13 +134,13 @@ __global__ void __launch_bounds__(BobSm90Traits::kThreads, 1) bob_pass1_sm90_ker
   }
 
   // Phase A operands: Q, dO, gQ as A (K-major); the warpgroup's 32 keys as B (K-major).
-  const uint64_t desc_q = GmmaDesc(SmemAddress(sQ), SmemSwizzle::k128B, 16, 1024);
-  const uint64_t desc_do = GmmaDesc(SmemAddress(sdO), SmemSwizzle::k128B, 16, 1024);
-  const uint64_t desc_gq = GmmaDesc(SmemAddress(sgQ), SmemSwizzle::k128B, 16, 1024);
+  const uint64_t desc_q = KMajorSw128(sQ);
+  const uint64_t desc_do = KMajorSw128(sdO);
+  const uint64_t desc_gq = KMajorSw128(sgQ);
   // Phase B: this warpgroup's two score tiles as A (K-major over keys, a k16 step is 32
   // bytes along a row); warpgroup 0 reads P and P∘G, warpgroup 1 dS and X.
-  const uint64_t desc_a1 = GmmaDesc(SmemAddress(wg == 0 ? sP : sdS), SmemSwizzle::k128B, 16, 1024);
-  const uint64_t desc_a2 = GmmaDesc(SmemAddress(wg == 0 ? sPG : sX), SmemSwizzle::k128B, 16, 1024);
+  const uint64_t desc_a1 = KMajorSw128(wg == 0 ? sP : sdS);
+  const uint64_t desc_a2 = KMajorSw128(wg == 0 ? sPG : sX);
 
   // acc1: Y_dO (warpgroup 0) or Y_Q (1); acc2: Z2 (0) or Z1 (1).
   float acc1[32], acc2[32];
@@ -154,10 +164,10 @@ __global__ void __launch_bounds__(BobSm90Traits::kThreads, 1) bob_pass1_sm90_ker
 
     // ---- phase A: S, G, dP, B for this warpgroup's 32 keys ----
     const int key_row = wg * 32;  // 32 rows × 128 bytes: a multiple of the 1 KB atom
-    const uint64_t desc_k = GmmaDesc(SmemAddress(sK + key_row * 128), SmemSwizzle::k128B, 16, 1024);
-    const uint64_t desc_v = GmmaDesc(SmemAddress(sV + key_row * 128), SmemSwizzle::k128B, 16, 1024);
-    const uint64_t desc_gk = GmmaDesc(SmemAddress(sgK + key_row * 128), SmemSwizzle::k128B, 16, 1024);
-    const uint64_t desc_gv = GmmaDesc(SmemAddress(sgV + key_row * 128), SmemSwizzle::k128B, 16, 1024);
+    const uint64_t desc_k = KMajorSw128(sK + key_row * 128);
+    const uint64_t desc_v = KMajorSw128(sV + key_row * 128);
+    const uint64_t desc_gk = KMajorSw128(sgK + key_row * 128);
+    const uint64_t desc_gv = KMajorSw128(sgV + key_row * 128);
     float s_acc[16], g_acc[16], dp_acc[16], b_acc[16];
     WgmmaFence();
 #pragma unroll
@@ -218,11 +228,9 @@ __global__ void __launch_bounds__(BobSm90Traits::kThreads, 1) bob_pass1_sm90_ker
     __syncthreads();  // the four score tiles are complete and visible to the async proxy
 
     // ---- phase B: over the tile's 64 keys, K, V, gK, gV as MN-major B (D is N) ----
-    const uint64_t desc_b1 =
-        GmmaDesc(SmemAddress(wg == 0 ? sgV : sgK), SmemSwizzle::k128B, 8192, 1024);  // gV | gK
-    const uint64_t desc_b2 =
-        GmmaDesc(SmemAddress(wg == 0 ? sV : sK), SmemSwizzle::k128B, 8192, 1024);    // V | K
-    const uint64_t desc_k_mn = GmmaDesc(SmemAddress(sK), SmemSwizzle::k128B, 8192, 1024);
+    const uint64_t desc_b1 = MnMajorSw128(wg == 0 ? sgV : sgK);  // gV | gK
+    const uint64_t desc_b2 = MnMajorSw128(wg == 0 ? sV : sK);    // V | K
+    const uint64_t desc_k_mn = MnMajorSw128(sK);
     WgmmaFence();
 #pragma unroll
     for (int ks = 0; ks < 4; ++ks) {
@@ -360,10 +368,10 @@ __global__ void __launch_bounds__(BobSm90Traits::kThreads, 1) bob_pass2_sm90_ker
   flash::CpAsyncCommit();
 
   // This warpgroup's 64 keys as A (K-major).
-  const uint64_t desc_k = GmmaDesc(SmemAddress(sK + wg * kTile), SmemSwizzle::k128B, 16, 1024);
-  const uint64_t desc_v = GmmaDesc(SmemAddress(sV + wg * kTile), SmemSwizzle::k128B, 16, 1024);
-  const uint64_t desc_gk = GmmaDesc(SmemAddress(sgK + wg * kTile), SmemSwizzle::k128B, 16, 1024);
-  const uint64_t desc_gv = GmmaDesc(SmemAddress(sgV + wg * kTile), SmemSwizzle::k128B, 16, 1024);
+  const uint64_t desc_k = KMajorSw128(sK + wg * kTile);
+  const uint64_t desc_v = KMajorSw128(sV + wg * kTile);
+  const uint64_t desc_gk = KMajorSw128(sgK + wg * kTile);
+  const uint64_t desc_gv = KMajorSw128(sgV + wg * kTile);
 
   float acc_dk[32], acc_dv[32];
 #pragma unroll
@@ -390,17 +398,17 @@ __global__ void __launch_bounds__(BobSm90Traits::kThreads, 1) bob_pass2_sm90_ker
     const float* sC = sD + kQ;
     const float* sE = sC + kQ;
     // MN-major views of the block (D is N, a k16 step is 16 query rows: 2,048 bytes).
-    const uint64_t desc_q_mn = GmmaDesc(SmemAddress(sQb), SmemSwizzle::k128B, 8192, 1024);
-    const uint64_t desc_do_mn = GmmaDesc(SmemAddress(sdOb), SmemSwizzle::k128B, 8192, 1024);
-    const uint64_t desc_gq_mn = GmmaDesc(SmemAddress(sgQb), SmemSwizzle::k128B, 8192, 1024);
+    const uint64_t desc_q_mn = MnMajorSw128(sQb);
+    const uint64_t desc_do_mn = MnMajorSw128(sdOb);
+    const uint64_t desc_gq_mn = MnMajorSw128(sgQb);
 
 #pragma unroll 1
     for (int qh = 0; qh < 2; ++qh) {
       if (p.causal && m0 + 32 * qh + 31 < wg_key0) continue;
       // The half's 32 query rows as B, K-major (32 rows × 128 bytes from the block start).
-      const uint64_t desc_q = GmmaDesc(SmemAddress(sQb + qh * 4096), SmemSwizzle::k128B, 16, 1024);
-      const uint64_t desc_do = GmmaDesc(SmemAddress(sdOb + qh * 4096), SmemSwizzle::k128B, 16, 1024);
-      const uint64_t desc_gq = GmmaDesc(SmemAddress(sgQb + qh * 4096), SmemSwizzle::k128B, 16, 1024);
+      const uint64_t desc_q = KMajorSw128(sQb + qh * 4096);
+      const uint64_t desc_do = KMajorSw128(sdOb + qh * 4096);
+      const uint64_t desc_gq = KMajorSw128(sgQb + qh * 4096);
       float s_acc[16], g_acc[16], dp_acc[16], b_acc[16];
       WgmmaFence();
 #pragma unroll
