@@ -51,7 +51,7 @@ std::string AttentionKernelPath(const OpDesc& desc, int head_dim, const CudaCont
       if (BobSm90Chosen(kernel_d, desc.dtype, ctx.sm)) {
         const BobTiles t = sm90::BobSm90TileShape();
         return absl::StrCat("flash_cuda_bwd_bwd_d", t.head_dim, "_m", t.block_m, "n", t.block_n, "wg",
-                            t.warps / 4, pad, "_sm90a");
+                            t.warps / 4, sm90::BobSm90KvInRegisters() ? "_kvreg" : "", pad, "_sm90a");
       }
       return absl::StrCat("flash_cuda_", flash::FlashBobVariantName(BobTileShape(kernel_d)), sm);
     case Op::kAttentionDecode:

@@ -1,7 +1,11 @@
 // The sm_90a backward-over-backward's launcher (flash_fwd_sm90.h): pass 1 then pass 2 of
 // bob_sm90.cuh on one stream (stream order is all pass 2 needs to read pass 1's c and e).
-// Built for sm_90a only (kernels/CMakeLists.txt, flashtick_sm90a). Not yet chosen by
-// measurement: it runs when flash_sm90a is asked for.
+// Built for sm_90a only (kernels/CMakeLists.txt, flashtick_sm90a); chosen by BobSm90Chosen
+// (kernels/cuda/cuda_ops.h). FLASHTICK_BOB_SM90_KV=registers runs pass 2 with K and V as
+// register operands (bob_sm90.cuh), a variant not yet timed on a GPU, so not the default.
+#include <cstdlib>
+#include <string>
+
 #include "kernels/cuda/attention/sm90/bob_sm90.cuh"
 #include "kernels/cuda/attention/sm90/flash_fwd_sm90.h"
 
@@ -23,10 +27,20 @@ cudaError_t LaunchPasses(const BobParams& p, cudaStream_t stream) {
   const cudaError_t err = LaunchPass(bob_pass1_sm90_kernel<Elem>, grid1, Tr::kP1SmemBytes, p, stream);
   if (err != cudaSuccess) return err;
   const dim3 grid2((p.T + Tr::kP2Keys - 1) / Tr::kP2Keys, p.Hkv, p.B);
-  return LaunchPass(bob_pass2_sm90_kernel<Elem>, grid2, Tr::kP2SmemBytes, p, stream);
+  if (BobSm90KvInRegisters())
+    return LaunchPass(bob_pass2_sm90_kernel<Elem, true>, grid2, Tr::kP2SmemBytes, p, stream);
+  return LaunchPass(bob_pass2_sm90_kernel<Elem, false>, grid2, Tr::kP2SmemBytes, p, stream);
 }
 
 }  // namespace
+
+bool BobSm90KvInRegisters() {
+  static const bool on = [] {
+    const char* v = std::getenv("FLASHTICK_BOB_SM90_KV");
+    return v != nullptr && std::string(v) == "registers";
+  }();
+  return on;
+}
 
 bool BobSm90Runs(int head_dim, DType dtype, int sm) {
   return head_dim == BobSm90Traits::kHeadDim && sm == 90 && (dtype == DType::kBF16 || dtype == DType::kF16);

@@ -313,8 +313,10 @@ __global__ void __launch_bounds__(BobSm90Traits::kThreads, 1) bob_pass1_sm90_ker
   }
 }
 
-// Pass 2 (keys resident). Grid: (⌈T/128⌉, Hkv, B).
-template <typename Elem>
+// Pass 2 (keys resident). Grid: (⌈T/128⌉, Hkv, B). kKvInRegisters: the warpgroup's K and
+// V, the A operand of three of the five score products for the whole CTA, are read once
+// into registers (32 a thread), so those wgmma read only their B from shared memory.
+template <typename Elem, bool kKvInRegisters = false>
 __global__ void __launch_bounds__(BobSm90Traits::kThreads, 1) bob_pass2_sm90_kernel(const BobParams p) {
   using Tr = BobSm90Traits;
   using Mma = bob::ElementTraits<Elem>;
@@ -376,6 +378,19 @@ __global__ void __launch_bounds__(BobSm90Traits::kThreads, 1) bob_pass2_sm90_ker
   float acc_dk[32], acc_dv[32];
 #pragma unroll
   for (int i = 0; i < 32; ++i) acc_dk[i] = acc_dv[i] = 0.0f;
+  uint32_t k_frag[kKvInRegisters ? 4 : 1][4], v_frag[kKvInRegisters ? 4 : 1][4];
+  if constexpr (kKvInRegisters) {
+    flash::CpAsyncWait<0>();
+    __syncthreads();  // the keys (and query block 0) landed
+#pragma unroll
+    for (int ks = 0; ks < 4; ++ks)
+#pragma unroll
+      for (int x = 0; x < 4; ++x) {  // a[x]: row + 8·(x % 2), column + 8·(x / 2) (wgmma.cuh)
+        const uint32_t at = Sw128Offset(wg * 64 + warp * 16 + g + 8 * (x % 2), 16 * ks + 2 * t + 8 * (x / 2));
+        k_frag[ks][x] = *reinterpret_cast<const uint32_t*>(sK + at);
+        v_frag[ks][x] = *reinterpret_cast<const uint32_t*>(sV + at);
+      }
+  }
 
   for (int it = 0; it < n_iters; ++it) {
     const int buf = it % 2;
@@ -412,17 +427,29 @@ __global__ void __launch_bounds__(BobSm90Traits::kThreads, 1) bob_pass2_sm90_ker
       float s_acc[16], g_acc[16], dp_acc[16], b_acc[16];
       WgmmaFence();
 #pragma unroll
-      for (int ks = 0; ks < 4; ++ks)  // Sᵀ = K Qᵀ
-        Wgmma64x32Ss<Elem, false>(s_acc, GmmaDescAdvance(desc_k, 32 * ks), GmmaDescAdvance(desc_q, 32 * ks), ks > 0);
+      for (int ks = 0; ks < 4; ++ks) {  // Sᵀ = K Qᵀ
+        if constexpr (kKvInRegisters)
+          Wgmma64x32Rs<Elem, false>(s_acc, k_frag[ks], GmmaDescAdvance(desc_q, 32 * ks), ks > 0);
+        else
+          Wgmma64x32Ss<Elem, false>(s_acc, GmmaDescAdvance(desc_k, 32 * ks), GmmaDescAdvance(desc_q, 32 * ks), ks > 0);
+      }
 #pragma unroll
-      for (int ks = 0; ks < 4; ++ks)  // Gᵀ/s = K gQᵀ + gK Qᵀ (1)
-        Wgmma64x32Ss<Elem, false>(g_acc, GmmaDescAdvance(desc_k, 32 * ks), GmmaDescAdvance(desc_gq, 32 * ks), ks > 0);
+      for (int ks = 0; ks < 4; ++ks) {  // Gᵀ/s = K gQᵀ + gK Qᵀ (1)
+        if constexpr (kKvInRegisters)
+          Wgmma64x32Rs<Elem, false>(g_acc, k_frag[ks], GmmaDescAdvance(desc_gq, 32 * ks), ks > 0);
+        else
+          Wgmma64x32Ss<Elem, false>(g_acc, GmmaDescAdvance(desc_k, 32 * ks), GmmaDescAdvance(desc_gq, 32 * ks), ks > 0);
+      }
 #pragma unroll
       for (int ks = 0; ks < 4; ++ks)
         Wgmma64x32Ss<Elem, false>(g_acc, GmmaDescAdvance(desc_gk, 32 * ks), GmmaDescAdvance(desc_q, 32 * ks), true);
 #pragma unroll
-      for (int ks = 0; ks < 4; ++ks)  // dPᵀ = V dOᵀ
-        Wgmma64x32Ss<Elem, false>(dp_acc, GmmaDescAdvance(desc_v, 32 * ks), GmmaDescAdvance(desc_do, 32 * ks), ks > 0);
+      for (int ks = 0; ks < 4; ++ks) {  // dPᵀ = V dOᵀ
+        if constexpr (kKvInRegisters)
+          Wgmma64x32Rs<Elem, false>(dp_acc, v_frag[ks], GmmaDescAdvance(desc_do, 32 * ks), ks > 0);
+        else
+          Wgmma64x32Ss<Elem, false>(dp_acc, GmmaDescAdvance(desc_v, 32 * ks), GmmaDescAdvance(desc_do, 32 * ks), ks > 0);
+      }
 #pragma unroll
       for (int ks = 0; ks < 4; ++ks)  // Bᵀ = gV dOᵀ (2)
         Wgmma64x32Ss<Elem, false>(b_acc, GmmaDescAdvance(desc_gv, 32 * ks), GmmaDescAdvance(desc_do, 32 * ks), ks > 0);

@@ -39,5 +39,8 @@ bool BobSm90Runs(int head_dim, DType dtype, int sm);
 BobTiles BobSm90TileShape();
 // Enqueues pass 1 then pass 2 (p.c, p.e: the caller's fp32 [B, H, T] row states).
 cudaError_t LaunchBobSm90(const BobParams& p, DType dtype, cudaStream_t stream);
+// FLASHTICK_BOB_SM90_KV=registers: pass 2 reads its K and V operands from registers
+// (kernel path suffix _kvreg); default: from shared memory. Read once.
+bool BobSm90KvInRegisters();
 
 }  // namespace flashtick::cuda::sm90
