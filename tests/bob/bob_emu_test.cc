@@ -69,8 +69,8 @@ struct Host16 {
 };
 
 // kSm90: the wgmma passes of sm90/bob_sm90.cuh (D = 64) instead of the mma.sync ones;
-// kKvRegisters: pass 2's variant with K and V as register operands.
-template <typename Elem, int kHeadDim, bool kSm90, bool kKvRegisters = false>
+// kRegisters: their variants with pass 1's Q, dO and pass 2's K, V as register operands.
+template <typename Elem, int kHeadDim, bool kSm90, bool kRegisters = false>
 BobOutputs RunEmulated(const BobProblem& p, bool strided) {
   const BobCase& c = p.c;
   Host16<Elem> q(c, c.H, strided, p.q), k(c, c.Hkv, strided, p.k), v(c, c.Hkv, strided, p.v),
@@ -94,10 +94,10 @@ BobOutputs RunEmulated(const BobProblem& p, bool strided) {
     using Tr = cuda::sm90::BobSm90Traits;
     emu::Launch({static_cast<unsigned>((c.T + Tr::kP1Rows - 1) / Tr::kP1Rows),
                  static_cast<unsigned>(c.H), static_cast<unsigned>(c.B)},
-                Tr::kThreads, Tr::kP1SmemBytes, [&] { cuda::sm90::bob_pass1_sm90_kernel<Elem>(prm); });
+                Tr::kThreads, Tr::kP1SmemBytes, [&] { cuda::sm90::bob_pass1_sm90_kernel<Elem, kRegisters>(prm); });
     emu::Launch({static_cast<unsigned>((c.T + Tr::kP2Keys - 1) / Tr::kP2Keys),
                  static_cast<unsigned>(c.Hkv), static_cast<unsigned>(c.B)},
-                Tr::kThreads, Tr::kP2SmemBytes, [&] { cuda::sm90::bob_pass2_sm90_kernel<Elem, kKvRegisters>(prm); });
+                Tr::kThreads, Tr::kP2SmemBytes, [&] { cuda::sm90::bob_pass2_sm90_kernel<Elem, kRegisters>(prm); });
     for (float s : states) EXPECT_TRUE(std::isfinite(s)) << "a row state c or e was not written";
     return BobOutputs{ddq.Read(c, c.H), ddk.Read(c, c.Hkv), ddv.Read(c, c.Hkv), dddo.Read(c, c.H)};
   }
@@ -115,7 +115,7 @@ BobOutputs RunEmulated(const BobProblem& p, bool strided) {
   return BobOutputs{ddq.Read(c, c.H), ddk.Read(c, c.Hkv), ddv.Read(c, c.Hkv), dddo.Read(c, c.H)};
 }
 
-template <typename Elem, int kHeadDim, bool kSm90 = false, bool kKvRegisters = false>
+template <typename Elem, int kHeadDim, bool kSm90 = false, bool kRegisters = false>
 void CheckCase(BobCase c, bool strided, uint64_t seed) {
   c.D = kHeadDim;
   BobProblem p = BobProblem::Random(c, seed);
@@ -128,13 +128,13 @@ void CheckCase(BobCase c, bool strided, uint64_t seed) {
   cpu::BobNaiveBwdBwd(p.config(), p.q.data(), p.k.data(), p.v.data(), p.dout.data(), p.gq.data(),
                       p.gk.data(), p.gv.data(), naive.ddq.data(), naive.ddk.data(),
                       naive.ddv.data(), naive.dddo.data(), &Round16<Elem>);
-  const BobOutputs got = RunEmulated<Elem, kHeadDim, kSm90, kKvRegisters>(p, strided);
+  const BobOutputs got = RunEmulated<Elem, kHeadDim, kSm90, kRegisters>(p, strided);
   ASSERT_TRUE(AllFinite(got)) << c.Name();
   const char* names[] = {"dQ", "dK", "dV", "ddO"};
   const std::vector<double>* g[] = {&got.ddq, &got.ddk, &got.ddv, &got.dddo};
   const std::vector<double>* r[] = {&ref.ddq, &ref.ddk, &ref.ddv, &ref.dddo};
   const std::vector<double>* n[] = {&naive.ddq, &naive.ddk, &naive.ddv, &naive.dddo};
-  std::string line = std::string(!kSm90 ? "attention_bwd_bwd_emu(" : kKvRegisters ? "attention_bwd_bwd_sm90a_kvreg_emu(" : "attention_bwd_bwd_sm90a_emu(") + c.Name() + "," + DTypeName(kDType<Elem>) +
+  std::string line = std::string(!kSm90 ? "attention_bwd_bwd_emu(" : kRegisters ? "attention_bwd_bwd_sm90a_qdoreg_kvreg_emu(" : "attention_bwd_bwd_sm90a_emu(") + c.Name() + "," + DTypeName(kDType<Elem>) +
                      (strided ? ",strided" : "") + "):";
   for (int i = 0; i < 4; ++i) {
     const double ek = RelL2(*g[i], *r[i]), en = RelL2(*n[i], *r[i]);
@@ -189,9 +189,9 @@ TEST(BobEmuSm90, Bf16D64) {
 
 TEST(BobEmuSm90, F16D64) { CheckCase<__half, 64, true>({1, 70, 2, 2, 64, true}, false, 25); }
 
-// Pass 2 with K and V as register operands: the same cases' shapes (T = 1, ragged, causal
-// halves skipped by one warpgroup, GQA, strided, non-causal, fp16).
-TEST(BobEmuSm90, KvInRegisters) {
+// Pass 1 with Q and dO, pass 2 with K and V, as register operands: the same cases' shapes
+// (T = 1, ragged, causal halves skipped by one warpgroup, GQA, strided, non-causal, fp16).
+TEST(BobEmuSm90, OperandsInRegisters) {
   CheckCase<__nv_bfloat16, 64, true, true>({1, 1, 2, 1, 64, true}, false, 31);
   CheckCase<__nv_bfloat16, 64, true, true>({2, 130, 4, 2, 64, true}, true, 32);
   CheckCase<__nv_bfloat16, 64, true, true>({1, 100, 2, 1, 64, false}, false, 33);

@@ -50,8 +50,10 @@ std::string AttentionKernelPath(const OpDesc& desc, int head_dim, const CudaCont
       if (!flash::FlashBobRunsHeadDim(head_dim)) return absl::StrCat("flash_cuda_unsupported_bwd_bwd_d", head_dim);
       if (BobSm90Chosen(kernel_d, desc.dtype, ctx.sm)) {
         const BobTiles t = sm90::BobSm90TileShape();
+        const sm90::BobSm90Operands regs = sm90::BobSm90RegisterOperands();
         return absl::StrCat("flash_cuda_bwd_bwd_d", t.head_dim, "_m", t.block_m, "n", t.block_n, "wg",
-                            t.warps / 4, sm90::BobSm90KvInRegisters() ? "_kvreg" : "", pad, "_sm90a");
+                            t.warps / 4, regs.qdo ? "_qdoreg" : "", regs.kv ? "_kvreg" : "", pad,
+                            "_sm90a");
       }
       return absl::StrCat("flash_cuda_", flash::FlashBobVariantName(BobTileShape(kernel_d)), sm);
     case Op::kAttentionDecode:

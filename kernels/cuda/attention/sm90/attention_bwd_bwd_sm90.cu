@@ -1,8 +1,10 @@
 // The sm_90a backward-over-backward's launcher (flash_fwd_sm90.h): pass 1 then pass 2 of
 // bob_sm90.cuh on one stream (stream order is all pass 2 needs to read pass 1's c and e).
 // Built for sm_90a only (kernels/CMakeLists.txt, flashtick_sm90a); chosen by BobSm90Chosen
-// (kernels/cuda/cuda_ops.h). FLASHTICK_BOB_SM90_KV=registers runs pass 2 with K and V as
-// register operands (bob_sm90.cuh), a variant not yet timed on a GPU, so not the default.
+// (kernels/cuda/cuda_ops.h). FLASHTICK_BOB_SM90_REGS=qdo,kv runs pass 1 with Q and dO,
+// pass 2 with K and V, as register operands (bob_sm90.cuh): variants not yet timed on a
+// GPU, so not the default.
+#include <algorithm>
 #include <cstdlib>
 #include <string>
 
@@ -23,23 +25,34 @@ cudaError_t LaunchPass(Kernel kernel, dim3 grid, int smem, const BobParams& p, c
 template <typename Elem>
 cudaError_t LaunchPasses(const BobParams& p, cudaStream_t stream) {
   using Tr = BobSm90Traits;
+  const BobSm90Operands regs = BobSm90RegisterOperands();
   const dim3 grid1((p.T + Tr::kP1Rows - 1) / Tr::kP1Rows, p.H, p.B);
-  const cudaError_t err = LaunchPass(bob_pass1_sm90_kernel<Elem>, grid1, Tr::kP1SmemBytes, p, stream);
+  const cudaError_t err =
+      regs.qdo ? LaunchPass(bob_pass1_sm90_kernel<Elem, true>, grid1, Tr::kP1SmemBytes, p, stream)
+               : LaunchPass(bob_pass1_sm90_kernel<Elem, false>, grid1, Tr::kP1SmemBytes, p, stream);
   if (err != cudaSuccess) return err;
   const dim3 grid2((p.T + Tr::kP2Keys - 1) / Tr::kP2Keys, p.Hkv, p.B);
-  if (BobSm90KvInRegisters())
-    return LaunchPass(bob_pass2_sm90_kernel<Elem, true>, grid2, Tr::kP2SmemBytes, p, stream);
+  if (regs.kv) return LaunchPass(bob_pass2_sm90_kernel<Elem, true>, grid2, Tr::kP2SmemBytes, p, stream);
   return LaunchPass(bob_pass2_sm90_kernel<Elem, false>, grid2, Tr::kP2SmemBytes, p, stream);
 }
 
 }  // namespace
 
-bool BobSm90KvInRegisters() {
-  static const bool on = [] {
-    const char* v = std::getenv("FLASHTICK_BOB_SM90_KV");
-    return v != nullptr && std::string(v) == "registers";
+BobSm90Operands BobSm90RegisterOperands() {
+  static const BobSm90Operands regs = [] {
+    BobSm90Operands r;
+    const char* v = std::getenv("FLASHTICK_BOB_SM90_REGS");
+    const std::string list = v == nullptr ? "" : v;
+    for (size_t at = 0; at <= list.size();) {
+      const size_t end = std::min(list.find(',', at), list.size());
+      const std::string item = list.substr(at, end - at);
+      r.qdo |= item == "qdo";
+      r.kv |= item == "kv";
+      at = end + 1;
+    }
+    return r;
   }();
-  return on;
+  return regs;
 }
 
 bool BobSm90Runs(int head_dim, DType dtype, int sm) {

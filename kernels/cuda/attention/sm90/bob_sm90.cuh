@@ -72,8 +72,10 @@ struct BobSm90Traits {
   static_assert(64 * 68 * 4 <= 2 * 4 * kTileBytes, "exchange fits the key buffers");
 };
 
-// Pass 1 (rows resident). Grid: (⌈T/64⌉, H, B).
-template <typename Elem>
+// Pass 1 (rows resident). Grid: (⌈T/64⌉, H, B). kQdoInRegisters: Q and dO, the A operand
+// of four of the five score products for the whole CTA, are read once into registers
+// (32 a thread), so those wgmma read only their B from shared memory.
+template <typename Elem, bool kQdoInRegisters = false>
 __global__ void __launch_bounds__(BobSm90Traits::kThreads, 1) bob_pass1_sm90_kernel(const BobParams p) {
   using Tr = BobSm90Traits;
   using Mma = bob::ElementTraits<Elem>;
@@ -133,10 +135,25 @@ __global__ void __launch_bounds__(BobSm90Traits::kThreads, 1) bob_pass1_sm90_ker
     dvec[half] = i < T ? p.dvec[stat0 + i] : 0.0f;
   }
 
-  // Phase A operands: Q, dO, gQ as A (K-major); the warpgroup's 32 keys as B (K-major).
+  // Phase A operands: Q, dO, gQ as A (K-major, or Q and dO from registers); the
+  // warpgroup's 32 keys as B (K-major).
   const uint64_t desc_q = KMajorSw128(sQ);
   const uint64_t desc_do = KMajorSw128(sdO);
   const uint64_t desc_gq = KMajorSw128(sgQ);
+  constexpr int kFragSteps = kQdoInRegisters ? 4 : 1;
+  uint32_t q_frag[kFragSteps][4], do_frag[kFragSteps][4];
+  if constexpr (kQdoInRegisters) {
+    flash::CpAsyncWait<0>();
+    __syncthreads();  // Q, dO (and key tile 0) landed
+#pragma unroll
+    for (int ks = 0; ks < 4; ++ks)
+#pragma unroll
+      for (int x = 0; x < 4; ++x) {  // a[x]: row + 8·(x % 2), column + 8·(x / 2) (wgmma.cuh)
+        const uint32_t at = Sw128Offset(warp * 16 + g + 8 * (x % 2), 16 * ks + 2 * t + 8 * (x / 2));
+        q_frag[ks][x] = *reinterpret_cast<const uint32_t*>(sQ + at);
+        do_frag[ks][x] = *reinterpret_cast<const uint32_t*>(sdO + at);
+      }
+  }
   // Phase B: this warpgroup's two score tiles as A (K-major over keys, a k16 step is 32
   // bytes along a row); warpgroup 0 reads P and P∘G, warpgroup 1 dS and X.
   const uint64_t desc_a1 = KMajorSw128(wg == 0 ? sP : sdS);
@@ -170,21 +187,26 @@ __global__ void __launch_bounds__(BobSm90Traits::kThreads, 1) bob_pass1_sm90_ker
     const uint64_t desc_gv = KMajorSw128(sgV + key_row * 128);
     float s_acc[16], g_acc[16], dp_acc[16], b_acc[16];
     WgmmaFence();
+    // X·Y with X = Q or dO (from registers in the variant), B K-major at desc_b.
+    auto score = [&](float(&acc)[16], const uint32_t(&frag)[kFragSteps][4], uint64_t desc_a, uint64_t desc_b,
+                     int ks, bool accumulate) {
+      if constexpr (kQdoInRegisters)
+        Wgmma64x32Rs<Elem, false>(acc, frag[ks], GmmaDescAdvance(desc_b, 32 * ks), accumulate);
+      else
+        Wgmma64x32Ss<Elem, false>(acc, GmmaDescAdvance(desc_a, 32 * ks), GmmaDescAdvance(desc_b, 32 * ks),
+                                  accumulate);
+    };
 #pragma unroll
-    for (int ks = 0; ks < 4; ++ks)
-      Wgmma64x32Ss<Elem, false>(s_acc, GmmaDescAdvance(desc_q, 32 * ks), GmmaDescAdvance(desc_k, 32 * ks), ks > 0);
+    for (int ks = 0; ks < 4; ++ks) score(s_acc, q_frag, desc_q, desc_k, ks, ks > 0);  // S = Q Kᵀ
 #pragma unroll
-    for (int ks = 0; ks < 4; ++ks)
+    for (int ks = 0; ks < 4; ++ks)  // G/s = gQ Kᵀ + Q gKᵀ (1)
       Wgmma64x32Ss<Elem, false>(g_acc, GmmaDescAdvance(desc_gq, 32 * ks), GmmaDescAdvance(desc_k, 32 * ks), ks > 0);
 #pragma unroll
-    for (int ks = 0; ks < 4; ++ks)
-      Wgmma64x32Ss<Elem, false>(g_acc, GmmaDescAdvance(desc_q, 32 * ks), GmmaDescAdvance(desc_gk, 32 * ks), true);
+    for (int ks = 0; ks < 4; ++ks) score(g_acc, q_frag, desc_q, desc_gk, ks, true);
 #pragma unroll
-    for (int ks = 0; ks < 4; ++ks)
-      Wgmma64x32Ss<Elem, false>(dp_acc, GmmaDescAdvance(desc_do, 32 * ks), GmmaDescAdvance(desc_v, 32 * ks), ks > 0);
+    for (int ks = 0; ks < 4; ++ks) score(dp_acc, do_frag, desc_do, desc_v, ks, ks > 0);  // dP = dO Vᵀ
 #pragma unroll
-    for (int ks = 0; ks < 4; ++ks)
-      Wgmma64x32Ss<Elem, false>(b_acc, GmmaDescAdvance(desc_do, 32 * ks), GmmaDescAdvance(desc_gv, 32 * ks), ks > 0);
+    for (int ks = 0; ks < 4; ++ks) score(b_acc, do_frag, desc_do, desc_gv, ks, ks > 0);  // B = dO gVᵀ (2)
     WgmmaCommit();
     WgmmaWait<0>();
 

@@ -39,8 +39,12 @@ bool BobSm90Runs(int head_dim, DType dtype, int sm);
 BobTiles BobSm90TileShape();
 // Enqueues pass 1 then pass 2 (p.c, p.e: the caller's fp32 [B, H, T] row states).
 cudaError_t LaunchBobSm90(const BobParams& p, DType dtype, cudaStream_t stream);
-// FLASHTICK_BOB_SM90_KV=registers: pass 2 reads its K and V operands from registers
-// (kernel path suffix _kvreg); default: from shared memory. Read once.
-bool BobSm90KvInRegisters();
+// Which score-GEMM A operands the passes read from registers instead of shared memory:
+// FLASHTICK_BOB_SM90_REGS, a comma list of qdo (pass 1's Q and dO; kernel path suffix
+// _qdoreg) and kv (pass 2's K and V; _kvreg). Default: none. Read once.
+struct BobSm90Operands {
+  bool qdo = false, kv = false;
+};
+BobSm90Operands BobSm90RegisterOperands();
 
 }  // namespace flashtick::cuda::sm90
