@@ -8,7 +8,8 @@
 #   parity   the attention forward parity cases of D = 64 and 128 and the backward cases
 #            of D = 64 with FLASHTICK_ATTENTION_IMPL=flash_sm90a (the wgmma kernels:
 #            kernel paths …_sm90a), and compute-sanitizer memcheck and racecheck on a
-#            forward and a backward case
+#            forward and a backward case; then the overlapped forward's parity and times
+#            beside the plain one (FLASHTICK_SM90_FWD=overlap)
 #   bob      the backward-over-backward's wgmma passes (sm90/bob_sm90.cuh): bob_gpu_test
 #            (float64 bound, JAX oracle, determinism) and compute-sanitizer memcheck and
 #            racecheck on its parity cases at D = 64, then bob_bench with the mma.sync
@@ -78,6 +79,23 @@ if [[ " $stages " == *" parity "* ]]; then
       note "compute-sanitizer $tool (parity, a forward and a backward case): $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/hopper_parity_$tool.log" | tail -1)"
     done
   fi
+fi
+
+if [[ " $stages " == *" parity "* ]]; then
+  # The forward variant with the softmax overlapped with the previous block's P·V
+  # (FLASHTICK_SM90_FWD=overlap, kernel paths …_ov_sm90a): its parity, then its times
+  # beside the plain wgmma forward's at the bench lengths.
+  FLASHTICK_SM90_FWD=overlap FLASHTICK_ATTENTION_IMPL=flash_sm90a timeout $(( $(left) > 200 ? 90 : 30 )) \
+    "$build/tests/parity/parity_test" --gtest_filter="$fwd" > "$out/hopper_parity_overlap.log" 2>&1
+  note "parity (flash_sm90a, overlap forward): $(grep -c ': OK' "$out/hopper_parity_overlap.log") OK," \
+       "$(grep -c ': FAIL' "$out/hopper_parity_overlap.log") FAIL; $(grep -c '_ov_.*: OK\|_ov_sm90a.*: OK' "$out/hopper_parity_overlap.log") of the OK ran it"
+  for fwdv in plain overlap; do
+    [ "$(left)" -gt 90 ] || break
+    sel=; [ $fwdv = overlap ] && sel=overlap
+    FLASHTICK_SM90_FWD=$sel timeout 60 "$build/bench/attention/bench_attention" --impl flash_sm90a \
+      --n "${HOPPER_N:-8192,23400,65536}" --d 64,128 --rounds 2 --no-check > "$out/hopper_fwd_$fwdv.jsonl" 2>&1
+    note "bench_attention flash_sm90a ($fwdv forward): $(grep -o '"d":[0-9]*\|"N":[0-9]*\|"op":"[a-z_+]*"\|"ms":[0-9.]*' "$out/hopper_fwd_$fwdv.jsonl" | paste -sd' ')"
+  done
 fi
 
 if [[ " $stages " == *" bob "* ]]; then

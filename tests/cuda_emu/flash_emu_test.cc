@@ -130,8 +130,12 @@ void EmuForward(const AttentionFwdParams& p) {
                   static_cast<unsigned>((p.T + Traits::kBlockM - 1) / Traits::kBlockM),
                   static_cast<unsigned>(std::max(1, p.num_splits))};
   if constexpr (kIsSm90<Traits>) {
-    emu::Launch({grid.x, grid.y, 1}, Traits::kNThreads, Traits::kSmemBytes,
-                [&] { cuda::sm90::flash_fwd_sm90_kernel<Traits, Elem, kCausal>(p); });
+    emu::Launch({grid.x, grid.y, 1}, Traits::kNThreads, Traits::kSmemBytes, [&] {
+      if constexpr (Traits::kOverlap)
+        cuda::sm90::flash_fwd_sm90_overlap_kernel<Traits, Elem, kCausal>(p);
+      else
+        cuda::sm90::flash_fwd_sm90_kernel<Traits, Elem, kCausal>(p);
+    });
   } else {
     emu::Launch({grid.x, grid.y, grid.z}, Traits::kNThreads, Traits::kSmemBytes, [&] {
       if (p.num_splits > 1) {
@@ -485,6 +489,25 @@ TEST(FlashEmuSm90Test, D128) {
   RunCase<FwdSm90D128x2, BwdTraitsD128, __nv_bfloat16, true>({2, 150, 2, 1, 128, true});
   RunCase<FwdSm90D128x2, BwdTraitsD128, __half, false>({1, 77, 2, 2, 128, false});
   RunCase<FwdSm90D128x2, BwdTraitsD128, __nv_bfloat16, true>({1, 1, 1, 1, 128, true});
+}
+
+// The forward with the softmax overlapped with the previous block's P·V (double-buffered
+// K and V, two commit groups a block): the same shapes — T = 1, a single key block,
+// ragged tiles, causal blocks one warpgroup sees whole and the other masked, GQA,
+// non-causal, fp16, D = 128. The emulator's wgmma runs asynchronously, so reading S before
+// its wait, or rescaling O while P·V is in flight, fails here.
+using FwdSm90D64x2Ov = cuda::sm90::FlashFwdSm90Traits<64, 2, true>;
+using FwdSm90D64x1Ov = cuda::sm90::FlashFwdSm90Traits<64, 1, true>;
+using FwdSm90D128x2Ov = cuda::sm90::FlashFwdSm90Traits<128, 2, true>;
+
+TEST(FlashEmuSm90Test, OverlapForward) {
+  for (const Shape s : {Shape{1, 1, 1, 1, 64, true}, Shape{2, 37, 2, 1, 64, true},
+                        Shape{1, 200, 1, 1, 64, true}})
+    RunCase<FwdSm90D64x2Ov, BwdSm90D64x2, __nv_bfloat16, true>(s);
+  RunCase<FwdSm90D64x1Ov, BwdSm90D64x1, __nv_bfloat16, true>({1, 150, 2, 2, 64, true});
+  RunCase<FwdSm90D64x2Ov, BwdSm90D64x2, __half, false>({2, 130, 4, 2, 64, false});
+  RunCase<FwdSm90D128x2Ov, BwdTraitsD128, __nv_bfloat16, true>({2, 150, 2, 1, 128, true});
+  RunCase<FwdSm90D128x2Ov, BwdTraitsD128, __half, false>({1, 77, 2, 2, 128, false});
 }
 
 }  // namespace

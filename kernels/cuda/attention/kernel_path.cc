@@ -30,7 +30,7 @@ std::string AttentionKernelPath(const OpDesc& desc, int head_dim, const CudaCont
       if (FlashSm90aAsked() && sm90::FlashFwdSm90Runs(kernel_d, desc.dtype, ctx.sm)) {
         const flash::FlashFwdTiles t = sm90::FlashFwdSm90TileShape(kernel_d);
         return absl::StrCat("flash_cuda_fwd_d", t.head_dim, "_m", t.block_m, "n", t.block_n, "wg",
-                            t.warps / 4, pad, "_sm90a");
+                            t.warps / 4, sm90::FlashFwdSm90Overlaps() ? "_ov" : "", pad, "_sm90a");
       }
       return absl::StrCat("flash_cuda_",
                           flash::FlashFwdVariantName(HEADDIM_SWITCH(

@@ -22,6 +22,9 @@ flash::FlashFwdTiles FlashFwdSm90TileShape(int head_dim);
 
 // Enqueues the forward for p (p.num_splits is ignored: no split-KV yet).
 cudaError_t LaunchFlashFwdSm90(const flash::AttentionFwdParams& p, cudaStream_t stream);
+// FLASHTICK_SM90_FWD=overlap: the variant with the softmax overlapped with the previous
+// block's P·V (flash_fwd_sm90_overlap_kernel; kernel path suffix _ov). Read once.
+bool FlashFwdSm90Overlaps();
 
 // The backward: D = 64, bf16 or fp16, compute capability 9.0.
 bool FlashBwdSm90Runs(int head_dim, DType dtype, int sm);
