@@ -50,6 +50,30 @@ __device__ __forceinline__ uint64_t MnMajorSw128(const unsigned char* tile) {
   return GmmaDesc(SmemAddress(tile), SmemSwizzle::k128B, 8192, 1024);
 }
 
+// The A-register fragments (wgmma.cuh, "Fragments") of one warpgroup's 64 rows, from
+// row0 on, of a [rows × 64] tile in the 128-byte swizzle: k16 step ks, register x holds
+// row warp·16 + g + 8·(x % 2) and the column pair 16·ks + 2t + 8·(x / 2).
+__device__ __forceinline__ void LoadAFragmentsSw128(uint32_t (&f)[4][4], const unsigned char* tile, int row0,
+                                                    int warp, int g, int t) {
+#pragma unroll
+  for (int ks = 0; ks < 4; ++ks)
+#pragma unroll
+    for (int x = 0; x < 4; ++x)
+      f[ks][x] = *reinterpret_cast<const uint32_t*>(
+          tile + Sw128Offset(row0 + warp * 16 + g + 8 * (x % 2), 16 * ks + 2 * t + 8 * (x / 2)));
+}
+
+// One k16 step of a score GEMM whose A operand is either in shared memory (desc_a) or,
+// in the register-operand variants, already in registers (frag[ks]); B is K-major.
+template <typename Elem, bool kAInRegisters, int kSteps>
+__device__ __forceinline__ void ScoreStep(float (&acc)[16], const uint32_t (&frag)[kSteps][4], uint64_t desc_a,
+                                          uint64_t desc_b, int ks, bool accumulate) {
+  if constexpr (kAInRegisters)
+    Wgmma64x32Rs<Elem, false>(acc, frag[ks], GmmaDescAdvance(desc_b, 32 * ks), accumulate);
+  else
+    Wgmma64x32Ss<Elem, false>(acc, GmmaDescAdvance(desc_a, 32 * ks), GmmaDescAdvance(desc_b, 32 * ks), accumulate);
+}
+
 struct BobSm90Traits {
   static constexpr int kHeadDim = 64;  // one 128-byte swizzle row a tile row
   static constexpr int kWarpgroups = 2;
@@ -145,14 +169,8 @@ __global__ void __launch_bounds__(BobSm90Traits::kThreads, 1) bob_pass1_sm90_ker
   if constexpr (kQdoInRegisters) {
     flash::CpAsyncWait<0>();
     __syncthreads();  // Q, dO (and key tile 0) landed
-#pragma unroll
-    for (int ks = 0; ks < 4; ++ks)
-#pragma unroll
-      for (int x = 0; x < 4; ++x) {  // a[x]: row + 8·(x % 2), column + 8·(x / 2) (wgmma.cuh)
-        const uint32_t at = Sw128Offset(warp * 16 + g + 8 * (x % 2), 16 * ks + 2 * t + 8 * (x / 2));
-        q_frag[ks][x] = *reinterpret_cast<const uint32_t*>(sQ + at);
-        do_frag[ks][x] = *reinterpret_cast<const uint32_t*>(sdO + at);
-      }
+    LoadAFragmentsSw128(q_frag, sQ, 0, warp, g, t);
+    LoadAFragmentsSw128(do_frag, sdO, 0, warp, g, t);
   }
   // Phase B: this warpgroup's two score tiles as A (K-major over keys, a k16 step is 32
   // bytes along a row); warpgroup 0 reads P and P∘G, warpgroup 1 dS and X.
@@ -187,14 +205,9 @@ __global__ void __launch_bounds__(BobSm90Traits::kThreads, 1) bob_pass1_sm90_ker
     const uint64_t desc_gv = KMajorSw128(sgV + key_row * 128);
     float s_acc[16], g_acc[16], dp_acc[16], b_acc[16];
     WgmmaFence();
-    // X·Y with X = Q or dO (from registers in the variant), B K-major at desc_b.
-    auto score = [&](float(&acc)[16], const uint32_t(&frag)[kFragSteps][4], uint64_t desc_a, uint64_t desc_b,
-                     int ks, bool accumulate) {
-      if constexpr (kQdoInRegisters)
-        Wgmma64x32Rs<Elem, false>(acc, frag[ks], GmmaDescAdvance(desc_b, 32 * ks), accumulate);
-      else
-        Wgmma64x32Ss<Elem, false>(acc, GmmaDescAdvance(desc_a, 32 * ks), GmmaDescAdvance(desc_b, 32 * ks),
-                                  accumulate);
+    auto score = [&](float(&acc)[16], const uint32_t(&frag)[kFragSteps][4], uint64_t desc_a,
+                     uint64_t desc_b, int ks, bool accumulate) {  // X = Q or dO
+      ScoreStep<Elem, kQdoInRegisters>(acc, frag, desc_a, desc_b, ks, accumulate);
     };
 #pragma unroll
     for (int ks = 0; ks < 4; ++ks) score(s_acc, q_frag, desc_q, desc_k, ks, ks > 0);  // S = Q Kᵀ
@@ -400,18 +413,13 @@ __global__ void __launch_bounds__(BobSm90Traits::kThreads, 1) bob_pass2_sm90_ker
   float acc_dk[32], acc_dv[32];
 #pragma unroll
   for (int i = 0; i < 32; ++i) acc_dk[i] = acc_dv[i] = 0.0f;
-  uint32_t k_frag[kKvInRegisters ? 4 : 1][4], v_frag[kKvInRegisters ? 4 : 1][4];
+  constexpr int kFragSteps = kKvInRegisters ? 4 : 1;
+  uint32_t k_frag[kFragSteps][4], v_frag[kFragSteps][4];
   if constexpr (kKvInRegisters) {
     flash::CpAsyncWait<0>();
     __syncthreads();  // the keys (and query block 0) landed
-#pragma unroll
-    for (int ks = 0; ks < 4; ++ks)
-#pragma unroll
-      for (int x = 0; x < 4; ++x) {  // a[x]: row + 8·(x % 2), column + 8·(x / 2) (wgmma.cuh)
-        const uint32_t at = Sw128Offset(wg * 64 + warp * 16 + g + 8 * (x % 2), 16 * ks + 2 * t + 8 * (x / 2));
-        k_frag[ks][x] = *reinterpret_cast<const uint32_t*>(sK + at);
-        v_frag[ks][x] = *reinterpret_cast<const uint32_t*>(sV + at);
-      }
+    LoadAFragmentsSw128(k_frag, sK, wg * 64, warp, g, t);
+    LoadAFragmentsSw128(v_frag, sV, wg * 64, warp, g, t);
   }
 
   for (int it = 0; it < n_iters; ++it) {
@@ -448,30 +456,19 @@ __global__ void __launch_bounds__(BobSm90Traits::kThreads, 1) bob_pass2_sm90_ker
       const uint64_t desc_gq = KMajorSw128(sgQb + qh * 4096);
       float s_acc[16], g_acc[16], dp_acc[16], b_acc[16];
       WgmmaFence();
+      auto score = [&](float(&acc)[16], const uint32_t(&frag)[kFragSteps][4], uint64_t desc_a,
+                       uint64_t desc_b, int ks, bool accumulate) {  // X = K or V
+        ScoreStep<Elem, kKvInRegisters>(acc, frag, desc_a, desc_b, ks, accumulate);
+      };
 #pragma unroll
-      for (int ks = 0; ks < 4; ++ks) {  // Sᵀ = K Qᵀ
-        if constexpr (kKvInRegisters)
-          Wgmma64x32Rs<Elem, false>(s_acc, k_frag[ks], GmmaDescAdvance(desc_q, 32 * ks), ks > 0);
-        else
-          Wgmma64x32Ss<Elem, false>(s_acc, GmmaDescAdvance(desc_k, 32 * ks), GmmaDescAdvance(desc_q, 32 * ks), ks > 0);
-      }
+      for (int ks = 0; ks < 4; ++ks) score(s_acc, k_frag, desc_k, desc_q, ks, ks > 0);  // Sᵀ = K Qᵀ
 #pragma unroll
-      for (int ks = 0; ks < 4; ++ks) {  // Gᵀ/s = K gQᵀ + gK Qᵀ (1)
-        if constexpr (kKvInRegisters)
-          Wgmma64x32Rs<Elem, false>(g_acc, k_frag[ks], GmmaDescAdvance(desc_gq, 32 * ks), ks > 0);
-        else
-          Wgmma64x32Ss<Elem, false>(g_acc, GmmaDescAdvance(desc_k, 32 * ks), GmmaDescAdvance(desc_gq, 32 * ks), ks > 0);
-      }
+      for (int ks = 0; ks < 4; ++ks) score(g_acc, k_frag, desc_k, desc_gq, ks, ks > 0);  // Gᵀ/s = K gQᵀ
 #pragma unroll
-      for (int ks = 0; ks < 4; ++ks)
+      for (int ks = 0; ks < 4; ++ks)  // + gK Qᵀ (1)
         Wgmma64x32Ss<Elem, false>(g_acc, GmmaDescAdvance(desc_gk, 32 * ks), GmmaDescAdvance(desc_q, 32 * ks), true);
 #pragma unroll
-      for (int ks = 0; ks < 4; ++ks) {  // dPᵀ = V dOᵀ
-        if constexpr (kKvInRegisters)
-          Wgmma64x32Rs<Elem, false>(dp_acc, v_frag[ks], GmmaDescAdvance(desc_do, 32 * ks), ks > 0);
-        else
-          Wgmma64x32Ss<Elem, false>(dp_acc, GmmaDescAdvance(desc_v, 32 * ks), GmmaDescAdvance(desc_do, 32 * ks), ks > 0);
-      }
+      for (int ks = 0; ks < 4; ++ks) score(dp_acc, v_frag, desc_v, desc_do, ks, ks > 0);  // dPᵀ = V dOᵀ
 #pragma unroll
       for (int ks = 0; ks < 4; ++ks)  // Bᵀ = gV dOᵀ (2)
         Wgmma64x32Ss<Elem, false>(b_acc, GmmaDescAdvance(desc_gv, 32 * ks), GmmaDescAdvance(desc_do, 32 * ks), ks > 0);
