@@ -85,9 +85,6 @@ FT_CUDA_OP(ProbeProduct);
 // and backward launchers then run the sm_90a wgmma kernels where they can
 // (attention_{fwd,bwd}_launch.cc).
 bool FlashSm90aAsked();
-// Whether the mode is flash (kernels/attention_dispatch.h): the FA2-style mma.sync kernels
-// everywhere, the sm_90a ones never.
-bool FlashFa2Asked();
 // Whether the backward-over-backward runs its sm_90a wgmma passes (sm90/bob_sm90.cuh) for
 // this kernel head dim, dtype and compute capability: wherever they run, unless the mode
 // is flash. The launcher and KernelPath both ask this, so the name follows what runs.

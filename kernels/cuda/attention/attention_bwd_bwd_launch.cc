@@ -5,7 +5,7 @@
 // device placement and 16-byte alignment of every row on the host, takes the O(N)
 // scratch for the row states c, e (2·B·H·T floats) from the stream-ordered allocator,
 // then runs the two FlashBoB passes (kernels/cuda/attention/bwd_bwd/, or their wgmma form
-// in sm90/bob_sm90.cuh under flash_sm90a; equations in
+// in sm90/bob_sm90.cuh where BobSm90Chosen says so; equations in
 // docs/derivations/attention_bwd_bwd.md). No N×N buffer, no atomics.
 #include <cmath>
 #include <cstdint>

@@ -194,9 +194,9 @@ absl::Status Dispatch(const OpDesc& desc, In in, Out out, CudaContext& ctx, OpFn
 }  // namespace
 
 bool FlashSm90aAsked() { return CurrentMode() == AttentionImpl::kFlashSm90a; }
-bool FlashFa2Asked() { return CurrentMode() == AttentionImpl::kFlash; }
 bool BobSm90Chosen(int kernel_head_dim, DType dtype, int sm) {
-  return !FlashFa2Asked() && sm90::BobSm90Runs(kernel_head_dim, dtype, sm);
+  // flash: the FA2-style mma.sync kernels everywhere, the sm_90a ones never.
+  return CurrentMode() != AttentionImpl::kFlash && sm90::BobSm90Runs(kernel_head_dim, dtype, sm);
 }
 
 absl::Status AttentionFwd(const OpDesc& desc, In in, Out out, CudaContext& ctx) {

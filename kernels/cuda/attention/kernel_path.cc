@@ -16,6 +16,17 @@
 #include "kernels/cuda/cuda_ops.h"
 
 namespace flashtick::cuda {
+namespace {
+
+// flash_cuda_<op>_d<D>_m<BlockM>n<BlockN>wg<warpgroups><variant><pad>_sm90a: the names of
+// the sm_90a kernels, read off their tile shapes.
+std::string Sm90aName(const char* op, int head_dim, int block_m, int block_n, int warps,
+                      const std::string& variant, const std::string& pad) {
+  return absl::StrCat("flash_cuda_", op, "_d", head_dim, "_m", block_m, "n", block_n, "wg", warps / 4, variant,
+                      pad, "_sm90a");
+}
+
+}  // namespace
 
 std::string AttentionKernelPath(const OpDesc& desc, int head_dim, const CudaContext& ctx) {
   if (desc.dtype != DType::kBF16 && desc.dtype != DType::kF16)
@@ -29,8 +40,8 @@ std::string AttentionKernelPath(const OpDesc& desc, int head_dim, const CudaCont
       // flash_sm90a: the wgmma kernel runs the (padded) head dim where it can.
       if (FlashSm90aAsked() && sm90::FlashFwdSm90Runs(kernel_d, desc.dtype, ctx.sm)) {
         const flash::FlashFwdTiles t = sm90::FlashFwdSm90TileShape(kernel_d);
-        return absl::StrCat("flash_cuda_fwd_d", t.head_dim, "_m", t.block_m, "n", t.block_n, "wg",
-                            t.warps / 4, sm90::FlashFwdSm90Overlaps() ? "_ov" : "", pad, "_sm90a");
+        return Sm90aName("fwd", t.head_dim, t.block_m, t.block_n, t.warps,
+                         sm90::FlashFwdSm90Overlaps() ? "_ov" : "", pad);
       }
       return absl::StrCat("flash_cuda_",
                           flash::FlashFwdVariantName(HEADDIM_SWITCH(
@@ -39,8 +50,7 @@ std::string AttentionKernelPath(const OpDesc& desc, int head_dim, const CudaCont
     case Op::kAttentionBwd:
       if (FlashSm90aAsked() && sm90::FlashBwdSm90Runs(kernel_d, desc.dtype, ctx.sm)) {
         const flash::FlashBwdTiles t = sm90::FlashBwdSm90TileShape();
-        return absl::StrCat("flash_cuda_bwd_d", t.head_dim, "_m", t.block_m, "n", t.block_n, "wg",
-                            t.warps / 4, pad, "_sm90a");
+        return Sm90aName("bwd", t.head_dim, t.block_m, t.block_n, t.warps, "", pad);
       }
       return absl::StrCat("flash_cuda_",
                           flash::FlashBwdVariantName(HEADDIM_SWITCH(
@@ -51,9 +61,8 @@ std::string AttentionKernelPath(const OpDesc& desc, int head_dim, const CudaCont
       if (BobSm90Chosen(kernel_d, desc.dtype, ctx.sm)) {
         const BobTiles t = sm90::BobSm90TileShape();
         const sm90::BobSm90Operands regs = sm90::BobSm90RegisterOperands();
-        return absl::StrCat("flash_cuda_bwd_bwd_d", t.head_dim, "_m", t.block_m, "n", t.block_n, "wg",
-                            t.warps / 4, regs.qdo ? "_qdoreg" : "", regs.kv ? "_kvreg" : "", pad,
-                            "_sm90a");
+        return Sm90aName("bwd_bwd", t.head_dim, t.block_m, t.block_n, t.warps,
+                         absl::StrCat(regs.qdo ? "_qdoreg" : "", regs.kv ? "_kvreg" : ""), pad);
       }
       return absl::StrCat("flash_cuda_", flash::FlashBobVariantName(BobTileShape(kernel_d)), sm);
     case Op::kAttentionDecode:

@@ -1,7 +1,9 @@
 // Host side of the sm_90a attention forward, backward and backward-over-backward
-// (flash_fwd_sm90.cuh, flash_bwd_sm90.cuh, bob_sm90.cuh; compiled for sm_90a alone, attention_{fwd,bwd}_sm90.cu). Run when
-// the attention mode is flash_sm90a (kernels/attention_dispatch.h) and the call fits
-// them; ours (FA2) runs the rest.
+// (flash_fwd_sm90.cuh, flash_bwd_sm90.cuh, bob_sm90.cuh; compiled for sm_90a alone,
+// attention_{fwd,bwd,bwd_bwd}_sm90.cu). The forward and backward run when the attention
+// mode is flash_sm90a (kernels/attention_dispatch.h) and the call fits them, the
+// backward-over-backward wherever BobSm90Chosen (kernels/cuda/cuda_ops.h) says; ours
+// (FA2) runs the rest.
 #pragma once
 
 #include <cuda_runtime_api.h>
