@@ -45,6 +45,13 @@ struct BackendOptions {
   // kernels of a training step (docs/serving.md, "Serving beside a sweep"). The CPU
   // backend ignores it.
   StreamPriority stream_priority = StreamPriority::kNormal;
+  // CUDA: bitwise-repeatable results. The attention backward then runs cuDNN's
+  // deterministic SDPA backward (ours and cuDNN's default engine add dQ with atomics),
+  // and fails with FAILED_PRECONDITION where that cannot run: a build without cuDNN, a
+  // mode that asks for ours only (`flash`, `flash_sm90a`), a shape cuDNN refuses. Every
+  // other op is deterministic already, and so is the CPU backend, which ignores it
+  // (docs/kernels/cudnn.md, "Deterministic backward").
+  bool deterministic = false;
 };
 
 // A recording of a backend's work made by Backend::EndCapture, replayed by

@@ -342,6 +342,7 @@ absl::StatusOr<std::unique_ptr<Backend>> CreateCudaBackend(const BackendOptions&
   ASSIGN_OR_RETURN(std::shared_ptr<CudaDevice> device, CudaDevice::Create(options.device_index,
                                                                         options.stream_priority));
   device->context().fwd_splits = std::max(0, options.attention_fwd_splits);
+  device->context().deterministic = options.deterministic;
   return std::unique_ptr<Backend>(new CudaBackend(std::move(device)));
 }
 

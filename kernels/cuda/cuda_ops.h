@@ -32,6 +32,8 @@ struct CudaContext {
   // k ≥ 1 fixes k (1: never split), capped at kMaxSplits. From
   // BackendOptions::attention_fwd_splits, for benchmarks.
   int fwd_splits = 0;
+  // BackendOptions::deterministic: the attention backward must be bitwise repeatable.
+  bool deterministic = false;
   // Stream-ordered scratch device memory for launchers that need temporaries (row
   // statistics, partial sums): freed on `stream` when the pointer is released, so it
   // may be dropped right after the kernels using it are enqueued. Counts toward the

@@ -59,9 +59,10 @@ class EtaClock {
 // the same and rebuilt only when the scheduler places the next arm elsewhere.
 class WorkerBackends {
  public:
-  WorkerBackends(std::string device, int replicas, int threads)
+  WorkerBackends(std::string device, int replicas, int threads, bool deterministic)
       : device_(std::move(device)), replicas_(replicas) {
     options_.threads = threads;
+    options_.deterministic = deterministic;  // training.deterministic
   }
 
   // The first replica's backend for an arm placed on `placed` (empty: the CPU), or
@@ -146,7 +147,8 @@ class ArmPool {
     // The arms running side by side share the sweep's CPU threads.
     const int threads =
         setup_.threads > 0 ? std::max(1, setup_.threads / (setup_.parallel * replicas_)) : 0;
-    WorkerBackends backends(setup_.device, replicas_, threads);
+    WorkerBackends backends(setup_.device, replicas_, threads,
+                            setup_.config->training.deterministic);
     for (int i = next_++; i < static_cast<int>(slots_.size()); i = next_++) {
       if (RunSlot(i, backends) == Next::kStopWorker) break;
     }

@@ -37,6 +37,7 @@ absl::StatusOr<std::unique_ptr<Backend>> RankBackend(const ArmPoolSetup& setup,
   const int visible = setup.device == "cpu" ? 0 : DeviceCount(DeviceKind::kCuda);
   BackendOptions bo;
   bo.threads = setup.threads;
+  bo.deterministic = setup.config->training.deterministic;
   if (setup.device == "cpu" || (setup.device == "auto" && visible == 0))
     return CreateBackend("cpu", bo);
   const int local = group.config().local_rank;

@@ -154,6 +154,14 @@ struct SweepTrainingConfig {
   // Wall-clock budget of an arm's training, seconds (0: none): a fold stops once the
   // arm has trained this long, after at least min_steps_per_fold of its steps.
   double max_train_seconds = 0;
+  // Bitwise-repeatable training: the same config and seed give the same arm, run after
+  // run, on the same GPU model and software. Every op is deterministic except the
+  // attention backward's dQ, which our Flash kernel and cuDNN's default engine add
+  // with atomics (their order varies); with this set the CUDA backend runs cuDNN's
+  // deterministic SDPA backward instead, and an arm whose build or mode cannot fails
+  // with FAILED_PRECONDITION (docs/kernels/cudnn.md, "Deterministic backward"). The
+  // CPU backend is deterministic either way. Off by default: it costs backward speed.
+  bool deterministic = false;
   // Test-day windows of N steps advance by eval_stride; only their last
   // eval_stride positions are scored, so every scored step sees between
   // N − eval_stride + 1 and N steps of context. 0: N / 8.

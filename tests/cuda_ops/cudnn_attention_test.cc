@@ -251,5 +251,74 @@ TEST_F(CudnnAttentionTest, AutoPicksAndReportsAnImplementation) {
   std::printf("auto chose %s for %s\n", path.c_str(), c.Name().c_str());
 }
 
+// BackendOptions::deterministic: the backward runs cuDNN's deterministic engine (kernel
+// path ..._det), two runs on the same inputs give the same bytes of dQ, dK, dV and
+// Dvec, the result agrees with the default backend's, and a mode that asks for our
+// kernels only (whose dQ is added with atomics) is refused, not run.
+TEST_F(CudnnAttentionTest, DeterministicBackwardRepeatsBitForBitOrRefuses) {
+  BackendOptions bo;
+  bo.deterministic = true;
+  auto made = CreateBackend("cuda", bo);
+  ASSERT_TRUE(made.ok()) << made.status();
+  Backend& det = **made;
+  // Many key blocks per query block, so an atomic dQ would have an order to vary.
+  const Case c{DType::kBF16, 2, 1536, 4, 2, 64, true};
+  const std::vector<int64_t> qs = {c.B, c.T, c.H, c.D}, ks = {c.B, c.T, c.Hkv, c.D}, ls = {c.B, c.H, c.T};
+  const auto q = Uniform(Numel(qs), 31), k = Uniform(Numel(ks), 32), v = Uniform(Numel(ks), 33),
+             dout = Uniform(Numel(qs), 34);
+  Tensor gq = Place(det, c.dt, qs, q), gk = Place(det, c.dt, ks, k), gv = Place(det, c.dt, ks, v),
+         gdo = Place(det, c.dt, qs, dout);
+  Tensor o = Empty(det, c.dt, qs), l = Empty(det, DType::kF32, ls);
+  OpDesc fwd;
+  fwd.op = Op::kAttentionFwd;
+  fwd.dtype = c.dt;
+  fwd.attention.causal = true;
+  fwd.attention.head_dim = 64;
+  SetAttentionImplOverride(AttentionImpl::kAuto);
+  ASSERT_TRUE(det.Run(fwd, {gq.view, gk.view, gv.view}, {o.view, l.view}).ok());
+  OpDesc bwd = fwd;
+  bwd.op = Op::kAttentionBwd;
+  auto backward = [&](Backend& b, const Tensor& bq, const Tensor& bk, const Tensor& bv, const Tensor& bo_,
+                      const Tensor& bdo, const Tensor& bl) {
+    std::vector<Tensor> g;
+    g.push_back(Empty(b, c.dt, qs));
+    g.push_back(Empty(b, c.dt, ks));
+    g.push_back(Empty(b, c.dt, ks));
+    g.push_back(Empty(b, DType::kF32, ls));
+    const absl::Status st = b.Run(bwd, {bq.view, bk.view, bv.view, bo_.view, bdo.view, bl.view},
+                                  {g[0].view, g[1].view, g[2].view, g[3].view});
+    EXPECT_TRUE(st.ok()) << st;
+    EXPECT_TRUE(b.Synchronize().ok());
+    return g;
+  };
+  const std::vector<Tensor> first = backward(det, gq, gk, gv, o, gdo, l);
+  const std::vector<Tensor> second = backward(det, gq, gk, gv, o, gdo, l);
+  if (HasFailure()) return;
+  const std::string path = det.KernelPath(bwd);
+  EXPECT_TRUE(absl::StartsWith(path, "cudnn_sdpa_bwd") && absl::EndsWith(path, "_det")) << path;
+  const char* names[] = {"dQ", "dK", "dV", "Dvec"};
+  for (int i = 0; i < 4; ++i)
+    EXPECT_TRUE(FetchBytes(det, first[i]) == FetchBytes(det, second[i])) << names[i] << " differs between runs";
+
+  // The same numbers as the default backend, to the usual tolerance.
+  Tensor dq_q = Place(gpu(), c.dt, qs, q), dq_k = Place(gpu(), c.dt, ks, k), dq_v = Place(gpu(), c.dt, ks, v),
+         dq_do = Place(gpu(), c.dt, qs, dout);
+  Tensor d_o = Empty(gpu(), c.dt, qs), d_l = Empty(gpu(), DType::kF32, ls);
+  ASSERT_TRUE(gpu().Run(fwd, {dq_q.view, dq_k.view, dq_v.view}, {d_o.view, d_l.view}).ok());
+  const std::vector<Tensor> plain = backward(gpu(), dq_q, dq_k, dq_v, d_o, dq_do, d_l);
+  if (HasFailure()) return;
+  for (int i = 0; i < 3; ++i)
+    EXPECT_LT(RelErr(Fetch(det, first[i]), Fetch(gpu(), plain[i])), 2 * Tol(c.dt)) << names[i] << " vs default";
+
+  // Our kernels only: refused with the reason.
+  SetAttentionImplOverride(AttentionImpl::kFlash);
+  Tensor rq = Empty(det, c.dt, qs), rk = Empty(det, c.dt, ks), rv = Empty(det, c.dt, ks),
+         rvec = Empty(det, DType::kF32, ls);
+  const absl::Status refused = det.Run(bwd, {gq.view, gk.view, gv.view, o.view, gdo.view, l.view},
+                                       {rq.view, rk.view, rv.view, rvec.view});
+  EXPECT_EQ(refused.code(), absl::StatusCode::kFailedPrecondition) << refused;
+  EXPECT_TRUE(absl::StrContains(refused.message(), "atomics")) << refused;
+}
+
 }  // namespace
 }  // namespace flashtick::testing_gpu

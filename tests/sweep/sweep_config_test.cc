@@ -67,6 +67,10 @@ TEST(SweepConfig, PresetsParseAndRoundTrip) {
   EXPECT_EQ(planted->model.fourier_feature, 1);
   EXPECT_EQ(planted->data.synthetic.days - planted->walk_forward.train_days, 60);
   EXPECT_EQ(planted->training.validate_on, ValidateOn::kCalls);
+  // Off unless asked for, and then not printed: configs committed before the field
+  // existed print as they did.
+  EXPECT_FALSE(planted->training.deterministic);
+  EXPECT_EQ(SweepConfigToJson(*planted).find("deterministic"), std::string::npos);
   EXPECT_EQ(planted->data.synthetic.steps_per_day, 23400);
   EXPECT_EQ(planted->data.synthetic.generator, "planted_cue_keyed");
   EXPECT_EQ(planted->seeds.size(), 3u);
@@ -90,7 +94,8 @@ TEST(SweepConfig, KeyedFieldsEarlyStoppingAndFixedAlphaRoundTrip) {
   auto c = ParseSweepConfig(R"({"contexts": [16, 64], "labels": {"horizon": 4, "alpha_bps": 2.5},
     "walk_forward": {"train_days": 6, "test_days": 1},
     "training": {"validation_days": 2, "validate_every_steps": 7, "validation_batches": 3,
-                 "patience": 4, "max_train_seconds": 12.5, "validate_on": "calls"},
+                 "patience": 4, "max_train_seconds": 12.5, "validate_on": "calls",
+                 "deterministic": true},
     "arms_per_gpu": 3,
     "model": {"fourier_feature": 1, "fourier_periods": [2, 8.5], "layers": 4, "nope_interval": 4},
     "data": {"synthetic": {"generator": "planted_cue_keyed", "days": 10, "steps_per_day": 512,
@@ -113,6 +118,8 @@ TEST(SweepConfig, KeyedFieldsEarlyStoppingAndFixedAlphaRoundTrip) {
   EXPECT_EQ(c->training.patience, 4);
   EXPECT_EQ(c->training.max_train_seconds, 12.5);
   EXPECT_EQ(c->training.validate_on, ValidateOn::kCalls);
+  EXPECT_TRUE(c->training.deterministic);
+  EXPECT_NE(SweepConfigToJson(*c).find("\"deterministic\": true"), std::string::npos);
   EXPECT_EQ(c->arms_per_gpu, 3);
   EXPECT_EQ(c->data.synthetic.keys, 12);
   EXPECT_EQ(c->data.synthetic.key_window, 100);

@@ -203,13 +203,47 @@ absl::Status AttentionFwd(const OpDesc& desc, In in, Out out, CudaContext& ctx) 
   return Dispatch(desc, in, out, ctx, &FlashAttentionFwd, &CudnnAttentionFwd);
 }
 
+// BackendOptions::deterministic. Our backward adds each key block's dQ share with
+// atomics (flash_bwd_kernel.cuh), whose order varies between runs, and so does cuDNN's
+// default engine; cuDNN's deterministic engine (its frontend's
+// set_deterministic_algorithm, an ordered dQ accumulation on Hopper) is the one that
+// repeats bit for bit, so it is the only choice, and where it cannot run the call fails
+// rather than run something that does not repeat (docs/kernels/cudnn.md,
+// "Deterministic backward").
+absl::Status DeterministicAttentionBwd(const OpDesc& desc, In in, Out out, CudaContext& ctx) {
+  RETURN_IF_ERROR(CheckAttentionArity(desc.op, in.size(), out.size()));
+  AttentionShape s;
+  RETURN_IF_ERROR(CheckAttentionArgs(in[0], in[1], in[2], &s));
+  const AttentionImpl mode = CurrentMode();
+  if (mode == AttentionImpl::kFlash || mode == AttentionImpl::kFlashSm90a)
+    return absl::FailedPreconditionError(absl::StrCat(
+        "deterministic attention backward: attention mode ", AttentionImplName(mode),
+        " runs only our kernels, which add dQ with atomics; use auto or cudnn"));
+  if (!CudnnAttentionBuilt())
+    return absl::FailedPreconditionError(
+        "deterministic attention backward needs cuDNN's deterministic SDPA backward, and this "
+        "build has no cuDNN backend (docs/kernels/cudnn.md)");
+  if (absl::Status st = CudnnAttentionPrepare(desc, in, out, ctx); !st.ok())
+    return absl::FailedPreconditionError(absl::StrCat(
+        "deterministic attention backward: cuDNN has no deterministic engine for this shape (D ",
+        s.D, ", T ", s.T, "): ", st.message()));
+  {
+    std::lock_guard<std::mutex> l(Last().mu);
+    Last().last[LastKey(desc.op, in[0].dtype, s.D, desc.attention.causal)] = AttentionImpl::kCudnn;
+  }
+  return CudnnAttentionBwd(desc, in, out, ctx);
+}
+
 absl::Status AttentionBwd(const OpDesc& desc, In in, Out out, CudaContext& ctx) {
+  if (ctx.deterministic) return DeterministicAttentionBwd(desc, in, out, ctx);
   return Dispatch(desc, in, out, ctx, &FlashAttentionBwd, &CudnnAttentionBwd);
 }
 
 std::string DispatchedAttentionKernelPath(const OpDesc& desc, int head_dim, const CudaContext& ctx) {
   const std::string ours = AttentionKernelPath(desc, head_dim, ctx);
   if (desc.op != Op::kAttentionFwd && desc.op != Op::kAttentionBwd) return ours;
+  // Deterministic: cuDNN's engine or a refusal (DeterministicAttentionBwd), never ours.
+  if (desc.op == Op::kAttentionBwd && ctx.deterministic) return CudnnAttentionKernelPath(desc, head_dim, ctx);
   const AttentionImpl mode = CurrentMode();
   if (mode == AttentionImpl::kFlash || mode == AttentionImpl::kFlashSm90a || !CudnnAttentionBuilt())
     return ours;

@@ -17,7 +17,7 @@
 // iff j ≤ i: cuDNN's top-left-aligned causal mask.
 //
 // A built graph (operation graph + execution plan) is cached per (device, op, dtype,
-// shape, strides, scale, masking): the first call of a shape builds it (milliseconds
+// shape, strides, scale, masking, deterministic backward): the first call of a shape builds it (milliseconds
 // to a second, heuristics mode A), later calls only execute. The workspace comes from
 // the context's stream-ordered scratch.
 //
@@ -143,14 +143,19 @@ absl::Status CheckBwd(In in, Out out, AttentionShape* s) {
   return absl::OkStatus();
 }
 
-std::string GraphKey(const OpDesc& desc, In in, Out out, const AttentionShape& s, float scale) {
+// The backward under CudaContext::deterministic is another graph (another engine).
+bool DeterministicBwd(const OpDesc& desc, const CudaContext& ctx) {
+  return desc.op == Op::kAttentionBwd && ctx.deterministic;
+}
+
+std::string GraphKey(const OpDesc& desc, In in, Out out, const AttentionShape& s, float scale, bool det) {
   int dev = 0;
   cudaGetDevice(&dev);
   uint32_t scale_bits = 0;
   std::memcpy(&scale_bits, &scale, sizeof(scale));
   std::string key = absl::StrCat("dev", dev, "|", OpName(desc.op), "|", DTypeName(in[0].dtype), "|", s.B, ",",
                                  s.T, ",", s.H, ",", s.Hkv, ",", s.D, "|", desc.attention.causal ? "c" : "f", "|",
-                                 scale_bits);
+                                 scale_bits, det ? "|det" : "");
   const size_t n_in = desc.op == Op::kAttentionFwd ? 3 : 5;
   const size_t n_out = desc.op == Op::kAttentionFwd ? 1 : 3;
   for (size_t i = 0; i < n_in; ++i) absl::StrAppend(&key, "|", StridesKey(in[i]));
@@ -159,7 +164,7 @@ std::string GraphKey(const OpDesc& desc, In in, Out out, const AttentionShape& s
 }
 
 absl::Status BuildGraph(const OpDesc& desc, In in, Out out, const AttentionShape& s, float scale,
-                        cudnnHandle_t handle, CachedGraph* cg) {
+                        bool det, cudnnHandle_t handle, CachedGraph* cg) {
   auto g = std::make_shared<fe::graph::Graph>();
   const fe::DataType_t io = in[0].dtype == DType::kBF16 ? fe::DataType_t::BFLOAT16 : fe::DataType_t::HALF;
   g->set_io_data_type(io).set_intermediate_data_type(fe::DataType_t::FLOAT).set_compute_data_type(fe::DataType_t::FLOAT);
@@ -186,6 +191,9 @@ absl::Status BuildGraph(const OpDesc& desc, In in, Out out, const AttentionShape
                                .set_data_type(fe::DataType_t::FLOAT));
     auto opts = fe::graph::SDPA_backward_attributes().set_name("flashtick_sdpa_bwd").set_attn_scale(scale);
     if (desc.attention.causal) opts.set_causal_mask(true);
+    // Bitwise-repeatable dQ (ordered accumulation instead of atomics); cuDNN refuses the
+    // graph where it has no such engine, and the caller says so.
+    if (det) opts.set_deterministic_algorithm(true);
     auto [dQ, dK, dV] = g->sdpa_backward(Q, K, V, O, dO, Stats, opts);
     dQ->set_output(true).set_dim(Dims(out[0])).set_stride(Strides(out[0])).set_uid(kDQ);
     dK->set_output(true).set_dim(Dims(out[1])).set_stride(Strides(out[1])).set_uid(kDK);
@@ -211,7 +219,8 @@ absl::StatusOr<std::shared_ptr<CachedGraph>> GetGraph(const OpDesc& desc, In in,
   float scale = 0, scale_log2 = 0;
   RETURN_IF_ERROR(flash::FlashScale(desc.attention, s.D, &scale, &scale_log2));
   ASSIGN_OR_RETURN(cudnnHandle_t handle, Handle(ctx.stream));
-  const std::string key = GraphKey(desc, in, out, s, scale);
+  const bool det = DeterministicBwd(desc, ctx);
+  const std::string key = GraphKey(desc, in, out, s, scale, det);
   CudnnState& st = State();
   std::shared_ptr<CachedGraph> cg;
   {
@@ -225,7 +234,7 @@ absl::StatusOr<std::shared_ptr<CachedGraph>> GetGraph(const OpDesc& desc, In in,
   }
   cg = std::make_shared<CachedGraph>();
   try {
-    cg->status = BuildGraph(desc, in, out, s, scale, handle, cg.get());
+    cg->status = BuildGraph(desc, in, out, s, scale, det, handle, cg.get());
   } catch (const std::exception& e) {
     cg->status = absl::InternalError(absl::StrCat("cudnn_sdpa: graph build threw: ", e.what()));
   }
@@ -299,7 +308,8 @@ absl::Status CudnnAttentionBwd(const OpDesc& desc, In in, Out out, CudaContext& 
 std::string CudnnAttentionKernelPath(const OpDesc& desc, int head_dim, const CudaContext& ctx) {
   const char* op = desc.op == Op::kAttentionFwd ? "fwd" : desc.op == Op::kAttentionBwd ? "bwd" : nullptr;
   if (op == nullptr) return absl::StrCat("cudnn_sdpa_unsupported_", OpName(desc.op));
-  return absl::StrCat("cudnn_sdpa_", op, "_d", head_dim, "_sm", ctx.sm, "_v", CudnnAttentionVersion());
+  return absl::StrCat("cudnn_sdpa_", op, "_d", head_dim, "_sm", ctx.sm, "_v", CudnnAttentionVersion(),
+                      DeterministicBwd(desc, ctx) ? "_det" : "");
 }
 
 #else  // !FLASHTICK_WITH_CUDNN
