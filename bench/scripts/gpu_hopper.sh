@@ -13,8 +13,9 @@
 #   bob      the backward-over-backward's wgmma passes (sm90/bob_sm90.cuh): bob_gpu_test
 #            (float64 bound, JAX oracle, determinism) and compute-sanitizer memcheck and
 #            racecheck on its parity cases at D = 64, then bob_bench with the mma.sync
-#            passes (flash), the wgmma ones (auto) and their register-operand variants
-#            (FLASHTICK_BOB_SM90_REGS=qdo, kv, qdo,kv; parity first) at the same lengths
+#            passes (flash), the wgmma ones with shared-memory operands (none) and their
+#            register-operand variants (FLASHTICK_BOB_SM90_REGS=qdo, kv, qdo,kv, the last the
+#            default; parity first) at the same lengths
 #   bench    bench_attention --impl flash,cudnn,flash_sm90a at D = 64 and 128 beside PyTorch
 #            (gpu_cudnn.sh bench), and the ratio table with the sm90a/cudnn column
 # $OUT gets hopper_summary.txt (read first) and hopper_logs.tgz with each stage's log (few
@@ -111,14 +112,15 @@ if [[ " $stages " == *" bob "* ]]; then
            "$(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/hopper_bob_$tool.log" | tail -1)"
     done
   fi
-  # flash: the mma.sync passes; auto: the wgmma ones on sm_90; qdo, kv, qdo,kv: wgmma with
-  # those score operands from registers (FLASHTICK_BOB_SM90_REGS), each after its parity.
-  FLASHTICK_BOB_SM90_REGS=qdo,kv timeout 60 "$build/tests/bob/bob_gpu_test" > "$out/hopper_bob_test_regs.log" 2>&1
-  note "bob_gpu_test (registers: qdo,kv): exit $? ($(grep -E '^\[  PASSED|^\[  FAILED|SKIPPED \]' "$out/hopper_bob_test_regs.log" | tail -1))"
-  for variant in flash auto qdo kv qdo,kv; do
+  # flash: the mma.sync passes; none: the wgmma ones with every score operand from shared
+  # memory; qdo, kv, qdo,kv (the default): wgmma with those operands from registers
+  # (FLASHTICK_BOB_SM90_REGS). The sanitizers above ran the default.
+  FLASHTICK_BOB_SM90_REGS=none timeout 60 "$build/tests/bob/bob_gpu_test" > "$out/hopper_bob_test_regs.log" 2>&1
+  note "bob_gpu_test (FLASHTICK_BOB_SM90_REGS=none, shared-memory operands): exit $? ($(grep -E '^\[  PASSED|^\[  FAILED|SKIPPED \]' "$out/hopper_bob_test_regs.log" | tail -1))"
+  for variant in flash none qdo kv qdo,kv; do
     [ "$(left)" -gt 60 ] || break
-    impl=auto regs=
-    case $variant in flash) impl=flash ;; auto) ;; *) regs=$variant ;; esac
+    impl=auto regs=$variant
+    [ "$variant" = flash ] && impl=flash
     FLASHTICK_ATTENTION_IMPL=$impl FLASHTICK_BOB_SM90_REGS=$regs timeout $(( $(left) - 30 )) "$build/bench/bob/bob_bench" \
       --n "${HOPPER_BOB_N:-8192,16384,23400,32768}" --b 1 --h 12 --d 64 > "$out/hopper_bob_bench_${variant/,/_}.jsonl" 2>&1
     note "bob_bench ($variant): $(grep -o '"N":[0-9]*\|"ms":[0-9.]*\|"tflops":[0-9.]*' "$out/hopper_bob_bench_${variant/,/_}.jsonl" | paste -sd' ')"

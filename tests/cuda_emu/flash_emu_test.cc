@@ -367,7 +367,7 @@ TEST(FlashHeadDims, BobLauncherRefuses24AndKernelPathsNameTheTiles) {
   EXPECT_EQ(cuda::AttentionKernelPath(desc, 128, ctx), "flash_cuda_bwd_bwd_d128_m64n64w8_sm90");
   EXPECT_EQ(cuda::AttentionKernelPath(desc, 96, ctx), "flash_cuda_bwd_bwd_d128_m64n64w8_pad96_sm90");
   // D = 64 and what pads onto it: the wgmma passes on compute capability 9.0 (auto).
-  EXPECT_EQ(cuda::AttentionKernelPath(desc, 16, ctx), "flash_cuda_bwd_bwd_d64_m64n64wg2_pad16_sm90a");
+  EXPECT_EQ(cuda::AttentionKernelPath(desc, 16, ctx), "flash_cuda_bwd_bwd_d64_m64n64wg2_qdoreg_kvreg_pad16_sm90a");
   desc.op = Op::kAttentionFwd;
   EXPECT_EQ(cuda::AttentionKernelPath(desc, 256, ctx), "flash_cuda_fwd_d256_m64n64w4_splitkv_sm90");
   desc.op = Op::kAttentionBwd;
@@ -411,8 +411,8 @@ TEST(FlashHeadDims, BobSm90aKernelPathsNameWhatRuns) {
   ctx.sm = 90;
   for (const AttentionImpl m : {AttentionImpl::kAuto, AttentionImpl::kCudnn, AttentionImpl::kFlashSm90a}) {
     SetAttentionImplOverride(m);
-    EXPECT_EQ(cuda::AttentionKernelPath(desc, 64, ctx), "flash_cuda_bwd_bwd_d64_m64n64wg2_sm90a");
-    EXPECT_EQ(cuda::AttentionKernelPath(desc, 32, ctx), "flash_cuda_bwd_bwd_d64_m64n64wg2_pad32_sm90a");
+    EXPECT_EQ(cuda::AttentionKernelPath(desc, 64, ctx), "flash_cuda_bwd_bwd_d64_m64n64wg2_qdoreg_kvreg_sm90a");
+    EXPECT_EQ(cuda::AttentionKernelPath(desc, 32, ctx), "flash_cuda_bwd_bwd_d64_m64n64wg2_qdoreg_kvreg_pad32_sm90a");
     EXPECT_EQ(cuda::AttentionKernelPath(desc, 128, ctx), "flash_cuda_bwd_bwd_d128_m64n64w8_sm90");
     EXPECT_TRUE(cuda::BobSm90Chosen(64, DType::kF16, 90));
     EXPECT_FALSE(cuda::BobSm90Chosen(64, DType::kF32, 90));

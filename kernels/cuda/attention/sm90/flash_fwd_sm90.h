@@ -45,10 +45,11 @@ BobTiles BobSm90TileShape();
 // Enqueues pass 1 then pass 2 (p.c, p.e: the caller's fp32 [B, H, T] row states).
 cudaError_t LaunchBobSm90(const BobParams& p, DType dtype, cudaStream_t stream);
 // Which score-GEMM A operands the passes read from registers instead of shared memory:
-// FLASHTICK_BOB_SM90_REGS, a comma list of qdo (pass 1's Q and dO; kernel path suffix
-// _qdoreg) and kv (pass 2's K and V; _kvreg). Default: none. Read once.
+// qdo (pass 1's Q and dO; kernel path suffix _qdoreg) and kv (pass 2's K and V; _kvreg).
+// Default: both, the fastest on an H200 (docs/kernels/hopper.md); FLASHTICK_BOB_SM90_REGS,
+// a comma list of them or none, overrides it. Read once.
 struct BobSm90Operands {
-  bool qdo = false, kv = false;
+  bool qdo = true, kv = true;
 };
 BobSm90Operands BobSm90RegisterOperands();
 
