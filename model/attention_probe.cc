@@ -37,7 +37,7 @@ absl::StatusOr<std::vector<float>> AttentionProbe::Weights(int layer,
       const double L = ElementValue(l.lse_dtype, l.lse.data(), static_cast<size_t>(h * T_ + i));
       const int64_t g = h / group;
       float* p = &out[static_cast<size_t>((r * H_ + h) * T_)];
-      for (int64_t j = 0; j <= i; ++j) {
+      for (int64_t j = 0; j < i + (l.excludes_self ? 0 : 1); ++j) {
         const double* kj = &k[static_cast<size_t>((j * Hkv_ + g) * D_)];
         double dot = 0;
         for (int64_t d = 0; d < D_; ++d) dot += q[static_cast<size_t>(d)] * kj[d];

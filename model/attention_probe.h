@@ -8,6 +8,9 @@
 // rounding of q, k and L. Made by Transformer::ProbeAttention; costs the forward plus a
 // host copy of T·(H + 2·Hkv)·D elements and H·T statistics per layer (25 MiB a layer in
 // bf16 at T = 32,768 and width 128). For diagnostics (docs/sweeps/keyed.md).
+// In a layer that excludes the step itself (ModelConfig::exclude_self_layers) the keys
+// kept are the unshifted ones, so P(i → j) is over j < i, P(i → i) is 0, and a row sums
+// to 1 less the weight of the zero sink key, exp(−L_i).
 #pragma once
 
 #include <cstdint>
@@ -24,7 +27,8 @@ class AttentionProbe {
   int layers() const { return static_cast<int>(layers_.size()); }
   int64_t steps() const { return T_; }
   int64_t heads() const { return H_; }
-  // weights[(r·H + h)·T + j] = P_layer,h(steps[r] → j), 0 for j > steps[r] (causal).
+  // weights[(r·H + h)·T + j] = P_layer,h(steps[r] → j), 0 for j > steps[r] (causal;
+  // for j ≥ steps[r] in a layer that excludes the step itself).
   // INVALID_ARGUMENT for a layer or a step out of range.
   absl::StatusOr<std::vector<float>> Weights(int layer, absl::Span<const int64_t> steps) const;
 
@@ -34,6 +38,7 @@ class AttentionProbe {
     DType qkv_dtype = DType::kF32, lse_dtype = DType::kF32;
     int64_t row_width = 0;  // W: the fused buffer's row stride, in elements
     int64_t k_col = 0;      // where k starts in a row: H·D
+    bool excludes_self = false;  // the layer attends to j < i only (and a zero sink)
     std::vector<char> qkv, lse;
   };
   int64_t T_ = 0, H_ = 0, Hkv_ = 0, D_ = 0;

@@ -26,6 +26,7 @@ absl::StatusOr<AttentionProbe> Transformer::ProbeAttention(absl::Span<const floa
     AttentionProbe::Layer& kept = out.layers_[static_cast<size_t>(layer)];
     // q's row stride is the fused buffer's width W; k starts H·D columns in.
     kept.row_width = q.strides[1];
+    kept.excludes_self = c.layer_excludes_self(layer);
     kept.qkv_dtype = q.dtype;
     kept.lse_dtype = l.dtype;
     const int64_t esize = DTypeSize(q.dtype);

@@ -28,6 +28,8 @@ absl::Status ModelConfig::Validate() const {
   if (nope_interval < 0 || nope_interval > layers)
     return bad("nope_interval must be 0 (every layer rotated) or in [1, layers = ", layers,
                "], got ", nope_interval);
+  if (exclude_self_layers < 0 || exclude_self_layers > layers)
+    return bad("exclude_self_layers must be in [0, layers = ", layers, "], got ", exclude_self_layers);
   if (!(layernorm_eps > 0)) return bad("layernorm_eps must be > 0");
   if (fourier_feature < -1 || fourier_feature >= features)
     return bad("fourier_feature must be -1 (none) or a column in [0, features = ", features,
@@ -49,6 +51,7 @@ std::string ModelConfig::ToJson() const {
                       {"rope_theta", rope_theta}, {"rotary_dims", rotary_dims},
                       {"layernorm_eps", layernorm_eps}};
   if (nope_interval > 0) j["nope_interval"] = nope_interval;
+  if (exclude_self_layers > 0) j["exclude_self_layers"] = exclude_self_layers;
   if (fourier_feature >= 0) {
     j["fourier_feature"] = fourier_feature;
     j["fourier_periods"] = fourier_periods;
@@ -83,6 +86,7 @@ absl::StatusOr<ModelConfig> ModelConfig::FromJson(const std::string& text) {
   }
   if (absl::Status s = get("fourier_feature", c.fourier_feature); !s.ok()) return s;
   if (absl::Status s = get("nope_interval", c.nope_interval); !s.ok()) return s;
+  if (absl::Status s = get("exclude_self_layers", c.exclude_self_layers); !s.ok()) return s;
   if (j.contains("fourier_periods")) {
     const auto& v = j["fourier_periods"];
     if (!v.is_array() || v.size() > kMaxFourierPeriods)

@@ -32,6 +32,11 @@ struct ModelConfig {
   // the rotated layers keep the recency that lets training start. The interleaving of
   // Llama 4 (iRoPE) and of "RoPE to NoPE and Back Again" (Yang et al. 2025), docs/model.md.
   int nope_interval = 0;
+  // The first exclude_self_layers layers attend to the steps before the query only,
+  // plus a zero "sink" key: their keys and values are shifted one step down before the
+  // causal attention (K̃_j = k_{j−1}, Ṽ_j = v_{j−1}, K̃_0 = Ṽ_0 = 0), so a step cannot
+  // match its own key. docs/model.md, "Attention that excludes the step itself".
+  int exclude_self_layers = 0;
   float layernorm_eps = 1e-5f;
   // Fourier input features (model/input_encoding.h, docs/model.md): column
   // fourier_feature (−1: none) enters as sin/cos(2π·x/p) for each period p, in the
@@ -42,6 +47,7 @@ struct ModelConfig {
   int head_dim() const { return width / heads; }
   int rotated_dims() const { return rotary_dims < 0 ? head_dim() : rotary_dims; }
   // RopeAttrs::rotary_dims for layer l: 0 on the position-free layers, else rotary_dims.
+  bool layer_excludes_self(int l) const { return l < exclude_self_layers; }
   int layer_rotary_dims(int l) const {
     return nope_interval > 0 && (l + 1) % nope_interval == 0 ? 0 : rotary_dims;
   }

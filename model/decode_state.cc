@@ -47,13 +47,13 @@ absl::StatusOr<std::unique_ptr<DecodeState>> DecodeState::Create(const Transform
   s->scratch_->in32.data = s->io_mem_.get();  // in fp32, `in` is in32 itself (moved too)
   s->capture_ = options.capture && be->SupportsCapture();
   s->layers_.resize(c.layers);
-  RETURN_IF_ERROR(s->Reserve(std::min<int64_t>(initial_capacity, c.max_context)));
+  RETURN_IF_ERROR(s->Reserve(std::min<int64_t>(initial_capacity, c.max_context + SinkRows(c))));
   return s;
 }
 
 int64_t DecodeState::CacheBytes(const Transformer& model, int64_t rows) {
   const ModelConfig& c = model.config();
-  const int64_t r = std::min<int64_t>(rows, c.max_context);
+  const int64_t r = std::min<int64_t>(rows, c.max_context + SinkRows(c));
   const int64_t caches = int64_t{2} * c.layers * r * c.kv_heads * c.head_dim() *
                          static_cast<int64_t>(DTypeSize(model.compute_dtype()));
   // The decode kernel's partial results: one buffer, sized and grown with the caches.
@@ -64,7 +64,7 @@ int64_t DecodeState::CacheBytes(const Transformer& model, int64_t rows) {
 
 int64_t DecodeState::CapacityFor(const Transformer& model, int64_t rows,
                                  int64_t initial_capacity) {
-  const int64_t max_context = model.config().max_context;
+  const int64_t max_context = model.config().max_context + SinkRows(model.config());
   int64_t capacity = std::min<int64_t>(std::max<int64_t>(initial_capacity, 1), max_context);
   // Steps reserve one row at a time, so each growth is Reserve's max(capacity + 1,
   // 2·capacity) = 2·capacity, capped.
@@ -75,13 +75,14 @@ int64_t DecodeState::CapacityFor(const Transformer& model, int64_t rows,
 
 absl::Status DecodeState::Reserve(int64_t rows) {
   const ModelConfig& c = model_->config();
-  if (rows > c.max_context)
+  const int64_t sink = SinkRows(c);
+  if (rows > c.max_context + sink)
     return absl::ResourceExhaustedError(absl::StrCat(
-        "decode state: ", rows, " steps exceed the model's max_context of ", c.max_context,
+        "decode state: ", rows - sink, " steps exceed the model's max_context of ", c.max_context,
         "; start a new session (a new DecodeState) for the next sequence"));
   if (rows <= capacity_) return absl::OkStatus();
   const int64_t new_capacity =
-      std::min<int64_t>(std::max<int64_t>(rows, capacity_ * 2), c.max_context);
+      std::min<int64_t>(std::max<int64_t>(rows, capacity_ * 2), c.max_context + sink);
   Backend* be = model_->backend();
   const DeviceKind dev = be->device();
   const int64_t Hkv = c.kv_heads, D = c.head_dim();
@@ -108,8 +109,19 @@ absl::Status DecodeState::Reserve(int64_t rows) {
     return absl::Status(work.status().code(),
                         absl::StrCat("decode state: attention workspace for ", new_capacity,
                                      " rows: ", work.status().message()));
-  const size_t valid = static_cast<size_t>(steps_ * Hkv * D) * DTypeSize(act_);
-  if (valid > 0) {
+  // The sink rows of the layers that exclude the step itself: zero, and kept by the
+  // copy below (it moves steps + sink rows of every layer; a layer without the sink
+  // copies one unwritten row, which nothing reads).
+  const size_t row_bytes = static_cast<size_t>(Hkv * D) * DTypeSize(act_);
+  if (steps_ == 0) {
+    for (size_t l = 0; l < grown.size() && sink > 0; ++l) {
+      if (!c.layer_excludes_self(static_cast<int>(l))) continue;
+      RETURN_IF_ERROR(be->Zero(grown[l].k.data, row_bytes));
+      RETURN_IF_ERROR(be->Zero(grown[l].v.data, row_bytes));
+    }
+  }
+  const size_t valid = static_cast<size_t>(steps_ + sink) * row_bytes;
+  if (steps_ > 0) {
     for (size_t l = 0; l < layers_.size(); ++l) {
       RETURN_IF_ERROR(be->Copy(grown[l].k.data, dev, layers_[l].k.data, dev, valid));
       RETURN_IF_ERROR(be->Copy(grown[l].v.data, dev, layers_[l].v.data, dev, valid));

@@ -5,6 +5,11 @@
 // and a host staging block for the step's upload and download. Transformer::Step
 // (model/transformer_step.cc) runs one new row against it, so step t costs O(t·C)
 // in attention and O(C²) elsewhere instead of a whole-prefix forward.
+// A layer that excludes the step itself (ModelConfig::exclude_self_layers) keeps its
+// cache one row later: row 0 is the zero sink key and value, row j + 1 holds step j, so
+// the decode of step t over rows [0, t] sees the sink and steps 0..t−1, as the full
+// forward's shifted attention does (kernels/step_shift.h); such a model's caches hold
+// one row more than max_context at most (SinkRows).
 // Not thread-safe: one sequence is fed by one caller at a time.
 #pragma once
 
@@ -54,6 +59,9 @@ class DecodeState {
   // rows, not at `rows`: a 23,400-step day ends in a cache of 32,768 rows.
   static int64_t CapacityFor(const Transformer& model, int64_t rows,
                              int64_t initial_capacity = kDefaultInitialCapacity);
+  // 1 when some layer keeps the zero sink row ahead of its steps, else 0: the rows a
+  // state needs are steps + SinkRows.
+  static int64_t SinkRows(const ModelConfig& c) { return c.exclude_self_layers > 0 ? 1 : 0; }
   ~DecodeState();
 
   const Transformer& model() const { return *model_; }

@@ -11,6 +11,7 @@
 #include "kernels/memory_scope.h"
 #include "kernels/ops/attention.h"
 #include "kernels/ops/param_dtype.h"
+#include "kernels/step_shift.h"
 #include "model/forward_ops.h"
 #include "model/transformer_impl.h"
 
@@ -70,6 +71,7 @@ ForwardWorkspace ForwardWorkspace::Carve(void* base, DeviceKind device, const Mo
   w.x = k.Take(act, {R, C});
   w.h = k.Take(act, {R, C});
   w.qkv = k.Take(act, {R, W});
+  w.kv_shifted = k.Take(act, {c.exclude_self_layers > 0 ? R : 0, 2 * int64_t{c.kv_heads} * D});
   w.att = k.Take(act, {R, C});
   w.mlp = k.Take(act, {R, int64_t{c.mlp_ratio} * C});
   w.mean = k.Take(ParamDType(act), {R});
@@ -132,6 +134,14 @@ absl::Status Transformer::Impl::ForwardChunk(const ModelConfig& c, Backend* be, 
     rope.rope.rotary_dims = c.layer_rotary_dims(l);
     RETURN_IF_ERROR(ops.Run(rope, {q}, {q}, b + "rope(q)"));
     RETURN_IF_ERROR(ops.Run(rope, {k}, {k}, b + "rope(k)"));
+    // A layer that excludes the step itself attends over its keys and values one step
+    // later (kernels/step_shift.h): row i sees steps 0..i−1 and a zero sink row.
+    TensorView kl = k, vl = v;
+    if (c.layer_excludes_self(l)) {
+      RETURN_IF_ERROR(ShiftStepsLater(*be, ColumnBlock(ws.qkv, H * D, 2 * Hkv * D), ws.kv_shifted, Bc, T));
+      kl = HeadsView(ws.kv_shifted, 0, Bc, T, Hkv, D);
+      vl = HeadsView(ws.kv_shifted, Hkv * D, Bc, T, Hkv, D);
+    }
     if (last_step_decode && l == c.layers - 1) {
       // Only each sequence's last step leaves the last block: its K and V need every
       // row (done above), nothing after them does. Attention runs as the decode of the
@@ -139,13 +149,13 @@ absl::Status Transformer::Impl::ForwardChunk(const ModelConfig& c, Backend* be, 
       // projection and MLP on B rows instead of B·T. For a 2-layer model this halves
       // a day's attention, the bulk of a forward at N = 23,400 (docs/serving.md,
       // "The last step only"). The attention probe needs every row, so it keeps them.
-      RETURN_IF_ERROR(ops.Run(decode, {LastRows(q, Bc, T), k, v}, {LastRows(att4, Bc, T)},
+      RETURN_IF_ERROR(ops.Run(decode, {LastRows(q, Bc, T), kl, vl}, {LastRows(att4, Bc, T)},
                               b + "attention (last step)"));
       RETURN_IF_ERROR(ops.ProjectionAndMlpRows(b, LastRows(ws.att, Bc, T), LastRows(ws.x, Bc, T)));
       continue;
     }
-    RETURN_IF_ERROR(ops.Run(attn, {q, k, v}, {att4, ws.lse}, b + "attention"));
-    if (probe) RETURN_IF_ERROR(probe(l, q, k, ws.lse));
+    RETURN_IF_ERROR(ops.Run(attn, {q, kl, vl}, {att4, ws.lse}, b + "attention"));
+    if (probe) RETURN_IF_ERROR(probe(l, q, k, ws.lse));  // the unshifted keys (attention_probe.h)
     RETURN_IF_ERROR(ops.ProjectionAndMlp(b));
   }
 

@@ -22,6 +22,9 @@ struct ForwardWorkspace {
   TensorView in;       // compute [R, F] (in32 itself when computing in fp32)
   TensorView x, h;     // compute [R, C]: residual stream, LayerNorm output
   TensorView qkv;      // compute [R, (H + 2·Hkv)·D]
+  // compute [R, 2·Hkv·D]: the keys and values one step later, for the layers that
+  // exclude the step itself (ModelConfig::exclude_self_layers; empty without them)
+  TensorView kv_shifted;
   TensorView att;      // compute [R, C] = [Bc, T, H, D] attention output
   TensorView mlp;      // compute [R, mlp_ratio·C]
   TensorView mean, rstd;  // ParamDType [R]

@@ -6,7 +6,8 @@
 //   x += att·Wprojᵀ + b; h = LN2(x); x += gelu(h·W1ᵀ + b1)·W2ᵀ + b2
 //   probs = softmax(LN_f(x)·Wheadᵀ + b)
 // Causal attention of row t over rows 0..t is exactly decode against the first t+1
-// cached rows, and RoPE at absolute position t rotates k as the full forward does, so
+// cached rows (in a layer that excludes the step itself: the zero sink row and steps
+// 0..t−1, the cache being one row later; decode_state.h), and RoPE at absolute position t rotates k as the full forward does, so
 // the probabilities equal row t of Predict. Cost per step: O(t·C) attention + O(C²)
 // matmuls. Per step the host waits once (the Synchronize before reading the
 // probabilities); the row and the position go up in one copy and the probabilities come
@@ -69,7 +70,7 @@ absl::StatusOr<std::vector<float>> Transformer::Step(DecodeState* state,
   // Rows past steps() may be overwritten freely: a step that fails after writing
   // row t of some layers leaves steps() at t, and the next step rewrites row t.
   std::lock_guard<std::mutex> lock(mu_);  // backend work of this model runs one call at a time
-  RETURN_IF_ERROR(state->Reserve(t + 1));
+  RETURN_IF_ERROR(state->Reserve(t + 1 + DecodeState::SinkRows(c)));
   Backend* be = backend_;
   const DType act = impl_->act;
   const DeviceKind dev = be->device();
@@ -109,7 +110,11 @@ absl::StatusOr<std::vector<float>> Transformer::Step(DecodeState* state,
       RETURN_IF_ERROR(ops.Run(rope, {qk, position}, {qk}, b + "rope(q, k)"));
       const TensorView& kc = state->k_cache(l);
       const TensorView& vc = state->v_cache(l);
-      RETURN_IF_ERROR(ops.Run(cache_write, {k, v, position}, {kc, vc}, b + "kv cache write"));
+      // A layer that excludes the step itself keeps step t in row t + 1, after its zero
+      // sink row (decode_state.h): the row index is then kv_length's t + 1, and this
+      // step's decode over rows [0, t] reads the sink and steps 0..t − 1 only.
+      const TensorView& row = c.layer_excludes_self(l) ? kv_length : position;
+      RETURN_IF_ERROR(ops.Run(cache_write, {k, v, row}, {kc, vc}, b + "kv cache write"));
       // The whole cache with kv_length = t + 1: every key this query may see.
       RETURN_IF_ERROR(ops.Run(decode, {q, kc, vc, state->decode_work(), kv_length}, {att4},
                               b + "attention decode"));

@@ -1,8 +1,10 @@
 // AttentionNode forward, backward and backward-over-backward (trainer/attention_node.h).
 #include "trainer/attention_node.h"
 
+#include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 #include "kernels/ops/attention.h"
+#include "kernels/step_shift.h"
 
 namespace flashtick {
 
@@ -38,12 +40,28 @@ OpDesc AttentionNode::AttnDesc(Op op) const {
   return d;
 }
 
+absl::Status AttentionNode::Shift(Workspace& ws, const TensorView& src, int64_t scol,
+                                  const TensorView& dst, int64_t dcol, int64_t width,
+                                  bool later) const {
+  const TensorView from = ColumnBlock(src, scol, width), to = ColumnBlock(dst, dcol, width);
+  const absl::Status s = later ? ShiftStepsLater(*ws.backend(), from, to, d_.B, d_.T)
+                               : ShiftStepsEarlier(*ws.backend(), from, to, d_.B, d_.T);
+  if (!s.ok()) return absl::Status(s.code(), absl::StrCat("training graph: attention: ", s.message()));
+  return s;
+}
+
 absl::Status AttentionNode::Forward(Workspace& ws, GraphParams&) {
   const TensorView& qkv = qkv_->value;
   RETURN_IF_ERROR(RotateQK(ws, qkv, qkv, /*inverse=*/false));  // qkv = (Rq, Rk, v) from here
-  const int64_t kcol = d_.H * d_.D, vcol = (d_.H + d_.Hkv) * d_.D;
-  return ws.Run(AttnDesc(Op::kAttentionFwd),
-                {Heads(qkv, 0, d_.H), Heads(qkv, kcol, d_.Hkv), Heads(qkv, vcol, d_.Hkv)},
+  const int64_t kcol = d_.H * d_.D, vcol = (d_.H + d_.Hkv) * d_.D, kv = d_.Hkv * d_.D;
+  TensorView k = Heads(qkv, kcol, d_.Hkv), v = Heads(qkv, vcol, d_.Hkv);
+  if (d_.exclude_self) {  // K̃, Ṽ = S·(Rk, v) in shift scratch columns [0, 2·kv)
+    ASSIGN_OR_RETURN(TensorView sh, ws.Scratch(Workspace::kShiftScratch, qkv.dtype, {qkv.dim(0), 2 * kv}));
+    RETURN_IF_ERROR(Shift(ws, qkv, kcol, sh, 0, 2 * kv, /*later=*/true));
+    k = Heads(sh, 0, d_.Hkv);
+    v = Heads(sh, kv, d_.Hkv);
+  }
+  return ws.Run(AttnDesc(Op::kAttentionFwd), {Heads(qkv, 0, d_.H), k, v},
                 {Heads(o_->value, 0, d_.H), lse_});
 }
 
@@ -54,13 +72,26 @@ absl::Status AttentionNode::Backward(Workspace& ws, GraphParams&, Sweep s) {
   if (s == Sweep::kHvp) {
     ASSIGN_OR_RETURN(dvec, ws.Scratch(2, dvec_.dtype, {d_.B, d_.H, d_.T}));
   }
-  const int64_t kcol = d_.H * d_.D, vcol = (d_.H + d_.Hkv) * d_.D;
+  const int64_t kcol = d_.H * d_.D, vcol = (d_.H + d_.Hkv) * d_.D, kv = d_.Hkv * d_.D;
   const TensorView& qkv = qkv_->value;
+  // The attention's K, V and where its dK, dV go: qkv's blocks and dqkv's, or with
+  // exclude_self S·(Rk, v) in shift scratch columns [0, 2·kv) and their cotangents in
+  // [2·kv, 4·kv), mapped back into dqkv by Sᵀ below.
+  TensorView k = Heads(qkv, kcol, d_.Hkv), v = Heads(qkv, vcol, d_.Hkv);
+  TensorView dk = Heads(dqkv.view, kcol, d_.Hkv), dv = Heads(dqkv.view, vcol, d_.Hkv);
+  TensorView sh;
+  if (d_.exclude_self) {
+    ASSIGN_OR_RETURN(sh, ws.Scratch(Workspace::kShiftScratch, qkv.dtype, {qkv.dim(0), 4 * kv}));
+    RETURN_IF_ERROR(Shift(ws, qkv, kcol, sh, 0, 2 * kv, /*later=*/true));
+    k = Heads(sh, 0, d_.Hkv);
+    v = Heads(sh, kv, d_.Hkv);
+    dk = Heads(sh, 2 * kv, d_.Hkv);
+    dv = Heads(sh, 3 * kv, d_.Hkv);
+  }
   RETURN_IF_ERROR(ws.Run(AttnDesc(Op::kAttentionBwd),
-                         {Heads(qkv, 0, d_.H), Heads(qkv, kcol, d_.Hkv), Heads(qkv, vcol, d_.Hkv),
-                          Heads(o_->value, 0, d_.H), Heads(dout, 0, d_.H), lse_},
-                         {Heads(dqkv.view, 0, d_.H), Heads(dqkv.view, kcol, d_.Hkv),
-                          Heads(dqkv.view, vcol, d_.Hkv), dvec}));
+                         {Heads(qkv, 0, d_.H), k, v, Heads(o_->value, 0, d_.H), Heads(dout, 0, d_.H), lse_},
+                         {Heads(dqkv.view, 0, d_.H), dk, dv, dvec}));
+  if (d_.exclude_self) RETURN_IF_ERROR(Shift(ws, sh, 2 * kv, dqkv.view, kcol, 2 * kv, /*later=*/false));
   RETURN_IF_ERROR(RotateQK(ws, dqkv.view, dqkv.view, /*inverse=*/true));  // dq = Rᵀ dQr
   return ws.Finish(dqkv);
 }
@@ -71,14 +102,31 @@ absl::Status AttentionNode::BackwardBackward(Workspace& ws, GraphParams&) {
   RETURN_IF_ERROR(RotateQK(ws, g, grot, /*inverse=*/false));  // gQr = R ĝq, gKr = R ĝk
   ASSIGN_OR_RETURN(Workspace::Dest aqkv, ws.Begin(qkv_->acot, 2));
   ASSIGN_OR_RETURN(Workspace::Dest gout, ws.Begin(o_->gcot, 3));
-  const int64_t kcol = d_.H * d_.D, vcol = (d_.H + d_.Hkv) * d_.D;
+  const int64_t kcol = d_.H * d_.D, vcol = (d_.H + d_.Hkv) * d_.D, kv = d_.Hkv * d_.D;
   const TensorView& qkv = qkv_->value;
+  TensorView k = Heads(qkv, kcol, d_.Hkv), v = Heads(qkv, vcol, d_.Hkv);
+  TensorView gk = Heads(grot, kcol, d_.Hkv), gv = Heads(g, vcol, d_.Hkv);
+  TensorView ak = Heads(aqkv.view, kcol, d_.Hkv), av = Heads(aqkv.view, vcol, d_.Hkv);
+  TensorView sh;
+  if (d_.exclude_self) {
+    // Shift scratch columns: [0, 2·kv) S·(Rk, v); [2·kv, 4·kv) the tangents S·R ĝk and
+    // S·ĝv; [4·kv, 6·kv) the attention's ∂K̃, ∂Ṽ, mapped back into aqkv by Sᵀ below.
+    ASSIGN_OR_RETURN(sh, ws.Scratch(Workspace::kShiftScratch, qkv.dtype, {qkv.dim(0), 6 * kv}));
+    RETURN_IF_ERROR(Shift(ws, qkv, kcol, sh, 0, 2 * kv, /*later=*/true));
+    RETURN_IF_ERROR(Shift(ws, grot, kcol, sh, 2 * kv, kv, /*later=*/true));
+    RETURN_IF_ERROR(Shift(ws, g, vcol, sh, 3 * kv, kv, /*later=*/true));
+    k = Heads(sh, 0, d_.Hkv);
+    v = Heads(sh, kv, d_.Hkv);
+    gk = Heads(sh, 2 * kv, d_.Hkv);
+    gv = Heads(sh, 3 * kv, d_.Hkv);
+    ak = Heads(sh, 4 * kv, d_.Hkv);
+    av = Heads(sh, 5 * kv, d_.Hkv);
+  }
   RETURN_IF_ERROR(ws.Run(AttnDesc(Op::kAttentionBwdBwd),
-                         {Heads(qkv, 0, d_.H), Heads(qkv, kcol, d_.Hkv), Heads(qkv, vcol, d_.Hkv),
-                          Heads(o_->value, 0, d_.H), Heads(o_->cot.view, 0, d_.H), lse_, dvec_,
-                          Heads(grot, 0, d_.H), Heads(grot, kcol, d_.Hkv), Heads(g, vcol, d_.Hkv)},
-                         {Heads(aqkv.view, 0, d_.H), Heads(aqkv.view, kcol, d_.Hkv),
-                          Heads(aqkv.view, vcol, d_.Hkv), Heads(gout.view, 0, d_.H)}));
+                         {Heads(qkv, 0, d_.H), k, v, Heads(o_->value, 0, d_.H),
+                          Heads(o_->cot.view, 0, d_.H), lse_, dvec_, Heads(grot, 0, d_.H), gk, gv},
+                         {Heads(aqkv.view, 0, d_.H), ak, av, Heads(gout.view, 0, d_.H)}));
+  if (d_.exclude_self) RETURN_IF_ERROR(Shift(ws, sh, 4 * kv, aqkv.view, kcol, 2 * kv, /*later=*/false));
   RETURN_IF_ERROR(RotateQK(ws, aqkv.view, aqkv.view, /*inverse=*/true));  // âq = Rᵀ ∂Qr
   RETURN_IF_ERROR(ws.Finish(aqkv));
   return ws.Finish(gout);

@@ -11,6 +11,12 @@
 //              (∂Qr, ∂Kr, ∂V, ∂dO) = AttentionBwdBwd(Rq, Rk, v, dO; R ĝq, R ĝk, ĝv);
 //              âq = Rᵀ ∂Qr, âk = Rᵀ ∂Kr, âv = ∂V, ĝo = ∂dO
 // (docs/derivations/attention_bwd_bwd.md for the attention part).
+// With exclude_self (ModelConfig::exclude_self_layers) the attention reads the keys and
+// values one step later, K̃ = S·Rk and Ṽ = S·v with S the shift of kernels/step_shift.h,
+// so row i sees steps before it and a zero sink. S is linear, so the backward maps the
+// attention's dK̃, dṼ back with Sᵀ (the shift the other way), and the
+// backward-over-backward gives the attention the tangents S·R ĝk and S·ĝv and maps its
+// ∂K̃, ∂Ṽ back with Sᵀ; the rotations stay where they are (docs/model.md).
 #pragma once
 
 #include "trainer/graph_node.h"
@@ -21,6 +27,7 @@ struct AttentionDims {
   int64_t B = 0, T = 0, H = 0, Hkv = 0, D = 0;
   float rope_theta = 10000.0f;
   int64_t rotary_dims = -1;  // RopeAttrs::rotary_dims
+  bool exclude_self = false;  // ModelConfig::layer_excludes_self
 };
 
 class AttentionNode : public Node {
@@ -40,6 +47,10 @@ class AttentionNode : public Node {
   absl::Status RotateQK(Workspace& ws, const TensorView& src, const TensorView& dst,
                         bool inverse) const;
   OpDesc AttnDesc(Op op) const;
+  // exclude_self: columns [dcol, dcol + width) of dst = columns [scol, scol + width) of
+  // src moved one step later (ShiftStepsLater) or earlier (its adjoint), per sequence.
+  absl::Status Shift(Workspace& ws, const TensorView& src, int64_t scol, const TensorView& dst,
+                     int64_t dcol, int64_t width, bool later) const;
 
   Activation *qkv_, *o_;
   AttentionDims d_;

@@ -115,7 +115,9 @@ absl::Status TransformerGraph::Build() {
     AddNode(std::make_unique<LinearNode>(a, qkv, P(p + "attn.qkv.weight"),
                                          P(p + "attn.qkv.bias"), ln1));
     AddNode(std::make_unique<AttentionNode>(
-        qkv, o, AttentionDims{B_, T_, H, Hkv, D, c.rope_theta, c.layer_rotary_dims(l)}, lse, dvec));
+        qkv, o,
+        AttentionDims{B_, T_, H, Hkv, D, c.rope_theta, c.layer_rotary_dims(l), c.layer_excludes_self(l)},
+        lse, dvec));
     AddNode(
         std::make_unique<LinearNode>(o, proj, P(p + "attn.proj.weight"), P(p + "attn.proj.bias")));
     AddNode(std::make_unique<ResidualNode>(h, proj, h1));

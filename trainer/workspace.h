@@ -30,9 +30,12 @@ struct Slot {
 class Workspace {
  public:
   // 0: accumulation; 1..3: node-local temporaries; 4: a contribution produced in another
-  // dtype than its slot (mixed precision: bf16 matmul → fp32 gradient), cast on the way in.
-  static constexpr int kScratchSlots = 5;
+  // dtype than its slot (mixed precision: bf16 matmul → fp32 gradient), cast on the way in;
+  // 5: the shifted keys and values of attention that excludes the step itself
+  // (AttentionNode), beside the node's own temporaries.
+  static constexpr int kScratchSlots = 6;
   static constexpr int kCastScratch = 4;
+  static constexpr int kShiftScratch = 5;
 
   explicit Workspace(Backend* backend) : backend_(backend) {}
 

@@ -153,6 +153,7 @@ ModelConfig SweepConfig::ModelFor() const {
   m.rope_theta = static_cast<float>(model.rope_theta);
   m.rotary_dims = model.rotary_dims;
   m.nope_interval = model.nope_interval;
+  m.exclude_self_layers = model.exclude_self_layers;
   m.fourier_feature = model.fourier_feature;
   m.fourier_periods.assign(model.fourier_periods.begin(), model.fourier_periods.end());
   return m;

@@ -93,6 +93,8 @@ struct SweepModelConfig {
   double rope_theta = 10000.0;
   int rotary_dims = -1;  // ModelConfig::rotary_dims: −1 rotates the whole head
   int nope_interval = 0;  // ModelConfig::nope_interval: every k-th layer unrotated (0: none)
+  // ModelConfig::exclude_self_layers: the first k layers attend to earlier steps only
+  int exclude_self_layers = 0;
   // ModelConfig::fourier_feature / fourier_periods (model/input_encoding.h): the
   // feature column (ticks/features.h; −1: none) that enters as Fourier features.
   int fourier_feature = -1;

@@ -44,6 +44,9 @@ void ReadModel(const v1::SweepModel& m, ConfigFields f, SweepModelConfig* c) {
   f.Int(FIELD(m, nope_interval), 0, 256, &c->nope_interval);
   if (c->nope_interval > c->layers)
     f.Error("nope_interval", "must be at most layers (every k-th layer unrotated)");
+  f.Int(FIELD(m, exclude_self_layers), 0, 256, &c->exclude_self_layers);
+  if (c->exclude_self_layers > c->layers)
+    f.Error("exclude_self_layers", "must be at most layers (the first k layers exclude the step itself)");
   f.Int(FIELD(m, fourier_feature), -1, kNumFeatures - 1, &c->fourier_feature);
   f.PositiveList(LIST(m, fourier_periods), 1e9, kMaxFourierPeriods, &c->fourier_periods);
   if (c->fourier_feature >= 0 && c->fourier_periods.empty())
@@ -236,6 +239,8 @@ v1::SweepConfig SweepConfigToProto(const SweepConfig& c) {
   model->set_rope_theta(c.model.rope_theta);
   model->set_rotary_dims(c.model.rotary_dims);
   model->set_nope_interval(c.model.nope_interval);
+  // Unset when 0, so configs from before the field print as before.
+  if (c.model.exclude_self_layers > 0) model->set_exclude_self_layers(c.model.exclude_self_layers);
   model->set_fourier_feature(c.model.fourier_feature);
   SetList(model->mutable_fourier_periods(), c.model.fourier_periods);
 

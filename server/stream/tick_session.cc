@@ -141,10 +141,11 @@ int64_t TickSession::DayBytes(const Transformer& model, int features, int64_t ma
                               bool incremental) {
   const int64_t rows_bytes = max_steps * features * static_cast<int64_t>(sizeof(float));
   // The caches a session's state holds by its last step: grown by doubling, so up to
-  // the capacity that covers max_steps (32,768 rows for a 23,400-step day), not max_steps.
+  // the capacity that covers max_steps (32,768 rows for a 23,400-step day), not max_steps,
+  // and the zero sink row of a model whose layers exclude the step itself.
+  const int64_t rows = max_steps + DecodeState::SinkRows(model.config());
   return rows_bytes +
-         (incremental ? DecodeState::CacheBytes(model, DecodeState::CapacityFor(model, max_steps))
-                      : 0);
+         (incremental ? DecodeState::CacheBytes(model, DecodeState::CapacityFor(model, rows)) : 0);
 }
 
 }  // namespace flashtick

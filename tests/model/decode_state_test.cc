@@ -190,6 +190,41 @@ TEST(DecodeStateTest, PositionFreeLayerStepsMatchPredict) {
   ExpectStepsMatchPredict(m.get(), Rows(T, m->config().features, 10), T, 8, kAbsTol, kRelTol);
 }
 
+// A layer that excludes the step itself keeps its cache one row later, after a zero
+// sink row: the steps still equal the full forward, through the cache's growth (initial
+// capacity 8), and with the step captured and replayed.
+TEST(DecodeStateTest, ExcludeSelfLayerStepsMatchPredict) {
+  auto be = Cpu();
+  ModelConfig c = Config(4, 2, 4096);
+  c.exclude_self_layers = 1;
+  auto m = SharpModel(c, 15, be.get());
+  const int64_t T = 120;
+  ExpectStepsMatchPredict(m.get(), Rows(T, m->config().features, 11), T, 8, kAbsTol, kRelTol);
+  DecodeOptions capture;
+  capture.capture = true;
+  ExpectStepsMatchPredict(m.get(), Rows(T, m->config().features, 12), T, 8, kAbsTol, kRelTol,
+                          capture);
+}
+
+// With a layer excluding the step itself a session may still run max_context steps:
+// the sink row is one row more than max_context, not one step fewer.
+TEST(DecodeStateTest, ExcludeSelfRunsToMaxContext) {
+  auto be = Cpu();
+  ModelConfig c = Config(4, 1, 16);
+  c.exclude_self_layers = 1;
+  auto m = SharpModel(c, 16, be.get());
+  ExpectStepsMatchPredict(m.get(), Rows(16, m->config().features, 13), 16, 4, kAbsTol, kRelTol);
+  auto state = DecodeState::Create(*m, 4);
+  ASSERT_TRUE(state.ok()) << state.status();
+  const std::vector<float> row(static_cast<size_t>(c.features), 0.5f);
+  for (int64_t t = 0; t < 16; ++t) ASSERT_TRUE(m->Step(state->get(), row).ok()) << t;
+  const auto past = m->Step(state->get(), row);
+  EXPECT_EQ(past.status().code(), absl::StatusCode::kResourceExhausted) << past.status();
+  EXPECT_NE(past.status().message().find("17 steps exceed the model's max_context of 16"),
+            std::string::npos)
+      << past.status();
+}
+
 TEST(DecodeStateTest, Float64StepsMatchPredict) {
   auto be = Cpu();
   ModelOptions opt;

@@ -74,6 +74,11 @@ def main():
         if nope > 0 and (l + 1) % nope == 0:
             rot = 0  # a position-free layer (ModelConfig::nope_interval)
         q, k = rope(q, cfg["rope_theta"], rot), rope(k, cfg["rope_theta"], rot)
+        if l < cfg.get("exclude_self_layers", 0):
+            # The layer attends to earlier steps only, plus a zero sink key and value
+            # (ModelConfig::exclude_self_layers): k and v one step later, zero first.
+            k = np.concatenate([np.zeros_like(k[:, :1]), k[:, :-1]], axis=1)
+            v = np.concatenate([np.zeros_like(v[:, :1]), v[:, :-1]], axis=1)
         group = h // hkv
         out = np.empty((b_n, t_n, h, hd))
         for head in range(h):

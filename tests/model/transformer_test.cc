@@ -354,6 +354,66 @@ TEST(ModelConfigNope, ValidatesRoundTripsAndPicksLayers) {
   }
 }
 
+// exclude_self_layers: 0 up to the layer count, the first k layers excluding the step
+// itself; it survives config.json and is left out of it when 0.
+TEST(ModelConfigExcludeSelf, ValidatesRoundTripsAndPicksLayers) {
+  ModelConfig c = SmallConfig();
+  c.layers = 3;
+  EXPECT_FALSE(c.layer_excludes_self(0));
+  EXPECT_EQ(c.ToJson().find("exclude_self_layers"), std::string::npos);
+  c.exclude_self_layers = 2;
+  ASSERT_TRUE(c.Validate().ok()) << c.Validate();
+  EXPECT_TRUE(c.layer_excludes_self(0));
+  EXPECT_TRUE(c.layer_excludes_self(1));
+  EXPECT_FALSE(c.layer_excludes_self(2));
+  auto back = ModelConfig::FromJson(c.ToJson());
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->exclude_self_layers, 2);
+  for (int k : {-1, 4}) {
+    c.exclude_self_layers = k;
+    const absl::Status s = c.Validate();
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << k;
+    EXPECT_NE(s.message().find("exclude_self_layers"), std::string::npos) << s;
+  }
+}
+
+// In a layer that excludes the step itself, a step's attention is on the steps before
+// it only: the probe's weight on the step itself and later is 0, the first step's row
+// is all sink (every weight 0), and a later row's weights sum to less than 1 (the zero
+// sink key takes exp(−L)).
+TEST(Transformer, AttentionProbeExcludesTheStepItself) {
+  auto be = Cpu(2);
+  ModelConfig c = SmallConfig();
+  c.exclude_self_layers = 1;
+  auto m = Transformer::InitRandom(c, 7, be.get());
+  ASSERT_TRUE(m.ok()) << m.status();
+  const int64_t T = 12;
+  const std::vector<float> ticks = Ticks(1, T, c.features, 3);
+  const std::vector<int64_t> rows = {0, 5, 11};
+  auto w = (*m)->AttentionWeights(ticks, T, rows);
+  ASSERT_TRUE(w.ok()) << w.status();
+  const int64_t H = c.heads;
+  for (int layer = 0; layer < c.layers; ++layer) {
+    for (size_t r = 0; r < rows.size(); ++r) {
+      for (int64_t h = 0; h < H; ++h) {
+        const float* p = &(*w)[static_cast<size_t>(layer)][(r * H + h) * T];
+        double sum = 0;
+        for (int64_t j = 0; j < T; ++j) sum += p[j];
+        if (layer == 0) {
+          EXPECT_EQ(p[rows[r]], 0.0f) << "layer 0 row " << rows[r];
+          EXPECT_LT(sum, 1.0 - 1e-4) << "the sink holds some weight, row " << rows[r];
+          if (rows[r] == 0) {
+            EXPECT_EQ(sum, 0.0);
+          }
+        } else {
+          EXPECT_GT(p[rows[r]], 0.0f);
+          EXPECT_NEAR(sum, 1.0, 1e-4) << "layer 1 row " << rows[r];
+        }
+      }
+    }
+  }
+}
+
 // Partial rotary (config.rotary_dims) is the same forward with the tail dims unrotated.
 class NumpyForward : public ::testing::TestWithParam<int> {};
 
@@ -395,6 +455,16 @@ TEST_P(NumpyForward, MatchesFloat64) {
 TEST(NumpyForwardNope, MatchesFloat64) {
   ModelConfig c = SmallConfig();
   c.nope_interval = 2;
+  ExpectMatchesNumpy(c);
+}
+
+// Attention that excludes the step itself (config.exclude_self_layers): layer 0 of 2
+// attends to earlier steps and a zero sink; the NumPy forward shifts k and v itself.
+TEST(NumpyForwardExcludeSelf, MatchesFloat64) {
+  ModelConfig c = SmallConfig();
+  c.exclude_self_layers = 1;
+  ExpectMatchesNumpy(c);
+  c.exclude_self_layers = c.layers;
   ExpectMatchesNumpy(c);
 }
 

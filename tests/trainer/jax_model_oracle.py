@@ -94,6 +94,11 @@ def make_loss(cfg, ticks, labels):
             q = rope(qkv[..., : H * D].reshape(B, T, H, D), theta, r)
             k = rope(qkv[..., H * D:(H + Hkv) * D].reshape(B, T, Hkv, D), theta, r)
             v = qkv[..., (H + Hkv) * D:].reshape(B, T, Hkv, D)
+            if l < cfg.get("exclude_self_layers", 0):
+                # ModelConfig::exclude_self_layers: keys and values one step later, a zero
+                # sink first, so a step attends to the steps before it only.
+                k = jnp.concatenate([jnp.zeros_like(k[:, :1]), k[:, :-1]], axis=1)
+                v = jnp.concatenate([jnp.zeros_like(v[:, :1]), v[:, :-1]], axis=1)
             x = x + linear(p, b + "attn.proj", attention(q, k, v).reshape(B, T, H * D))
             h = layernorm(x, p[b + "ln2.weight"], p[b + "ln2.bias"], eps)
             x = x + linear(p, b + "mlp.fc2", jax.nn.gelu(linear(p, b + "mlp.fc1", h), approximate=True))

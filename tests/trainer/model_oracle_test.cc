@@ -159,7 +159,18 @@ TEST(ModelOracle, LossGradientAndHvpMatchJaxFloat64) {
   ModelConfig nope = partial;
   nope.rotary_dims = -1;
   nope.nope_interval = 2;
+  // Attention that excludes the step itself (ModelConfig::exclude_self_layers): the first
+  // of two layers reads its keys and values one step later (AttentionNode's shift, its
+  // adjoint in the gradient and the HVP's tangents); and T = 1 with the one layer
+  // shifted, where the row sees only the zero sink.
+  ModelConfig exclude = TinyConfig();
+  exclude.exclude_self_layers = 1;
+  ModelConfig exclude_all = mha;
+  exclude_all.exclude_self_layers = 1;
   const std::vector<Case> cases = {{"gqa_L2", gqa, 2, 13},
+                                   {"gqa_L2_exclude_self", exclude, 2, 13},
+                                   {"mha_L1_exclude_self", exclude_all, 2, 9},
+                                   {"mha_L1_T1_exclude_self", exclude_all, 3, 1},
                                    {"gqa_L2_fourier", fourier, 2, 9},
                                    {"mha_L1_T1", mha, 3, 1},
                                    {"mha_L1", mha, 1, 33},
