@@ -9,7 +9,7 @@
 //       [--features 6] [--width 64] [--layers 2] [--heads 4] [--kv-heads 4]
 //       [--mlp-ratio 4]  (--kv-heads defaults to --heads)
 //       [--classes 3] [--max-context 32768] [--rope-theta 10000]
-//       [--rotary-dims -1] [--force]
+//       [--rotary-dims -1] [--exclude-self-layers 0] [--force]
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -29,7 +29,9 @@ constexpr char kUsage[] =
     "usage: flashtick_make_model [--out DIR] [--name NAME] [--version N] [--seed S]\n"
     "         [--features F] [--width C] [--layers L] [--heads H] [--kv-heads HKV]\n"
     "         [--mlp-ratio R] [--classes K] [--max-context T] [--rope-theta THETA]\n"
-    "         [--rotary-dims R (leading dims of each head RoPE rotates; -1 = all)] [--force]\n"
+    "         [--rotary-dims R (leading dims of each head RoPE rotates; -1 = all)]\n"
+    "         [--exclude-self-layers K (the first K layers attend to earlier steps only)]\n"
+    "         [--force]\n"
     "Writes DIR/NAME/N/{config.json, model.safetensors} (default models/flashtick-tiny/1)\n"
     "with GPT-2-style random weights drawn from seed S.\n";
 
@@ -97,6 +99,11 @@ int main(int argc, char** argv) {
     if (!absl::SimpleAtoi(flags["rotary-dims"], &c.rotary_dims))
       return Fail("--rotary-dims must be an integer");
     flags.erase("rotary-dims");
+  }
+  if (flags.count("exclude-self-layers")) {
+    if (!absl::SimpleAtoi(flags["exclude-self-layers"], &c.exclude_self_layers))
+      return Fail("--exclude-self-layers must be an integer");
+    flags.erase("exclude-self-layers");
   }
   if (flags.count("name")) {
     c.name = flags["name"];

@@ -2,8 +2,9 @@
 // weights on the CPU in fp64: every op the model runs (Cast, Matmul incl. the K = 6
 // embedding and N = 3 head, AddBias, LayerNorm, Rope on fused-QKV views, attention,
 // Gelu, Softmax, residual Matmul with beta = 1) in bf16 and fp16, all steps and the
-// last-step-only head (strided rows). Also: the kernel path names flash_cuda, and the
-// backend's peak memory moves with the request. Skips with a message without a GPU.
+// last-step-only head (strided rows), and layers that exclude the step itself. Also: the
+// kernel path names flash_cuda, and the backend's peak memory moves with the request.
+// Skips with a message without a GPU.
 #include <cmath>
 #include <random>
 
@@ -42,11 +43,17 @@ TEST_F(CudaModelTest, ForwardMatchesCpuFp64) {
     int64_t B, T;
     bool last_only;
     int width = 256;  // 4 heads: D = 64; width 64 is flashtick_make_model's default, D = 16
+    int exclude_self_layers = 0;  // the first k layers attend to earlier steps only
   };
+  // The last two: attention that excludes the step itself (kernels/step_shift.h's Cast
+  // and Zero on the GPU), in the first layer, and in both with the last block run as a
+  // decode of the last step against the shifted keys (last_only).
   for (const Run& r : {Run{4, 2, 300, false}, Run{2, 1, 1000, true}, Run{4, 3, 1, false},
-                       Run{4, 2, 300, false, 64}, Run{2, 1, 1000, true, 128}}) {
+                       Run{4, 2, 300, false, 64}, Run{2, 1, 1000, true, 128},
+                       Run{4, 2, 300, false, 256, 1}, Run{2, 1, 1000, true, 256, 2}}) {
     ModelConfig c = Config(r.kv_heads);
     c.width = r.width;
+    c.exclude_self_layers = r.exclude_self_layers;
     const auto ticks = Ticks(r.B * r.T * c.features, 7 + r.T);
     ModelOptions ref_opt;
     ref_opt.compute_dtype = DType::kF64;
@@ -88,10 +95,10 @@ TEST_F(CudaModelTest, ForwardMatchesCpuFp64) {
       const double bound = dt == DType::kBF16 ? 1e-3 : 1e-4;
       EXPECT_LE(err2 / ref2, bound) << DTypeName(dt) << " Hkv=" << r.kv_heads << " T=" << r.T << " D=" << c.head_dim();
       EXPECT_LE(max_err, 0.05) << DTypeName(dt) << " Hkv=" << r.kv_heads << " T=" << r.T << " D=" << c.head_dim();
-      std::printf("model forward %s B=%lld T=%lld Hkv=%d last_only=%d: max|dp|=%.2e "
-                  "nmse(p-1/K)=%.2e\n",
+      std::printf("model forward %s B=%lld T=%lld Hkv=%d last_only=%d exclude_self=%d: "
+                  "max|dp|=%.2e nmse(p-1/K)=%.2e\n",
                   DTypeName(dt), static_cast<long long>(r.B), static_cast<long long>(r.T),
-                  r.kv_heads, r.last_only ? 1 : 0, max_err, err2 / ref2);
+                  r.kv_heads, r.last_only ? 1 : 0, r.exclude_self_layers, max_err, err2 / ref2);
     }
   }
 }

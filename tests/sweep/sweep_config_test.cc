@@ -71,6 +71,8 @@ TEST(SweepConfig, PresetsParseAndRoundTrip) {
   // existed print as they did.
   EXPECT_FALSE(planted->training.deterministic);
   EXPECT_EQ(SweepConfigToJson(*planted).find("deterministic"), std::string::npos);
+  EXPECT_EQ(planted->model.exclude_self_layers, 0);
+  EXPECT_EQ(SweepConfigToJson(*planted).find("exclude_self_layers"), std::string::npos);
   EXPECT_EQ(planted->data.synthetic.steps_per_day, 23400);
   EXPECT_EQ(planted->data.synthetic.generator, "planted_cue_keyed");
   EXPECT_EQ(planted->seeds.size(), 3u);
@@ -97,7 +99,8 @@ TEST(SweepConfig, KeyedFieldsEarlyStoppingAndFixedAlphaRoundTrip) {
                  "patience": 4, "max_train_seconds": 12.5, "validate_on": "calls",
                  "deterministic": true},
     "arms_per_gpu": 3,
-    "model": {"fourier_feature": 1, "fourier_periods": [2, 8.5], "layers": 4, "nope_interval": 4},
+    "model": {"fourier_feature": 1, "fourier_periods": [2, 8.5], "layers": 4, "nope_interval": 4,
+              "exclude_self_layers": 1},
     "data": {"synthetic": {"generator": "planted_cue_keyed", "days": 10, "steps_per_day": 512,
                            "lags": [8, 40], "events_per_day": [5, 5], "keys": 12,
                            "key_window": 100, "key_lead": 1,
@@ -111,6 +114,10 @@ TEST(SweepConfig, KeyedFieldsEarlyStoppingAndFixedAlphaRoundTrip) {
   EXPECT_EQ(c->ModelFor().input_width(), 6 - 1 + 2 * 2);
   EXPECT_EQ(c->ModelFor().nope_interval, 4);
   EXPECT_EQ(c->ModelFor().layer_rotary_dims(3), 0);
+  EXPECT_EQ(c->ModelFor().exclude_self_layers, 1);
+  EXPECT_TRUE(c->ModelFor().layer_excludes_self(0));
+  EXPECT_FALSE(c->ModelFor().layer_excludes_self(1));
+  EXPECT_NE(SweepConfigToJson(*c).find("\"exclude_self_layers\": 1"), std::string::npos);
   EXPECT_EQ(c->label_alpha_bps, 2.5);
   EXPECT_EQ(c->training.validation_days, 2);
   EXPECT_EQ(c->training.validate_every_steps, 7);
@@ -239,6 +246,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{R"({"model": {"width": 30, "heads": 4}})", "model: "},
         BadCase{R"({"model": {"layers": 2.5}})", "(model.layers): invalid value 2.5 for type TYPE_INT32"},
         BadCase{R"({"model": {"layers": 2, "nope_interval": 3}})", "model.nope_interval must be at most layers"},
+        BadCase{R"({"model": {"layers": 2, "exclude_self_layers": 3}})",
+                "model.exclude_self_layers must be at most layers"},
         BadCase{R"({"training": {"eval_stride": 1000}})", "training.eval_stride 1000 exceeds the context N=512"},
         BadCase{R"({"training": {"max_steps_per_fold": 1, "min_steps_per_fold": 5}})",
                 "training.max_steps_per_fold must be 0"},
