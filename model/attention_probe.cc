@@ -9,13 +9,31 @@
 
 namespace flashtick {
 
-absl::StatusOr<std::vector<float>> AttentionProbe::Weights(int layer,
-                                                           absl::Span<const int64_t> steps) const {
+absl::Status AttentionProbe::CheckRows(int layer, absl::Span<const int64_t> steps) const {
   if (layer < 0 || layer >= layers())
     return absl::InvalidArgumentError(absl::StrCat("attention probe: layer ", layer, " outside [0, ", layers(), ")"));
   for (int64_t i : steps)
     if (i < 0 || i >= T_)
       return absl::InvalidArgumentError(absl::StrCat("attention probe: step ", i, " outside [0, ", T_, ")"));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<float>> AttentionProbe::SinkWeights(int layer,
+                                                               absl::Span<const int64_t> steps) const {
+  if (absl::Status s = CheckRows(layer, steps); !s.ok()) return s;
+  const Layer& l = layers_[static_cast<size_t>(layer)];
+  std::vector<float> out(steps.size() * static_cast<size_t>(H_), 0.0f);
+  if (!l.excludes_self) return out;
+  for (size_t r = 0; r < steps.size(); ++r)
+    for (int64_t h = 0; h < H_; ++h)  // the sink's score is 0: its weight is exp(0 − L)
+      out[r * static_cast<size_t>(H_) + static_cast<size_t>(h)] = static_cast<float>(
+          std::exp(-ElementValue(l.lse_dtype, l.lse.data(), static_cast<size_t>(h * T_ + steps[r]))));
+  return out;
+}
+
+absl::StatusOr<std::vector<float>> AttentionProbe::Weights(int layer,
+                                                           absl::Span<const int64_t> steps) const {
+  if (absl::Status s = CheckRows(layer, steps); !s.ok()) return s;
   const Layer& l = layers_[static_cast<size_t>(layer)];
   const int64_t W = l.row_width, R = static_cast<int64_t>(steps.size()), group = H_ / Hkv_;
   // The keys are decoded once per call, not once per query row, and only those the

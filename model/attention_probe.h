@@ -31,9 +31,13 @@ class AttentionProbe {
   // for j ≥ steps[r] in a layer that excludes the step itself).
   // INVALID_ARGUMENT for a layer or a step out of range.
   absl::StatusOr<std::vector<float>> Weights(int layer, absl::Span<const int64_t> steps) const;
+  // sink[r·H + h]: the weight of the zero sink key in row steps[r] of head h, exp(−L), in
+  // a layer that excludes the step itself; 0 in any other layer. Weights plus it sum to 1.
+  absl::StatusOr<std::vector<float>> SinkWeights(int layer, absl::Span<const int64_t> steps) const;
 
  private:
   friend class Transformer;
+  absl::Status CheckRows(int layer, absl::Span<const int64_t> steps) const;
   struct Layer {
     DType qkv_dtype = DType::kF32, lse_dtype = DType::kF32;
     int64_t row_width = 0;  // W: the fused buffer's row stride, in elements

@@ -24,7 +24,8 @@
 namespace flashtick {
 
 // The head-mean attention rows of layer `layer` for query steps `steps` (each row T
-// long, summing to 1, 0 past its step).
+// long, summing to 1, 0 past its step; in a layer that excludes the step itself, 0 at
+// the step too and summing to 1 less the zero sink's weight, flow that reaches no step).
 using AttentionRowsFn = std::function<absl::StatusOr<std::vector<std::vector<double>>>(
     int layer, const std::vector<int64_t>& steps)>;
 

@@ -18,16 +18,18 @@ namespace {
 
 // The rows of some query steps in one layer, head by head, read off the event's probe
 // (Transformer::ProbeAttention: exact from the forward's q, k and log-sum-exp). Each
-// row is a softmax: a sum far from 1 means the probe read the forward's statistics
-// wrongly (say a kernel's log-sum-exp in another base), not a finding.
+// row is a softmax (with the zero sink's weight, in a layer that excludes the step
+// itself): a sum far from 1 means the probe read the forward's statistics wrongly (say a
+// kernel's log-sum-exp in another base), not a finding.
 absl::StatusOr<std::vector<float>> CheckedWeights(const AttentionProbe& probe, int layer,
                                                   absl::Span<const int64_t> steps) {
   ASSIGN_OR_RETURN(std::vector<float> w, probe.Weights(layer, steps));
+  ASSIGN_OR_RETURN(const std::vector<float> sink, probe.SinkWeights(layer, steps));
   const int64_t H = probe.heads(), T = probe.steps();
   for (size_t r = 0; r < steps.size(); ++r) {
     for (int64_t h = 0; h < H; ++h) {
       const float* row = w.data() + (r * H + h) * T;
-      double sum = 0;
+      double sum = sink[r * static_cast<size_t>(H) + static_cast<size_t>(h)];
       for (int64_t j = 0; j < T; ++j) sum += row[j];
       if (std::abs(sum - 1.0) > 1e-2) {
         return absl::InternalError(absl::StrCat("attention weights of layer ", layer, " head ", h,

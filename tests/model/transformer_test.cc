@@ -379,8 +379,8 @@ TEST(ModelConfigExcludeSelf, ValidatesRoundTripsAndPicksLayers) {
 
 // In a layer that excludes the step itself, a step's attention is on the steps before
 // it only: the probe's weight on the step itself and later is 0, the first step's row
-// is all sink (every weight 0), and a later row's weights sum to less than 1 (the zero
-// sink key takes exp(−L)).
+// is all sink (every weight 0), and a later row's weights sum to less than 1, the zero
+// sink key's exp(−L) (SinkWeights) making up the rest.
 TEST(Transformer, AttentionProbeExcludesTheStepItself) {
   auto be = Cpu(2);
   ModelConfig c = SmallConfig();
@@ -392,6 +392,8 @@ TEST(Transformer, AttentionProbeExcludesTheStepItself) {
   const std::vector<int64_t> rows = {0, 5, 11};
   auto w = (*m)->AttentionWeights(ticks, T, rows);
   ASSERT_TRUE(w.ok()) << w.status();
+  auto probe = (*m)->ProbeAttention(ticks, T);
+  ASSERT_TRUE(probe.ok()) << probe.status();
   const int64_t H = c.heads;
   for (int layer = 0; layer < c.layers; ++layer) {
     for (size_t r = 0; r < rows.size(); ++r) {
@@ -399,6 +401,9 @@ TEST(Transformer, AttentionProbeExcludesTheStepItself) {
         const float* p = &(*w)[static_cast<size_t>(layer)][(r * H + h) * T];
         double sum = 0;
         for (int64_t j = 0; j < T; ++j) sum += p[j];
+        const auto sink = probe->SinkWeights(layer, rows);
+        ASSERT_TRUE(sink.ok()) << sink.status();
+        EXPECT_NEAR(sum + (*sink)[r * H + h], 1.0, 1e-4) << "layer " << layer << " row " << rows[r];
         if (layer == 0) {
           EXPECT_EQ(p[rows[r]], 0.0f) << "layer 0 row " << rows[r];
           EXPECT_LT(sum, 1.0 - 1e-4) << "the sink holds some weight, row " << rows[r];
