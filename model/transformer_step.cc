@@ -7,12 +7,12 @@
 //   probs = softmax(LN_f(x)·Wheadᵀ + b)
 // Causal attention of row t over rows 0..t is exactly decode against the first t+1
 // cached rows (in a layer that excludes the step itself: the zero sink row and steps
-// 0..t−1, the cache being one row later; decode_state.h), and RoPE at absolute position t rotates k as the full forward does, so
-// the probabilities equal row t of Predict. Cost per step: O(t·C) attention + O(C²)
-// matmuls. Per step the host waits once (the Synchronize before reading the
-// probabilities); the row and the position go up in one copy and the probabilities come
-// down through the state's host staging (pinned on CUDA), and the step allocates no
-// device memory while the cache has room.
+// 0..t−1, the cache being one row later; decode_state.h), and RoPE at absolute
+// position t rotates k as the full forward does, so the probabilities equal row t of
+// Predict. Cost per step: O(t·C) attention + O(C²) matmuls. Per step the host waits
+// once (the Synchronize before reading the probabilities); the row and the position go
+// up in one copy and the probabilities come down through the state's host staging
+// (pinned on CUDA), and the step allocates no device memory while the cache has room.
 // The position t reaches the device only through memory (rope's position input,
 // kv_cache_write's row, decode's kv_length over the whole cache), never through an op's
 // arguments, so the device work of step t + 1 is the same call sequence as step t's:
