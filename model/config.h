@@ -46,8 +46,8 @@ struct ModelConfig {
 
   int head_dim() const { return width / heads; }
   int rotated_dims() const { return rotary_dims < 0 ? head_dim() : rotary_dims; }
-  // RopeAttrs::rotary_dims for layer l: 0 on the position-free layers, else rotary_dims.
   bool layer_excludes_self(int l) const { return l < exclude_self_layers; }
+  // RopeAttrs::rotary_dims for layer l: 0 on the position-free layers, else rotary_dims.
   int layer_rotary_dims(int l) const {
     return nope_interval > 0 && (l + 1) % nope_interval == 0 ? 0 : rotary_dims;
   }
