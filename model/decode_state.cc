@@ -47,13 +47,13 @@ absl::StatusOr<std::unique_ptr<DecodeState>> DecodeState::Create(const Transform
   s->scratch_->in32.data = s->io_mem_.get();  // in fp32, `in` is in32 itself (moved too)
   s->capture_ = options.capture && be->SupportsCapture();
   s->layers_.resize(c.layers);
-  RETURN_IF_ERROR(s->Reserve(std::min<int64_t>(initial_capacity, c.max_context + SinkRows(c))));
+  RETURN_IF_ERROR(s->Reserve(std::min<int64_t>(initial_capacity, MaxRows(c))));
   return s;
 }
 
 int64_t DecodeState::CacheBytes(const Transformer& model, int64_t rows) {
   const ModelConfig& c = model.config();
-  const int64_t r = std::min<int64_t>(rows, c.max_context + SinkRows(c));
+  const int64_t r = std::min<int64_t>(rows, MaxRows(c));
   const int64_t caches = int64_t{2} * c.layers * r * c.kv_heads * c.head_dim() *
                          static_cast<int64_t>(DTypeSize(model.compute_dtype()));
   // The decode kernel's partial results: one buffer, sized and grown with the caches.
@@ -64,25 +64,25 @@ int64_t DecodeState::CacheBytes(const Transformer& model, int64_t rows) {
 
 int64_t DecodeState::CapacityFor(const Transformer& model, int64_t rows,
                                  int64_t initial_capacity) {
-  const int64_t max_context = model.config().max_context + SinkRows(model.config());
-  int64_t capacity = std::min<int64_t>(std::max<int64_t>(initial_capacity, 1), max_context);
+  const int64_t max_rows = MaxRows(model.config());
+  int64_t capacity = std::min<int64_t>(std::max<int64_t>(initial_capacity, 1), max_rows);
   // Steps reserve one row at a time, so each growth is Reserve's max(capacity + 1,
   // 2·capacity) = 2·capacity, capped.
-  while (capacity < rows && capacity < max_context)
-    capacity = std::min<int64_t>(capacity * 2, max_context);
+  while (capacity < rows && capacity < max_rows)
+    capacity = std::min<int64_t>(capacity * 2, max_rows);
   return capacity;
 }
 
 absl::Status DecodeState::Reserve(int64_t rows) {
   const ModelConfig& c = model_->config();
   const int64_t sink = SinkRows(c);
-  if (rows > c.max_context + sink)
+  if (rows > MaxRows(c))
     return absl::ResourceExhaustedError(absl::StrCat(
         "decode state: ", rows - sink, " steps exceed the model's max_context of ", c.max_context,
         "; start a new session (a new DecodeState) for the next sequence"));
   if (rows <= capacity_) return absl::OkStatus();
   const int64_t new_capacity =
-      std::min<int64_t>(std::max<int64_t>(rows, capacity_ * 2), c.max_context + sink);
+      std::min<int64_t>(std::max<int64_t>(rows, capacity_ * 2), MaxRows(c));
   Backend* be = model_->backend();
   const DeviceKind dev = be->device();
   const int64_t Hkv = c.kv_heads, D = c.head_dim();
@@ -114,7 +114,7 @@ absl::Status DecodeState::Reserve(int64_t rows) {
   // copies one unwritten row, which nothing reads).
   const size_t row_bytes = static_cast<size_t>(Hkv * D) * DTypeSize(act_);
   if (steps_ == 0) {
-    for (size_t l = 0; l < grown.size() && sink > 0; ++l) {
+    for (size_t l = 0; l < grown.size(); ++l) {
       if (!c.layer_excludes_self(static_cast<int>(l))) continue;
       RETURN_IF_ERROR(be->Zero(grown[l].k.data, row_bytes));
       RETURN_IF_ERROR(be->Zero(grown[l].v.data, row_bytes));

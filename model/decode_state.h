@@ -36,8 +36,8 @@ struct DecodeOptions {
 
 class DecodeState {
  public:
-  // Starts with room for min(initial_capacity, max_context) rows; the cache then
-  // grows by doubling up to config.max_context. Why doubling and not max_context up
+  // Starts with room for min(initial_capacity, MaxRows) rows; the cache then grows by
+  // doubling up to MaxRows (max_context, and the sink row of a model that has one). Why doubling and not max_context up
   // front: a server holds one state per open stream, and a full 32,768-row cache of
   // a C=512, 8-layer model is 2·8·32768·512·4 B = 1 GiB in fp32, while most streams
   // stop far earlier; doubling keeps memory ≤ 2× what the session used, and the
@@ -62,6 +62,8 @@ class DecodeState {
   // 1 when some layer keeps the zero sink row ahead of its steps, else 0: the rows a
   // state needs are steps + SinkRows.
   static int64_t SinkRows(const ModelConfig& c) { return c.exclude_self_layers > 0 ? 1 : 0; }
+  // The most rows a state of this model holds: max_context steps and the sink row.
+  static int64_t MaxRows(const ModelConfig& c) { return c.max_context + SinkRows(c); }
   ~DecodeState();
 
   const Transformer& model() const { return *model_; }
