@@ -8,7 +8,9 @@
 // The implementation is forced with SetAttentionImplOverride, and every run checks the
 // backend's kernel path, so a silent fallback to ours fails the test rather than
 // passing it. Skips without a GPU, and without a cuDNN build (said in the message).
+#include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -166,6 +168,55 @@ TEST_F(CudnnAttentionTest, ForwardBackwardMatchCpuAndOurs) {
       EXPECT_LT(RelErr(Fetch(gpu(), dv), ref_dv), 2 * Tol(c.dt)) << "dV";
       EXPECT_LT(RelErr(Fetch(gpu(), dvec), ref_dvec), 2 * Tol(c.dt)) << "Dvec";
     }
+  }
+}
+
+// A server meets a new sequence length with nearly every request, and each new (B, T)
+// is a new cuDNN graph (cudnn_sdpa.cc). Every length must match ours, forward and
+// backward; the first and second call's times are printed, the first including the
+// graph's build (docs/kernels/cudnn.md, "New lengths").
+TEST_F(CudnnAttentionTest, NewLengthsMatchOursAndPrintBuildTimes) {
+  using Clock = std::chrono::steady_clock;
+  const auto ms = [](Clock::time_point a, Clock::time_point b) {
+    return std::chrono::duration<double, std::milli>(b - a).count();
+  };
+  for (int64_t T : {1000, 1100, 1237, 2048, 3001, 4097, 23400, 23399}) {
+    const Case c{DType::kBF16, T > 4096 ? 1 : 2, T, 4, 4, 64, true};
+    SCOPED_TRACE(c.Name());
+    const std::vector<int64_t> qs = {c.B, c.T, c.H, c.D}, ls = {c.B, c.H, c.T};
+    const auto q = Uniform(Numel(qs), 11), k = Uniform(Numel(qs), 12), v = Uniform(Numel(qs), 13),
+               dout = Uniform(Numel(qs), 14);
+    Tensor gq = Place(gpu(), c.dt, qs, q), gk = Place(gpu(), c.dt, qs, k), gv = Place(gpu(), c.dt, qs, v),
+           gdo = Place(gpu(), c.dt, qs, dout);
+    Tensor o_cudnn = Empty(gpu(), c.dt, qs), l_cudnn = Empty(gpu(), DType::kF32, ls);
+    Tensor o_ours = Empty(gpu(), c.dt, qs), l_ours = Empty(gpu(), DType::kF32, ls);
+    const auto t0 = Clock::now();
+    Run(AttentionImpl::kCudnn, Op::kAttentionFwd, c, {gq.view, gk.view, gv.view}, {o_cudnn.view, l_cudnn.view});
+    const auto t1 = Clock::now();
+    Run(AttentionImpl::kCudnn, Op::kAttentionFwd, c, {gq.view, gk.view, gv.view}, {o_cudnn.view, l_cudnn.view});
+    const auto t2 = Clock::now();
+    Run(AttentionImpl::kFlash, Op::kAttentionFwd, c, {gq.view, gk.view, gv.view}, {o_ours.view, l_ours.view});
+    if (HasFatalFailure()) return;
+    const auto ours_o = Fetch(gpu(), o_ours);
+    EXPECT_LT(RelErr(Fetch(gpu(), o_cudnn), ours_o), Tol(c.dt)) << "cudnn O vs ours";
+    EXPECT_LT(MaxAbsErr(Fetch(gpu(), l_cudnn), Fetch(gpu(), l_ours)), kStatTol) << "cudnn L vs ours";
+    Tensor dq = Empty(gpu(), c.dt, qs), dk = Empty(gpu(), c.dt, qs), dv = Empty(gpu(), c.dt, qs),
+           dvec = Empty(gpu(), DType::kF32, ls);
+    Tensor dq2 = Empty(gpu(), c.dt, qs), dk2 = Empty(gpu(), c.dt, qs), dv2 = Empty(gpu(), c.dt, qs),
+           dvec2 = Empty(gpu(), DType::kF32, ls);
+    const auto t3 = Clock::now();
+    Run(AttentionImpl::kCudnn, Op::kAttentionBwd, c, {gq.view, gk.view, gv.view, o_ours.view, gdo.view, l_ours.view},
+        {dq.view, dk.view, dv.view, dvec.view});
+    const auto t4 = Clock::now();
+    Run(AttentionImpl::kFlash, Op::kAttentionBwd, c, {gq.view, gk.view, gv.view, o_ours.view, gdo.view, l_ours.view},
+        {dq2.view, dk2.view, dv2.view, dvec2.view});
+    if (HasFatalFailure()) return;
+    EXPECT_LT(RelErr(Fetch(gpu(), dq), Fetch(gpu(), dq2)), 2 * Tol(c.dt)) << "dQ";
+    EXPECT_LT(RelErr(Fetch(gpu(), dk), Fetch(gpu(), dk2)), 2 * Tol(c.dt)) << "dK";
+    EXPECT_LT(RelErr(Fetch(gpu(), dv), Fetch(gpu(), dv2)), 2 * Tol(c.dt)) << "dV";
+    std::printf("cudnn new length B=%lld T=%lld: fwd first call %.2f ms, second %.3f ms; "
+                "bwd first call %.2f ms\n",
+                static_cast<long long>(c.B), static_cast<long long>(T), ms(t0, t1), ms(t1, t2), ms(t3, t4));
   }
 }
 
