@@ -95,7 +95,7 @@ absl::StatusOr<std::unique_ptr<FlashtickServer>> FlashtickServer::Start(
       /*reserved_pending=*/options.max_streams,  // one tick in flight per stream
       /*max_pending_bytes=*/options.max_queue_mb << 20);
   server->core_ = std::make_unique<InferenceCore>(server->repository_.get(), options.max_seq_len,
-                                                  options.max_request_rows);
+                                                  options.max_request_rows, options.pad_length_to);
   server->model_control_ =
       std::make_unique<ModelControl>(server->repository_.get(), server->metrics_.get());
   RETURN_IF_ERROR(server->StartExperiments());

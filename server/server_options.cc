@@ -55,6 +55,12 @@ void AddServerFlags(CLI::App* app, ServerOptions* o) {
   app->add_option("--max-request-rows", o->max_request_rows,
                   "largest B·N (rows × steps) one ModelInfer may ask for")
       ->capture_default_str();
+  app->add_option("--pad-length-to", o->pad_length_to,
+                  "ModelInfer: run each forward at its length rounded up to a multiple of this "
+                  "(right padding changes no answer; never past the model's max_context), so "
+                  "a backend meets a bounded set of lengths: cuDNN builds a graph for each new "
+                  "one, ~40 ms on an H100 (docs/kernels/cudnn.md); 1: every length as asked")
+      ->capture_default_str();
   app->add_option("--batch-max-delay-us", o->batch_max_delay_us,
                   "ModelInfer batching: longest wait (microseconds, from the first request's "
                   "arrival) for requests of the same model and length bucket, applied only "
@@ -298,6 +304,10 @@ absl::Status ServerOptions::Validate() const {
   if (max_queue < 1) return absl::InvalidArgumentError("--max-queue must be ≥ 1");
   if (max_queue_mb < 1) return absl::InvalidArgumentError("--max-queue-mb must be ≥ 1");
   if (max_request_rows < 1) return absl::InvalidArgumentError("--max-request-rows must be ≥ 1");
+  if (pad_length_to < 1 || pad_length_to > 1'000'000) {
+    return absl::InvalidArgumentError(
+        "--pad-length-to must be between 1 (no padding) and 1,000,000 steps");
+  }
   if (batch_max_delay_us < 0 || batch_max_delay_us > 10'000'000) {
     return absl::InvalidArgumentError(
         "--batch-max-delay-us must be between 0 (no batching) and 10,000,000 (10 s)");

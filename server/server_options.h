@@ -41,6 +41,9 @@ struct ServerOptions {
   int max_queue = 64;                         // queued inference requests before refusing
   int64_t max_queue_mb = 2048;                // bytes those requests may hold together
   int64_t max_request_rows = 8 * 32768;       // B·N of one ModelInfer
+  // ModelInfer forwards run at a multiple of this length (right padding; 1: as asked),
+  // bounding the lengths a backend meets (server/inference/batched_predict.h).
+  int64_t pad_length_to = 1;
   // ModelInfer batching (docs/serving.md): requests of one model and length bucket wait
   // up to this long (from the first one's arrival) to share a forward; 0: off.
   int64_t batch_max_delay_us = 250;

@@ -19,9 +19,16 @@ int LengthBucket(int64_t steps) {
   return static_cast<int>(std::floor(4.0 * std::log2(static_cast<double>(steps)) + 1e-9));
 }
 
+int64_t PaddedLength(int64_t steps, int64_t pad_length_to, int64_t max_context) {
+  if (pad_length_to <= 1 || steps % pad_length_to == 0) return steps;
+  const int64_t up = (steps / pad_length_to + 1) * pad_length_to;
+  return std::max(steps, std::min(up, max_context));
+}
+
 absl::Status PredictBatchedInto(Transformer* model, absl::Span<const BatchedRequest> requests,
                                 absl::Span<const absl::Span<float>> outputs,
-                                const std::function<bool()>& abandoned, int64_t chunk_tokens) {
+                                const std::function<bool()>& abandoned, int64_t chunk_tokens,
+                                int64_t pad_length_to) {
   if (requests.empty()) return absl::OkStatus();
   const int64_t F = model->config().features;
   const int64_t classes = model->config().classes;
@@ -50,11 +57,17 @@ absl::Status PredictBatchedInto(Transformer* model, absl::Span<const BatchedRequ
     T = std::max(T, r.steps);
     all_last = all_last && r.last_only;
   }
-  const bool forward_last_only = all_last && same_length;
-  const bool single = requests.size() == 1;
+  const int64_t longest = T;
+  T = PaddedLength(longest, pad_length_to, model->config().max_context);
+  const bool padded = T != longest;
+  // A padded forward's last row is padding: last-step requests take row steps − 1 of
+  // the full output instead.
+  const bool forward_last_only = all_last && same_length && !padded;
+  // One request at its own length runs from and into the request's own buffers.
+  const bool single = requests.size() == 1 && !padded;
 
   // [rows, T, F], each sequence's steps first, zeros after (right padding). A
-  // single request is forwarded from its own buffer (the request's bytes).
+  // single unpadded request is forwarded from its own buffer (the request's bytes).
   std::vector<float> stacked;
   if (!single) {
     stacked.assign(static_cast<size_t>(rows * T * F), 0.0f);
@@ -115,7 +128,7 @@ absl::Status PredictBatchedInto(Transformer* model, absl::Span<const BatchedRequ
 
 absl::StatusOr<std::vector<std::vector<float>>> PredictBatched(
     Transformer* model, absl::Span<const BatchedRequest> requests,
-    const std::function<bool()>& abandoned, int64_t chunk_tokens) {
+    const std::function<bool()>& abandoned, int64_t chunk_tokens, int64_t pad_length_to) {
   const int64_t F = model->config().features;
   const int64_t classes = model->config().classes;
   std::vector<std::vector<float>> out(requests.size());
@@ -130,7 +143,7 @@ absl::StatusOr<std::vector<std::vector<float>>> PredictBatched(
     }
     spans.push_back(absl::MakeSpan(out[i]));
   }
-  RETURN_IF_ERROR(PredictBatchedInto(model, requests, spans, abandoned, chunk_tokens));
+  RETURN_IF_ERROR(PredictBatchedInto(model, requests, spans, abandoned, chunk_tokens, pad_length_to));
   return out;
 }
 

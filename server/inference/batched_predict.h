@@ -41,6 +41,13 @@ int LengthBucket(int64_t steps);
 // chunks the worker can notice that every client of the batch has gone.
 inline constexpr int64_t kChunkTokens = 65536;
 
+// Rounds a forward's length up to a multiple of `pad_length_to`, never past
+// `max_context` (pad_length_to ≤ 1: T itself). Padding on the right changes no output
+// row (the header comment), so this only bounds how many distinct lengths a backend
+// meets: cuDNN builds a graph per (B, T), ~40 ms each on an H100
+// (docs/kernels/cudnn.md, "New lengths"), which a server pays per new length.
+int64_t PaddedLength(int64_t steps, int64_t pad_length_to, int64_t max_context);
+
 // One forward over all `requests` (same model). Returns each request's fp32
 // probabilities [batch, steps or 1, classes], in order. A failing forward fails
 // every request with its status. `abandoned` (may be empty) is asked between
@@ -48,12 +55,15 @@ inline constexpr int64_t kChunkTokens = 65536;
 // The same, writing request i's probabilities into outputs[i] (exactly
 // batch × (steps or 1) × classes floats; INTERNAL otherwise). The server passes
 // the responses' own buffers, so the answer is written where gRPC reads it.
+// `pad_length_to` (> 1): the forward runs at PaddedLength of the longest request; a
+// padded forward returns every row, so last-step requests are sliced from it.
 absl::Status PredictBatchedInto(Transformer* model, absl::Span<const BatchedRequest> requests,
                                 absl::Span<const absl::Span<float>> outputs,
                                 const std::function<bool()>& abandoned = {},
-                                int64_t chunk_tokens = kChunkTokens);
+                                int64_t chunk_tokens = kChunkTokens, int64_t pad_length_to = 1);
 absl::StatusOr<std::vector<std::vector<float>>> PredictBatched(
     Transformer* model, absl::Span<const BatchedRequest> requests,
-    const std::function<bool()>& abandoned = {}, int64_t chunk_tokens = kChunkTokens);
+    const std::function<bool()>& abandoned = {}, int64_t chunk_tokens = kChunkTokens,
+    int64_t pad_length_to = 1);
 
 }  // namespace flashtick

@@ -32,8 +32,11 @@ void SetStringParameter(google::protobuf::Map<std::string, inference::InferParam
 }  // namespace
 
 InferenceCore::InferenceCore(const ModelRepository* repository, int64_t max_seq_len,
-                             int64_t max_request_rows)
-    : repository_(repository), max_seq_len_(max_seq_len), max_request_rows_(max_request_rows) {}
+                             int64_t max_request_rows, int64_t pad_length_to)
+    : repository_(repository),
+      max_seq_len_(max_seq_len),
+      max_request_rows_(max_request_rows),
+      pad_length_to_(pad_length_to) {}
 
 int64_t InferenceCore::MaxSteps(const ModelEntry& model) const {
   return std::min<int64_t>(max_seq_len_, model.max_context);
@@ -96,7 +99,8 @@ absl::Status InferenceCore::RunBatch(absl::Span<const Prepared* const> batch,
     outputs.push_back(output);
   }
   const ForwardWindow window(*model.model->backend());
-  RETURN_IF_ERROR(PredictBatchedInto(model.model.get(), requests, outputs, abandoned));
+  RETURN_IF_ERROR(PredictBatchedInto(model.model.get(), requests, outputs, abandoned, kChunkTokens,
+                                     pad_length_to_));
   const double seconds = window.seconds();
   if (cost != nullptr) *cost = {seconds, window.peak_bytes()};
   for (inference::ModelInferResponse* response : responses) {

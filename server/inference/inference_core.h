@@ -32,9 +32,10 @@ class InferenceCore {
   };
 
   // `repository` is not owned; it may change under the core (RepositoryModelLoad). max_seq_len: the server-wide --max-seq-len.
-  // max_request_rows: largest B·N per ModelInfer (0: no cap).
+  // max_request_rows: largest B·N per ModelInfer (0: no cap). pad_length_to: forwards
+  // run at a multiple of this length (batched_predict.h, PaddedLength; 1: as asked).
   InferenceCore(const ModelRepository* repository, int64_t max_seq_len,
-                int64_t max_request_rows = 0);
+                int64_t max_request_rows = 0, int64_t pad_length_to = 1);
 
   // Moves the request's tensor data into the result (ValidateModelInfer): the
   // request keeps only its metadata.
@@ -84,6 +85,7 @@ class InferenceCore {
   const ModelRepository* repository_;
   int64_t max_seq_len_;
   int64_t max_request_rows_;
+  int64_t pad_length_to_;
 };
 
 }  // namespace flashtick

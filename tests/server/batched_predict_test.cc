@@ -127,6 +127,53 @@ TEST_F(BatchedPredictTest, ChunkedForwardEqualsOneForward) {
   EXPECT_LE(MaxAbsDiff((*whole)[0], (*chunked)[0]), kTol);
 }
 
+TEST(PaddedLength, RoundsUpToTheMultipleAndNeverPastMaxContext) {
+  EXPECT_EQ(PaddedLength(23400, 1, 32768), 23400);     // off
+  EXPECT_EQ(PaddedLength(23400, 1024, 32768), 23552);  // 23 × 1024 = 23,552
+  EXPECT_EQ(PaddedLength(2048, 1024, 32768), 2048);    // already a multiple
+  EXPECT_EQ(PaddedLength(1, 256, 32768), 256);
+  EXPECT_EQ(PaddedLength(32700, 1024, 32768), 32768);
+  EXPECT_EQ(PaddedLength(500, 1024, 512), 512);        // capped at max_context
+  EXPECT_EQ(PaddedLength(512, 1024, 512), 512);
+}
+
+// The server's --pad-length-to: the forward runs at a padded length, and every answer
+// (all steps, last step only, one request or a batch, lengths equal or not) is the
+// same as the request run alone at its own length.
+TEST_F(BatchedPredictTest, PaddedLengthChangesNoAnswer) {
+  const int64_t F = model_->config().features, classes = model_->config().classes;
+  struct Shape {
+    int64_t batch, steps;
+    bool last_only;
+  };
+  const std::vector<std::vector<Shape>> batches = {
+      {{1, 100, false}},                                   // one request, padded to 128
+      {{2, 100, true}},                                    // one last-step request, padded
+      {{1, 60, true}, {1, 60, true}},                      // equal lengths, last step only
+      {{1, 60, false}, {2, 97, false}, {1, 81, true}},     // mixed, padded to 128
+      {{1, 500, true}, {1, 490, false}},                   // capped at max_context 512
+  };
+  for (size_t k = 0; k < batches.size(); ++k) {
+    SCOPED_TRACE(k);
+    std::vector<std::vector<float>> ticks;
+    for (size_t i = 0; i < batches[k].size(); ++i)
+      ticks.push_back(RandomTicks(batches[k][i].batch * batches[k][i].steps * F, 200 + 10 * k + i));
+    std::vector<BatchedRequest> requests;
+    for (size_t i = 0; i < batches[k].size(); ++i)
+      requests.push_back({ticks[i], batches[k][i].batch, batches[k][i].steps, batches[k][i].last_only});
+    auto padded = PredictBatched(model_.get(), requests, {}, kChunkTokens, /*pad_length_to=*/64);
+    ASSERT_TRUE(padded.ok()) << padded.status();
+    for (size_t i = 0; i < requests.size(); ++i) {
+      const Shape& sh = batches[k][i];
+      auto alone = model_->Predict(ticks[i], sh.batch, sh.steps, sh.last_only);
+      ASSERT_TRUE(alone.ok()) << alone.status();
+      ASSERT_EQ((*padded)[i].size(),
+                static_cast<size_t>(sh.batch * (sh.last_only ? 1 : sh.steps) * classes));
+      EXPECT_LE(MaxAbsDiff((*padded)[i], *alone), kTol) << "request " << i;
+    }
+  }
+}
+
 TEST_F(BatchedPredictTest, IntoWritesEachAnswerIntoTheCallersBuffer) {
   // The server passes the responses' own buffers: a merged batch (sliced into
   // them) and a chunked single request (each chunk downloaded in place) must

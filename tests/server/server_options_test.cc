@@ -1,7 +1,7 @@
 // flashtickd's flags: --serve-stream-priority parses, defaults to high, and a bad value
 // is refused by both CLI11 (the flag) and ServerOptions::Validate (options built in code);
 // --k8s-rendezvous-port (a multi-pod arm's MASTER_PORT, docs/deploy.md) defaults to
-// 29500 and must be a TCP port.
+// 29500 and must be a TCP port; --pad-length-to is off (1) unless asked and refuses 0.
 #include "server/server_options.h"
 
 #include <CLI/CLI.hpp>
@@ -60,6 +60,19 @@ TEST(ServerOptionsTest, DecodeGraphsIsOffUnlessAsked) {
   ServerOptions off;
   ASSERT_TRUE(ParseFlags({"--decode-graphs", "--no-decode-graphs"}, &off));
   EXPECT_FALSE(off.decode_graphs);
+}
+
+TEST(ServerOptionsTest, PadLengthToDefaultsToOffAndRefusesZero) {
+  ServerOptions options;
+  ASSERT_TRUE(ParseFlags({}, &options));
+  EXPECT_EQ(options.pad_length_to, 1);
+  ASSERT_TRUE(ParseFlags({"--pad-length-to", "1024"}, &options));
+  EXPECT_EQ(options.pad_length_to, 1024);
+  EXPECT_TRUE(options.Validate().ok());
+  options.pad_length_to = 0;
+  const absl::Status status = options.Validate();
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(status.message().find("--pad-length-to"), std::string::npos) << status;
 }
 
 TEST(ServerOptionsTest, K8sRendezvousPort) {
