@@ -12,6 +12,7 @@
 #include <grpcpp/health_check_service_interface.h>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "common/status_macros.h"
 #include "server/auth/server_security.h"
 #include "server/logging.h"
@@ -96,6 +97,7 @@ absl::StatusOr<std::unique_ptr<FlashtickServer>> FlashtickServer::Start(
       /*max_pending_bytes=*/options.max_queue_mb << 20);
   server->core_ = std::make_unique<InferenceCore>(server->repository_.get(), options.max_seq_len,
                                                   options.max_request_rows, options.pad_length_to);
+  if (options.warm_up) server->WarmUpModels();
   server->model_control_ =
       std::make_unique<ModelControl>(server->repository_.get(), server->metrics_.get());
   RETURN_IF_ERROR(server->StartExperiments());
@@ -108,6 +110,26 @@ absl::StatusOr<std::unique_ptr<FlashtickServer>> FlashtickServer::Start(
     RETURN_IF_ERROR(server->experiment_runner_->Start());
   }
   return server;
+}
+
+void FlashtickServer::WarmUpModels() {
+  for (const ModelEntryPtr& entry : repository_->Entries()) {
+    if (!entry->unavailable_reason.empty()) continue;
+    const auto start = std::chrono::steady_clock::now();
+    const absl::StatusOr<int64_t> lengths = core_->WarmUp(*entry);
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (lengths.ok()) {
+      LogInfo(absl::StrCat("warmed model '", entry->name, "' version ", entry->version_string(),
+                           ": ", *lengths, " lengths (multiples of --pad-length-to ",
+                           options_.pad_length_to, ") in ", absl::StrFormat("%.2f", seconds), " s"));
+    } else {
+      LogWarning(absl::StrCat("warm-up of model '", entry->name, "' version ",
+                              entry->version_string(), " failed after ",
+                              absl::StrFormat("%.2f", seconds), " s (still served): ",
+                              lengths.status().message()));
+    }
+  }
 }
 
 absl::Status FlashtickServer::StartMetrics() {

@@ -66,6 +66,9 @@ class FlashtickServer {
  private:
   explicit FlashtickServer(ServerOptions options) : options_(std::move(options)) {}
   absl::Status StartMetrics();
+  // --warm-up: InferenceCore::WarmUp of every served model, each timed in the log. A
+  // model whose warm-up fails is logged and still served (it answers as it would have).
+  void WarmUpModels();
   absl::Status StartGrpc();
   absl::Status StartExperiments();
   absl::Status StartArmExecutor();

@@ -61,6 +61,12 @@ void AddServerFlags(CLI::App* app, ServerOptions* o) {
                   "a backend meets a bounded set of lengths: cuDNN builds a graph for each new "
                   "one, ~40 ms on an H100 (docs/kernels/cudnn.md); 1: every length as asked")
       ->capture_default_str();
+  app->add_flag("--warm-up,!--no-warm-up", o->warm_up,
+                "before answering, run one forward of each model at every length "
+                "--pad-length-to allows (B = 1), so the attention dispatcher's timing and "
+                "cuDNN's graph builds happen at start-up rather than in a client's request; "
+                "needs --pad-length-to > 1")
+      ->capture_default_str();
   app->add_option("--batch-max-delay-us", o->batch_max_delay_us,
                   "ModelInfer batching: longest wait (microseconds, from the first request's "
                   "arrival) for requests of the same model and length bucket, applied only "
@@ -307,6 +313,11 @@ absl::Status ServerOptions::Validate() const {
   if (pad_length_to < 1 || pad_length_to > 1'000'000) {
     return absl::InvalidArgumentError(
         "--pad-length-to must be between 1 (no padding) and 1,000,000 steps");
+  }
+  if (warm_up && pad_length_to <= 1) {
+    return absl::InvalidArgumentError(
+        "--warm-up needs --pad-length-to > 1: it warms each length a padded forward can "
+        "run at, and without padding every length is one");
   }
   if (batch_max_delay_us < 0 || batch_max_delay_us > 10'000'000) {
     return absl::InvalidArgumentError(

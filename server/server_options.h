@@ -44,6 +44,9 @@ struct ServerOptions {
   // ModelInfer forwards run at a multiple of this length (right padding; 1: as asked),
   // bounding the lengths a backend meets (server/inference/batched_predict.h).
   int64_t pad_length_to = 1;
+  // Before SERVING, one forward of each served model at every padded length (needs
+  // pad_length_to > 1; InferenceCore::WarmUp).
+  bool warm_up = false;
   // ModelInfer batching (docs/serving.md): requests of one model and length bucket wait
   // up to this long (from the first one's arrival) to share a forward; 0: off.
   int64_t batch_max_delay_us = 250;

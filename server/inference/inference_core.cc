@@ -42,6 +42,37 @@ int64_t InferenceCore::MaxSteps(const ModelEntry& model) const {
   return std::min<int64_t>(max_seq_len_, model.max_context);
 }
 
+std::vector<int64_t> InferenceCore::ForwardLengths(const ModelEntry& model) const {
+  std::vector<int64_t> lengths;
+  if (pad_length_to_ <= 1) return lengths;
+  const int64_t last = PaddedLength(MaxSteps(model), pad_length_to_, model.max_context);
+  for (int64_t L = pad_length_to_;; L += pad_length_to_) {
+    lengths.push_back(std::min(L, last));
+    if (L >= last) break;
+  }
+  return lengths;
+}
+
+absl::StatusOr<int64_t> InferenceCore::WarmUp(const ModelEntry& model) const {
+  if (model.model == nullptr) {
+    return absl::FailedPreconditionError(absl::StrCat("model '", model.name, "' has no loaded weights"));
+  }
+  const std::vector<int64_t> lengths = ForwardLengths(model);
+  for (int64_t L : lengths) {
+    const std::vector<float> zeros(static_cast<size_t>(L * model.features), 0.0f);
+    std::vector<float> probs(static_cast<size_t>(L * model.classes));
+    const BatchedRequest request{zeros, 1, L, false};
+    const absl::Span<float> out[] = {absl::MakeSpan(probs)};
+    const absl::Status status =
+        PredictBatchedInto(model.model.get(), {&request, 1}, out, {}, kChunkTokens, pad_length_to_);
+    if (!status.ok()) {
+      return absl::Status(status.code(), absl::StrCat("warm-up of '", model.name, "' at N = ", L,
+                                                      ": ", status.message()));
+    }
+  }
+  return static_cast<int64_t>(lengths.size());
+}
+
 std::string InferenceCore::ModelLabel(absl::string_view name) const {
   return repository_->Versions(name).empty() ? std::string() : std::string(name);
 }

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -71,6 +72,15 @@ class InferenceCore {
 
   // The largest N this server accepts for `model`.
   int64_t MaxSteps(const ModelEntry& model) const;
+  // The lengths a ModelInfer forward of `model` can run at under pad_length_to: each
+  // multiple of it up to PaddedLength(MaxSteps). Empty when pad_length_to is 1 (every
+  // length is possible).
+  std::vector<int64_t> ForwardLengths(const ModelEntry& model) const;
+  // flashtickd --warm-up: one forward of zeros (B = 1) at each of ForwardLengths, so a
+  // backend's first-call costs (the attention dispatcher's timing, a cuDNN graph per
+  // length: docs/kernels/cudnn.md, "New lengths") are paid before the server says
+  // SERVING, not by a client's request. Returns how many lengths ran.
+  absl::StatusOr<int64_t> WarmUp(const ModelEntry& model) const;
   // The `model` metric label of a request: the name when it is served, else "".
   std::string ModelLabel(absl::string_view name) const;
   const ModelRepository& repository() const { return *repository_; }

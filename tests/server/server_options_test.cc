@@ -75,6 +75,18 @@ TEST(ServerOptionsTest, PadLengthToDefaultsToOffAndRefusesZero) {
   EXPECT_NE(status.message().find("--pad-length-to"), std::string::npos) << status;
 }
 
+TEST(ServerOptionsTest, WarmUpNeedsPadLengthTo) {
+  ServerOptions options;
+  ASSERT_TRUE(ParseFlags({"--warm-up"}, &options));
+  EXPECT_TRUE(options.warm_up);
+  const absl::Status status = options.Validate();
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(status.message().find("--pad-length-to"), std::string::npos) << status;
+  ServerOptions padded;
+  ASSERT_TRUE(ParseFlags({"--warm-up", "--pad-length-to", "1024"}, &padded));
+  EXPECT_TRUE(padded.Validate().ok());
+}
+
 TEST(ServerOptionsTest, K8sRendezvousPort) {
   ServerOptions options;
   ASSERT_TRUE(ParseFlags({}, &options));
