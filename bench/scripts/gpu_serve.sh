@@ -60,7 +60,9 @@
 #   SERVE_LAST_ONLY_RATES (100,200,400,800,1600; empty skips the last-step load stage),
 #   SERVE_SMALL_HEADS (1; 0 skips stage 3b), SERVE_DECODE_GRAPHS (1; 0 skips stage 3a),
 #   SERVE_PYTHON (python3), SERVE_PACK (.carry/serve),
-#   SERVE_WHEELS (.carry/wheels), FLASHTICK_COMMIT (recorded in every result).
+#   SERVE_WHEELS (.carry/wheels), FLASHTICK_COMMIT (recorded in every result),
+#   SERVE_SERVER_FLAGS (more flashtickd flags for every server started, split on spaces,
+#   e.g. "--pad-length-to 1024 --warm-up"; docs/serving.md).
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
 root=$PWD
@@ -231,6 +233,8 @@ fi
 base_flags=(--listen 127.0.0.1:0 --metrics-port 0 --model-repository "$r/models" --device "$device"
             --max-queue 1024 --shutdown-grace-seconds 5
             --serve-stream-priority "$priority" "${threads[@]}")
+read -r -a extra_flags <<< "${SERVE_SERVER_FLAGS:-}"
+base_flags+=("${extra_flags[@]}")
 server_flags=("${base_flags[@]}" --experiment-dir "$r/experiments")
 # start_flashtickd LOG WAIT_S FLAGS...: starts the packed server in the background, then
 # waits up to WAIT_S for its ready line; sets started_pid, and started_addr ("" if it
