@@ -13,6 +13,7 @@
 #include "model/transformer.h"
 #include "server/inference/inference_core.h"
 #include "server/model_repository.h"
+#include "tests/server/one_model_repository.h"
 
 namespace flashtick {
 namespace {
@@ -23,23 +24,7 @@ class InferenceWarmUpTest : public ::testing::Test {
     auto backend = CreateBackend("cpu", {.threads = 1});
     ASSERT_TRUE(backend.ok()) << backend.status();
     backend_ = std::move(backend).value();
-    ModelConfig config;
-    config.width = 32;
-    config.heads = 4;
-    config.kv_heads = 2;
-    config.max_context = 1024;
-    auto model = Transformer::InitRandom(config, 7, backend_.get());
-    ASSERT_TRUE(model.ok()) << model.status();
-    auto entry = std::make_unique<ModelEntry>();
-    entry->name = "warm";
-    entry->version = 1;
-    entry->model = std::move(model).value();
-    entry->features = config.features;
-    entry->classes = config.classes;
-    entry->max_context = config.max_context;
-    std::vector<std::unique_ptr<ModelEntry>> entries;
-    entries.push_back(std::move(entry));
-    auto repo = ModelRepository::FromEntries(std::move(entries));
+    auto repo = testing_server::OneModelRepository("warm", backend_.get());  // max_context 1024
     ASSERT_TRUE(repo.ok()) << repo.status();
     repo_ = std::move(repo).value();
     auto found = repo_->Find("warm", "");
