@@ -116,18 +116,20 @@ void FlashtickServer::WarmUpModels() {
   for (const ModelEntryPtr& entry : repository_->Entries()) {
     if (!entry->unavailable_reason.empty()) continue;
     const auto start = std::chrono::steady_clock::now();
-    const absl::StatusOr<int64_t> lengths = core_->WarmUp(*entry);
+    const absl::StatusOr<int64_t> forwards = core_->WarmUp(*entry, options_.batch_max_size);
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (lengths.ok()) {
+    if (forwards.ok()) {
       LogInfo(absl::StrCat("warmed model '", entry->name, "' version ", entry->version_string(),
-                           ": ", *lengths, " lengths (multiples of --pad-length-to ",
-                           options_.pad_length_to, ") in ", absl::StrFormat("%.2f", seconds), " s"));
+                           ": ", *forwards, " forwards (", core_->ForwardLengths(*entry).size(),
+                           " lengths, multiples of --pad-length-to ", options_.pad_length_to,
+                           "; B up to --batch-max-size ", options_.batch_max_size, ") in ",
+                           absl::StrFormat("%.2f", seconds), " s"));
     } else {
       LogWarning(absl::StrCat("warm-up of model '", entry->name, "' version ",
                               entry->version_string(), " failed after ",
                               absl::StrFormat("%.2f", seconds), " s (still served): ",
-                              lengths.status().message()));
+                              forwards.status().message()));
     }
   }
 }

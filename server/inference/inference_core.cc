@@ -53,24 +53,28 @@ std::vector<int64_t> InferenceCore::ForwardLengths(const ModelEntry& model) cons
   return lengths;
 }
 
-absl::StatusOr<int64_t> InferenceCore::WarmUp(const ModelEntry& model) const {
+absl::StatusOr<int64_t> InferenceCore::WarmUp(const ModelEntry& model, int64_t max_rows) const {
   if (model.model == nullptr) {
     return absl::FailedPreconditionError(absl::StrCat("model '", model.name, "' has no loaded weights"));
   }
-  const std::vector<int64_t> lengths = ForwardLengths(model);
-  for (int64_t L : lengths) {
-    const std::vector<float> zeros(static_cast<size_t>(L * model.features), 0.0f);
-    std::vector<float> probs(static_cast<size_t>(L * model.classes));
-    const BatchedRequest request{zeros, 1, L, false};
-    const absl::Span<float> out[] = {absl::MakeSpan(probs)};
-    const absl::Status status =
-        PredictBatchedInto(model.model.get(), {&request, 1}, out, {}, kChunkTokens, pad_length_to_);
-    if (!status.ok()) {
-      return absl::Status(status.code(), absl::StrCat("warm-up of '", model.name, "' at N = ", L,
-                                                      ": ", status.message()));
+  int64_t forwards = 0;
+  for (int64_t L : ForwardLengths(model)) {
+    const int64_t most = std::min(std::max<int64_t>(max_rows, 1), std::max<int64_t>(1, kChunkTokens / L));
+    for (int64_t B = 1; B <= most; ++B) {
+      const std::vector<float> zeros(static_cast<size_t>(B * L * model.features), 0.0f);
+      std::vector<float> probs(static_cast<size_t>(B * L * model.classes));
+      const BatchedRequest request{zeros, B, L, false};
+      const absl::Span<float> out[] = {absl::MakeSpan(probs)};
+      const absl::Status status =
+          PredictBatchedInto(model.model.get(), {&request, 1}, out, {}, kChunkTokens, pad_length_to_);
+      if (!status.ok()) {
+        return absl::Status(status.code(), absl::StrCat("warm-up of '", model.name, "' at B = ", B,
+                                                        ", N = ", L, ": ", status.message()));
+      }
+      ++forwards;
     }
   }
-  return static_cast<int64_t>(lengths.size());
+  return forwards;
 }
 
 std::string InferenceCore::ModelLabel(absl::string_view name) const {

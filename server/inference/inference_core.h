@@ -76,11 +76,14 @@ class InferenceCore {
   // multiple of it up to PaddedLength(MaxSteps). Empty when pad_length_to is 1 (every
   // length is possible).
   std::vector<int64_t> ForwardLengths(const ModelEntry& model) const;
-  // flashtickd --warm-up: one forward of zeros (B = 1) at each of ForwardLengths, so a
-  // backend's first-call costs (the attention dispatcher's timing, a cuDNN graph per
-  // length: docs/kernels/cudnn.md, "New lengths") are paid before the server says
-  // SERVING, not by a client's request. Returns how many lengths ran.
-  absl::StatusOr<int64_t> WarmUp(const ModelEntry& model) const;
+  // flashtickd --warm-up: forwards of zeros at each of ForwardLengths, at every row
+  // count B from 1 to the most one forward chunk of that length holds
+  // (batched_predict.h, kChunkTokens / L) or `max_rows`, whichever is less: the shapes
+  // a batch of up to max_rows one-row requests runs as. So a backend's first-call costs
+  // (the attention dispatcher's timing, a cuDNN graph per (B, T): docs/kernels/cudnn.md,
+  // "New lengths") are paid before the server says SERVING, not by a client's request.
+  // Returns how many forwards ran.
+  absl::StatusOr<int64_t> WarmUp(const ModelEntry& model, int64_t max_rows = 1) const;
   // The `model` metric label of a request: the name when it is served, else "".
   std::string ModelLabel(absl::string_view name) const;
   const ModelRepository& repository() const { return *repository_; }

@@ -53,13 +53,17 @@ TEST_F(InferenceWarmUpTest, ForwardLengthsAreThePaddedLengthsARequestCanRunAt) {
   EXPECT_TRUE(Lengths(1024, 1).empty());  // no padding: every length is possible
 }
 
-TEST_F(InferenceWarmUpTest, WarmUpRunsAForwardAtEachLength) {
+TEST_F(InferenceWarmUpTest, WarmUpRunsAForwardAtEachLengthAndRowCount) {
   InferenceCore core(repo_.get(), 1024, 0, 256);
   backend_->ResetPeakMemory();
   const int64_t weights_only = backend_->Memory().peak_bytes;
   const absl::StatusOr<int64_t> n = core.WarmUp(*model_);
   ASSERT_TRUE(n.ok()) << n.status();
-  EXPECT_EQ(*n, 4);
+  EXPECT_EQ(*n, 4);  // B = 1 at 256, 512, 768, 1024
+  // B up to 3 at each length (a chunk of kChunkTokens holds ≥ 64 rows of ≤ 1024 steps).
+  const absl::StatusOr<int64_t> batched = core.WarmUp(*model_, 3);
+  ASSERT_TRUE(batched.ok()) << batched.status();
+  EXPECT_EQ(*batched, 12);
   // The forwards allocated their activations on top of the weights.
   EXPECT_GT(backend_->Memory().peak_bytes, weights_only);
 }
