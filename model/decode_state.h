@@ -37,11 +37,11 @@ struct DecodeOptions {
 class DecodeState {
  public:
   // Starts with room for min(initial_capacity, MaxRows) rows; the cache then grows by
-  // doubling up to MaxRows (max_context, and the sink row of a model that has one). Why doubling and not max_context up
-  // front: a server holds one state per open stream, and a full 32,768-row cache of
-  // a C=512, 8-layer model is 2·8·32768·512·4 B = 1 GiB in fp32, while most streams
-  // stop far earlier; doubling keeps memory ≤ 2× what the session used, and the
-  // copies cost O(1) amortised per step.
+  // doubling up to MaxRows (max_context, and the sink row of a model that has one). Why
+  // doubling and not max_context up front: a server holds one state per open stream,
+  // and a full 32,768-row cache of a C=512, 8-layer model is 2·8·32768·512·4 B = 1 GiB
+  // in fp32, while most streams stop far earlier; doubling keeps memory ≤ 2× what the
+  // session used, and the copies cost O(1) amortised per step.
   static absl::StatusOr<std::unique_ptr<DecodeState>> Create(
       const Transformer& model, int64_t initial_capacity = kDefaultInitialCapacity,
       const DecodeOptions& options = {});

@@ -62,10 +62,10 @@ void AddServerFlags(CLI::App* app, ServerOptions* o) {
                   "one, ~40 ms on an H100 (docs/kernels/cudnn.md); 1: every length as asked")
       ->capture_default_str();
   app->add_flag("--warm-up,!--no-warm-up", o->warm_up,
-                "before answering, run one forward of each model at every length "
-                "--pad-length-to allows (B = 1), so the attention dispatcher's timing and "
-                "cuDNN's graph builds happen at start-up rather than in a client's request; "
-                "needs --pad-length-to > 1")
+                "before answering, run forwards of each model at every length "
+                "--pad-length-to allows and every row count up to --batch-max-size, so the "
+                "attention dispatcher's timing and cuDNN's graph builds happen at start-up "
+                "rather than in a client's request; needs --pad-length-to > 1")
       ->capture_default_str();
   app->add_option("--batch-max-delay-us", o->batch_max_delay_us,
                   "ModelInfer batching: longest wait (microseconds, from the first request's "

@@ -44,8 +44,8 @@ struct ServerOptions {
   // ModelInfer forwards run at a multiple of this length (right padding; 1: as asked),
   // bounding the lengths a backend meets (server/inference/batched_predict.h).
   int64_t pad_length_to = 1;
-  // Before SERVING, one forward of each served model at every padded length (needs
-  // pad_length_to > 1; InferenceCore::WarmUp).
+  // Before SERVING, forwards of each served model at every padded length and row count
+  // up to batch_max_size (needs pad_length_to > 1; InferenceCore::WarmUp).
   bool warm_up = false;
   // ModelInfer batching (docs/serving.md): requests of one model and length bucket wait
   // up to this long (from the first one's arrival) to share a forward; 0: off.
