@@ -97,7 +97,14 @@ absl::StatusOr<std::unique_ptr<FlashtickServer>> FlashtickServer::Start(
       /*max_pending_bytes=*/options.max_queue_mb << 20);
   server->core_ = std::make_unique<InferenceCore>(server->repository_.get(), options.max_seq_len,
                                                   options.max_request_rows, options.pad_length_to);
-  if (options.warm_up) server->WarmUpModels();
+  if (options.warm_up) {
+    server->WarmUpModels();
+    // Run-time loads come from gRPC and the sweep runner, both stopped (Shutdown, from
+    // the destructor) before the server's members go.
+    FlashtickServer* warm = server.get();
+    server->repository_->set_prepare(
+        [warm](const ModelEntry& entry) { warm->WarmUpModel(entry); });
+  }
   server->model_control_ =
       std::make_unique<ModelControl>(server->repository_.get(), server->metrics_.get());
   RETURN_IF_ERROR(server->StartExperiments());
@@ -114,23 +121,26 @@ absl::StatusOr<std::unique_ptr<FlashtickServer>> FlashtickServer::Start(
 
 void FlashtickServer::WarmUpModels() {
   for (const ModelEntryPtr& entry : repository_->Entries()) {
-    if (!entry->unavailable_reason.empty()) continue;
-    const auto start = std::chrono::steady_clock::now();
-    const absl::StatusOr<int64_t> forwards = core_->WarmUp(*entry, options_.batch_max_size);
-    const double seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (forwards.ok()) {
-      LogInfo(absl::StrCat("warmed model '", entry->name, "' version ", entry->version_string(),
-                           ": ", *forwards, " forwards (", core_->ForwardLengths(*entry).size(),
-                           " lengths, multiples of --pad-length-to ", options_.pad_length_to,
-                           "; B up to --batch-max-size ", options_.batch_max_size, ") in ",
-                           absl::StrFormat("%.2f", seconds), " s"));
-    } else {
-      LogWarning(absl::StrCat("warm-up of model '", entry->name, "' version ",
-                              entry->version_string(), " failed after ",
-                              absl::StrFormat("%.2f", seconds), " s (still served): ",
-                              forwards.status().message()));
-    }
+    if (entry->unavailable_reason.empty()) WarmUpModel(*entry);
+  }
+}
+
+void FlashtickServer::WarmUpModel(const ModelEntry& entry) {
+  const auto start = std::chrono::steady_clock::now();
+  const absl::StatusOr<int64_t> forwards = core_->WarmUp(entry, options_.batch_max_size);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (forwards.ok()) {
+    LogInfo(absl::StrCat("warmed model '", entry.name, "' version ", entry.version_string(), ": ",
+                         *forwards, " forwards (", core_->ForwardLengths(entry).size(),
+                         " lengths, multiples of --pad-length-to ", options_.pad_length_to,
+                         "; B up to --batch-max-size ", options_.batch_max_size, ") in ",
+                         absl::StrFormat("%.2f", seconds), " s"));
+  } else {
+    LogWarning(absl::StrCat("warm-up of model '", entry.name, "' version ",
+                            entry.version_string(), " failed after ",
+                            absl::StrFormat("%.2f", seconds), " s (still served): ",
+                            forwards.status().message()));
   }
 }
 

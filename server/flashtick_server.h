@@ -66,9 +66,12 @@ class FlashtickServer {
  private:
   explicit FlashtickServer(ServerOptions options) : options_(std::move(options)) {}
   absl::Status StartMetrics();
-  // --warm-up: InferenceCore::WarmUp of every served model, each timed in the log. A
-  // model whose warm-up fails is logged and still served (it answers as it would have).
+  // --warm-up: InferenceCore::WarmUp of every served model at startup, and of every
+  // version RepositoryModelLoad or a sweep promotion loads later (before it serves:
+  // ModelRepository::set_prepare), each timed in the log. A model whose warm-up fails
+  // is logged and still served (it answers as it would have).
   void WarmUpModels();
+  void WarmUpModel(const ModelEntry& entry);
   absl::Status StartGrpc();
   absl::Status StartExperiments();
   absl::Status StartArmExecutor();

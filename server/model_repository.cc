@@ -273,6 +273,11 @@ absl::StatusOr<ModelSwap> ModelRepository::LoadModelLocked(absl::string_view nam
   if (!current->count(name)) RETURN_IF_ERROR(CheckModelCount(current->size() + 1, max_models_));
   // A failed load returns here, before anything served changed.
   ASSIGN_OR_RETURN(auto versions, LoadModelDir(dir, backend_));
+  if (prepare_) {
+    for (const auto& [version, entry] : versions) {
+      if (entry->unavailable_reason.empty()) prepare_(*entry);
+    }
+  }
   ModelSwap swap;
   if (auto old = current->find(name); old != current->end()) {
     for (const auto& [version, entry] : old->second) swap.removed.push_back(entry);

@@ -115,6 +115,14 @@ class ModelRepository {
   // of its entries keep them until they let go.
   absl::StatusOr<ModelSwap> UnloadModel(absl::string_view name);
 
+  // Runs on every servable version LoadModel or AddVersion loads, after its weights
+  // are in and before the snapshot that serves it is published, under the writer
+  // lock: flashtickd's --warm-up, so a model loaded at run time answers its first
+  // request as warm as one loaded at startup. It cannot refuse a version (a failed
+  // warm-up is the hook's to log). Set it before the first load at run time.
+  using PrepareFn = std::function<void(const ModelEntry&)>;
+  void set_prepare(PrepareFn prepare) { prepare_ = std::move(prepare); }
+
  private:
   // name -> version -> entry; never changed once published.
   using Models = std::map<std::string, std::map<int64_t, ModelEntryPtr>, std::less<>>;
@@ -132,6 +140,7 @@ class ModelRepository {
   Backend* backend_ = nullptr;
   int max_models_ = 0;
   std::mutex writer_mu_;       // one LoadModel / UnloadModel at a time
+  PrepareFn prepare_;          // may be empty
   // Readers load it without a lock (std::atomic<std::shared_ptr>, C++20).
   std::atomic<std::shared_ptr<const Models>> models_{std::make_shared<const Models>()};
 };

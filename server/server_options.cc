@@ -65,7 +65,8 @@ void AddServerFlags(CLI::App* app, ServerOptions* o) {
                 "before answering, run forwards of each model at every length "
                 "--pad-length-to allows and every row count up to --batch-max-size, so the "
                 "attention dispatcher's timing and cuDNN's graph builds happen at start-up "
-                "rather than in a client's request; needs --pad-length-to > 1")
+                "(or when RepositoryModelLoad loads a version, before it serves) rather than "
+                "in a client's request; needs --pad-length-to > 1")
       ->capture_default_str();
   app->add_option("--batch-max-delay-us", o->batch_max_delay_us,
                   "ModelInfer batching: longest wait (microseconds, from the first request's "

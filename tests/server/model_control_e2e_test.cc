@@ -2,8 +2,9 @@
 // RepositoryModelUnload makes ModelInfer answer NOT_FOUND and drops the model from
 // RepositoryIndex; RepositoryModelLoad brings it back; bad names, missing models
 // and a second unload answer INVALID_ARGUMENT / NOT_FOUND; and a tick stream opened
-// before the unload keeps predicting on its version until it closes. Every step
-// waits for its answer, so nothing depends on timing.
+// before the unload keeps predicting on its version until it closes. The server runs
+// with --warm-up, so each load warms the version first. Every step waits for its
+// answer, so nothing depends on timing.
 #include <string>
 #include <vector>
 
@@ -41,6 +42,10 @@ class ModelControlE2eTest : public InProcessServerTest {
     features_ = config.features;
     ServerOptions o = BaseOptions();
     o.experiment_dir = "";  // inference only
+    // With --warm-up, every load below also warms the version before it serves
+    // (ModelRepository::set_prepare), so these tests cover that path too.
+    o.pad_length_to = 16;
+    o.warm_up = true;
     ASSERT_NO_FATAL_FAILURE(StartServer(o));
     stub_ = inference::GRPCInferenceService::NewStub(Channel());
   }

@@ -326,6 +326,38 @@ TEST_F(RepositoryReloadTest, AddVersionWritesTheNextVersionAndServesItAsLatest) 
   EXPECT_TRUE(repo->Find("fresh", "1").ok());
 }
 
+// The prepare hook (flashtickd's --warm-up at run time) sees every servable version a
+// load brings, weights in, while the snapshot still serves what was there before.
+TEST_F(RepositoryReloadTest, PrepareSeesEachNewVersionBeforeItServes) {
+  ASSERT_NO_FATAL_FAILURE(Save("alpha", 1));
+  auto repo = Open();
+  ASSERT_NE(repo, nullptr);
+  std::vector<std::string> prepared;
+  repo->set_prepare([&](const ModelEntry& entry) {
+    prepared.push_back(entry.name + "/" + entry.version_string());
+    EXPECT_NE(entry.model, nullptr);
+    // Not yet served: the old version 1 (alpha) or nothing (beta) answers meanwhile.
+    auto served = repo->Find(entry.name, "");
+    if (entry.name == "alpha") {
+      ASSERT_TRUE(served.ok()) << served.status();
+      EXPECT_EQ((*served)->version, 1);
+      EXPECT_NE(served->get(), &entry);
+    } else {
+      EXPECT_EQ(served.status().code(), absl::StatusCode::kNotFound);
+    }
+  });
+  EXPECT_TRUE(prepared.empty());  // startup loads are the server's to warm
+  ASSERT_NO_FATAL_FAILURE(Save("alpha", 2));
+  ASSERT_TRUE(repo->LoadModel("alpha").ok());
+  EXPECT_EQ(prepared, (std::vector<std::string>{"alpha/1", "alpha/2"}));
+  auto added = repo->AddVersion("beta", [&](const std::string& dir) {
+    return WriteModel(backend_.get(), dir, 16);
+  });
+  ASSERT_TRUE(added.ok()) << added.status();
+  EXPECT_EQ(prepared, (std::vector<std::string>{"alpha/1", "alpha/2", "beta/1"}));
+  EXPECT_EQ((*repo->Find("alpha", ""))->version, 2);
+}
+
 TEST_F(RepositoryReloadTest, AddVersionThatFailsLeavesNothingBehind) {
   ASSERT_NO_FATAL_FAILURE(Save("alpha", 1));
   auto repo = Open();
