@@ -161,9 +161,14 @@ absl::StatusOr<std::vector<float>> Transformer::Predict(absl::Span<const float> 
 
 absl::Status Transformer::PredictInto(absl::Span<const float> ticks, int64_t B, int64_t T,
                                       bool last_only, const std::function<bool()>& stop,
-                                      absl::Span<float> probs) {
+                                      absl::Span<float> probs, int64_t valid_steps) {
   const int64_t F = config_.features, K = config_.classes;
   RETURN_IF_ERROR(CheckForwardInput(config_, ticks, B, T, "predict"));
+  if (valid_steps < 0 || valid_steps > T || (valid_steps > 0 && !last_only)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "predict: ", valid_steps, " real steps of ", T,
+        " need 0 (none padded) or 1..T, and only a last-step forward takes them"));
+  }
   const int64_t out_steps = last_only ? 1 : T;
   if (static_cast<int64_t>(probs.size()) != B * out_steps * K) {
     return absl::InvalidArgumentError(absl::StrCat("predict: the output has room for ",
@@ -180,7 +185,8 @@ absl::Status Transformer::PredictInto(absl::Span<const float> ticks, int64_t B, 
   for (int64_t b0 = 0; b0 < B; b0 += Bc) {
     const int64_t n = std::min(Bc, B - b0);
     RETURN_IF_ERROR(impl_->ForwardChunk(config_, backend_, ticks.data() + b0 * T * F, n, T,
-                                        last_only, probs.data() + b0 * out_steps * K, stop));
+                                        last_only, probs.data() + b0 * out_steps * K, stop,
+                                        {}, valid_steps));
   }
   return absl::OkStatus();
 }

@@ -75,8 +75,13 @@ class Transformer {
   // classes floats, else INVALID_ARGUMENT) instead of a new vector: the server
   // downloads them straight into the response's buffer. On error `probs` may
   // hold part of the answer.
+  // valid_steps (with last_only; 0: T): every sequence's steps valid_steps..T−1 are
+  // right padding (a server pads lengths to a few shapes, docs/serving.md), and the
+  // answer is step valid_steps − 1's. Attention is causal, so the padding changes
+  // nothing before it; the last layer's decode stops its keys there too.
   absl::Status PredictInto(absl::Span<const float> ticks, int64_t B, int64_t T, bool last_only,
-                           const std::function<bool()>& stop, absl::Span<float> probs);
+                           const std::function<bool()>& stop, absl::Span<float> probs,
+                           int64_t valid_steps = 0);
 
   // Incremental decoding (model/decode_state.h): runs one new step `row` (host fp32
   // [F]) at position state->steps() against the state's per-layer K/V cache, appends

@@ -42,18 +42,25 @@ TensorView HeadsView(const TensorView& buf, int64_t col, int64_t B, int64_t T, i
   return v;
 }
 
-// Row T − 1 of each of the B sequences of `v` ([B, T, ...] with T as dimension 1, or a
-// [B·T, W] buffer): the same view with T = 1, starting at the last row.
-TensorView LastRows(const TensorView& v, int64_t B, int64_t T) {
+// Row `row` of each of the B sequences of `v` ([B, T, ...] with T as dimension 1, or a
+// [B·T, W] buffer): the same view with T = 1, starting at that row.
+TensorView RowOfEach(const TensorView& v, int64_t B, int64_t T, int64_t row) {
   TensorView r = v;
   if (v.rank == 2) {  // [B·T, W] rows: a [B, W] view with row stride T·W
     r.shape[0] = B;
     r.strides[0] = T * v.stride(0);
-    r.data = static_cast<char*>(v.data) + (T - 1) * v.stride(0) * DTypeSize(v.dtype);
+    r.data = static_cast<char*>(v.data) + row * v.stride(0) * DTypeSize(v.dtype);
     return r;
   }
   r.shape[1] = 1;
-  r.data = static_cast<char*>(v.data) + (T - 1) * v.stride(1) * DTypeSize(v.dtype);
+  r.data = static_cast<char*>(v.data) + row * v.stride(1) * DTypeSize(v.dtype);
+  return r;
+}
+
+// The first `rows` steps of each sequence of a [B, T, heads, D] view (strides kept).
+TensorView FirstSteps(const TensorView& v, int64_t rows) {
+  TensorView r = v;
+  r.shape[1] = rows;
   return r;
 }
 
@@ -86,8 +93,15 @@ ForwardWorkspace ForwardWorkspace::Carve(void* base, DeviceKind device, const Mo
 absl::Status Transformer::Impl::ForwardChunk(const ModelConfig& c, Backend* be, const float* ticks,
                                              int64_t Bc, int64_t T, bool last_only, float* probs,
                                              const std::function<bool()>& stop,
-                                             const AttentionProbe& probe) {
+                                             const AttentionProbe& probe, int64_t valid_steps) {
   const DeviceKind dev = be->device();
+  // The row whose answer a last-step forward keeps: the last one, or with right
+  // padding the last real step (rows after it are padding no earlier row attends to).
+  const int64_t answer_row = last_only && valid_steps > 0 ? valid_steps - 1 : T - 1;
+  if (answer_row < 0 || answer_row >= T) {
+    return absl::InvalidArgumentError(absl::StrCat("forward: ", valid_steps,
+                                                   " real steps of a window of ", T));
+  }
   ForwardWorkspace ws = ForwardWorkspace::Carve(nullptr, dev, c, act, Bc, T, last_only);
   if (ws.bytes > workspace_capacity) {
     workspace.reset();  // free the old one first: peak memory is the new size, not both
@@ -149,9 +163,13 @@ absl::Status Transformer::Impl::ForwardChunk(const ModelConfig& c, Backend* be, 
       // projection and MLP on B rows instead of B·T. For a 2-layer model this halves
       // a day's attention, the bulk of a forward at N = 23,400 (docs/serving.md,
       // "The last step only"). The attention probe needs every row, so it keeps them.
-      RETURN_IF_ERROR(ops.Run(decode, {LastRows(q, Bc, T), kl, vl}, {LastRows(att4, Bc, T)},
-                              b + "attention (last step)"));
-      RETURN_IF_ERROR(ops.ProjectionAndMlpRows(b, LastRows(ws.att, Bc, T), LastRows(ws.x, Bc, T)));
+      // With right padding the query is the last real step and the keys stop at it.
+      const int64_t Tk = answer_row + 1;
+      RETURN_IF_ERROR(ops.Run(decode,
+                              {RowOfEach(q, Bc, T, answer_row), FirstSteps(kl, Tk), FirstSteps(vl, Tk)},
+                              {RowOfEach(att4, Bc, T, answer_row)}, b + "attention (last step)"));
+      RETURN_IF_ERROR(ops.ProjectionAndMlpRows(b, RowOfEach(ws.att, Bc, T, answer_row),
+                                               RowOfEach(ws.x, Bc, T, answer_row)));
       continue;
     }
     RETURN_IF_ERROR(ops.Run(attn, {q, kl, vl}, {att4, ws.lse}, b + "attention"));
@@ -159,11 +177,11 @@ absl::Status Transformer::Impl::ForwardChunk(const ModelConfig& c, Backend* be, 
     RETURN_IF_ERROR(ops.ProjectionAndMlp(b));
   }
 
-  // The head: every step, or only each sequence's last step (a [Bc, C] view with row
+  // The head: every step, or only each sequence's answer row (a [Bc, C] view with row
   // stride T·C, so no other row is normalised or projected).
   TensorView xs = ws.x, hs = ws.h;
   if (last_only) {
-    xs = LastRows(ws.x, Bc, T);
+    xs = RowOfEach(ws.x, Bc, T, answer_row);
     hs = MakeView(ws.h.data, act, dev, {Bc, C});
   }
   RETURN_IF_ERROR(ops.HeadProbs(xs, hs));

@@ -61,12 +61,14 @@ struct Transformer::Impl {
   // empty) is asked between layers, after a Synchronize; true: CANCELLED.
   // `probe` (may be empty) is called after each layer's attention with the layer, the
   // rotated q [Bc, T, H, D] and k [Bc, T, Hkv, D] views and the log-sum-exp [Bc, H, T].
+  // valid_steps (last_only only; 0: T): steps valid_steps..T−1 of every sequence are
+  // right padding, and the answer is step valid_steps − 1's.
   using AttentionProbe = std::function<absl::Status(int layer, const TensorView& q,
                                                     const TensorView& k, const TensorView& lse)>;
   absl::Status ForwardChunk(const ModelConfig& c, Backend* backend, const float* ticks,
                             int64_t Bc, int64_t T, bool last_only, float* probs,
                             const std::function<bool()>& stop = {},
-                            const AttentionProbe& probe = {});
+                            const AttentionProbe& probe = {}, int64_t valid_steps = 0);
 };
 
 }  // namespace flashtick

@@ -60,11 +60,15 @@ absl::Status PredictBatchedInto(Transformer* model, absl::Span<const BatchedRequ
   const int64_t longest = T;
   T = PaddedLength(longest, pad_length_to, model->config().max_context);
   const bool padded = T != longest;
-  // A padded forward's last row is padding: last-step requests take row steps − 1 of
-  // the full output instead.
-  const bool forward_last_only = all_last && same_length && !padded;
-  // One request at its own length runs from and into the request's own buffers.
+  // Last-step requests of one length run the last-step forward, padded or not: its
+  // answer row is then the last real step, steps − 1 (Transformer::PredictInto's
+  // valid_steps). Mixed lengths or full-sequence requests take rows of a full forward.
+  const bool forward_last_only = all_last && same_length;
+  const int64_t valid_steps = forward_last_only && padded ? longest : 0;
+  // One unpadded request runs from the request's own buffer, and one request whose
+  // output is the forward's whole output is written straight into the response.
   const bool single = requests.size() == 1 && !padded;
+  const bool single_output = requests.size() == 1 && (!padded || forward_last_only);
 
   // [rows, T, F], each sequence's steps first, zeros after (right padding). A
   // single unpadded request is forwarded from its own buffer (the request's bytes).
@@ -84,8 +88,8 @@ absl::Status PredictBatchedInto(Transformer* model, absl::Span<const BatchedRequ
   // A single request's forward writes straight into its output (the response's
   // buffer); a batch's goes to one buffer that is sliced below.
   std::vector<float> batch_probs;
-  if (!single) batch_probs.resize(static_cast<size_t>(rows * out_T * classes));
-  const absl::Span<float> probs = single ? outputs.front() : absl::MakeSpan(batch_probs);
+  if (!single_output) batch_probs.resize(static_cast<size_t>(rows * out_T * classes));
+  const absl::Span<float> probs = single_output ? outputs.front() : absl::MakeSpan(batch_probs);
   // Chunks of whole rows: a long batch stops at the next boundary once every
   // client is gone (cancelled or past its deadline) instead of holding the worker.
   const int64_t chunk_rows = std::max<int64_t>(1, chunk_tokens / T);
@@ -102,7 +106,8 @@ absl::Status PredictBatchedInto(Transformer* model, absl::Span<const BatchedRequ
         input.subspan(static_cast<size_t>(row0 * T * F), static_cast<size_t>(n * T * F)), n, T,
         forward_last_only, abandoned,
         probs.subspan(static_cast<size_t>(row0 * out_T * classes),
-                      static_cast<size_t>(n * out_T * classes)));
+                      static_cast<size_t>(n * out_T * classes)),
+        valid_steps);
     if (status.code() == absl::StatusCode::kCancelled) {
       return absl::CancelledError(absl::StrCat(
           "every client of this request has gone (cancelled or past its deadline); ",
@@ -110,7 +115,7 @@ absl::Status PredictBatchedInto(Transformer* model, absl::Span<const BatchedRequ
     }
     RETURN_IF_ERROR(status);
   }
-  if (single) return absl::OkStatus();  // the forward's output is already the answer
+  if (single_output) return absl::OkStatus();  // the forward's output is already the answer
 
   int64_t row = 0;
   for (size_t i = 0; i < requests.size(); ++i) {

@@ -62,16 +62,21 @@ absl::StatusOr<int64_t> InferenceCore::WarmUp(const ModelEntry& model, int64_t m
     const int64_t most = std::min(std::max<int64_t>(max_rows, 1), std::max<int64_t>(1, kChunkTokens / L));
     for (int64_t B = 1; B <= most; ++B) {
       const std::vector<float> zeros(static_cast<size_t>(B * L * model.features), 0.0f);
-      std::vector<float> probs(static_cast<size_t>(B * L * model.classes));
-      const BatchedRequest request{zeros, B, L, false};
-      const absl::Span<float> out[] = {absl::MakeSpan(probs)};
-      const absl::Status status =
-          PredictBatchedInto(model.model.get(), {&request, 1}, out, {}, kChunkTokens, pad_length_to_);
-      if (!status.ok()) {
-        return absl::Status(status.code(), absl::StrCat("warm-up of '", model.name, "' at B = ", B,
-                                                        ", N = ", L, ": ", status.message()));
+      // Both forwards a request can take: every step, and the last step only (whose
+      // last layer runs B rows and a decode, batched_predict.h).
+      for (const bool last_only : {false, true}) {
+        std::vector<float> probs(static_cast<size_t>(B * (last_only ? 1 : L) * model.classes));
+        const BatchedRequest request{zeros, B, L, last_only};
+        const absl::Span<float> out[] = {absl::MakeSpan(probs)};
+        const absl::Status status = PredictBatchedInto(model.model.get(), {&request, 1}, out, {},
+                                                       kChunkTokens, pad_length_to_);
+        if (!status.ok()) {
+          return absl::Status(status.code(),
+                              absl::StrCat("warm-up of '", model.name, "' at B = ", B, ", N = ", L,
+                                           last_only ? " (last step)" : "", ": ", status.message()));
+        }
+        ++forwards;
       }
-      ++forwards;
     }
   }
   return forwards;

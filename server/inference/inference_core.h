@@ -82,6 +82,7 @@ class InferenceCore {
   // a batch of up to max_rows one-row requests runs as. So a backend's first-call costs
   // (the attention dispatcher's timing, a cuDNN graph per (B, T): docs/kernels/cudnn.md,
   // "New lengths") are paid before the server says SERVING, not by a client's request.
+  // Each shape runs twice, as a forward of every step and as a last-step forward.
   // Returns how many forwards ran.
   absl::StatusOr<int64_t> WarmUp(const ModelEntry& model, int64_t max_rows = 1) const;
   // The `model` metric label of a request: the name when it is served, else "".

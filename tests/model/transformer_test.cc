@@ -290,6 +290,44 @@ TEST(Transformer, LoadRejectsMismatchedCheckpoints) {
   EXPECT_EQ(Transformer::Load(dir, be.get()).status().code(), absl::StatusCode::kDataLoss);
 }
 
+// valid_steps: a window right-padded past its real steps answers from its last real
+// step, exactly as the unpadded window's last-step forward does — also with a first
+// layer that excludes the step itself (its keys shifted one step later) and with
+// sequences chunked one at a time.
+TEST(Transformer, PaddedLastStepForwardAnswersFromTheLastRealStep) {
+  auto be = Cpu(2);
+  const int64_t B = 3, T = 50, F = 6, padded_T = 64, K = 3;
+  const auto ticks = Ticks(B, T, F, 21);
+  std::vector<float> padded(static_cast<size_t>(B * padded_T * F), 0.0f);
+  for (int64_t b = 0; b < B; ++b)
+    std::copy(ticks.begin() + b * T * F, ticks.begin() + (b + 1) * T * F, padded.begin() + b * padded_T * F);
+  ModelConfig no_self = SmallConfig();
+  no_self.exclude_self_layers = 1;
+  ModelOptions tiny;
+  tiny.workspace_bytes = 1;  // one sequence per chunk
+  for (const auto& [config, options] : {std::pair{SmallConfig(), ModelOptions{}},
+                                        std::pair{no_self, ModelOptions{}}, std::pair{SmallConfig(), tiny}}) {
+    auto m = Make(be.get(), 3, options, config);
+    PREDICT_OR_SKIP(want, m->Predict(ticks, B, T, true));
+    std::vector<float> got(static_cast<size_t>(B * K));
+    ASSERT_TRUE(m->PredictInto(padded, B, padded_T, true, {}, absl::MakeSpan(got), T).ok());
+    for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-6) << i;
+    // Not the padded window's own last row.
+    PREDICT_OR_SKIP(last_row, m->Predict(padded, B, padded_T, true));
+    EXPECT_GT(std::abs(last_row[0] - want[0]) + std::abs(last_row[1] - want[1]), 1e-6);
+  }
+  // Out of range, or asked of a forward of every step: refused.
+  auto m = Make(be.get(), 3);
+  std::vector<float> out(static_cast<size_t>(B * K));
+  for (const int64_t bad : {int64_t{-1}, padded_T + 1}) {
+    EXPECT_EQ(m->PredictInto(padded, B, padded_T, true, {}, absl::MakeSpan(out), bad).code(),
+              absl::StatusCode::kInvalidArgument) << bad;
+  }
+  std::vector<float> every(static_cast<size_t>(B * padded_T * K));
+  EXPECT_EQ(m->PredictInto(padded, B, padded_T, false, {}, absl::MakeSpan(every), T).code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
 TEST(Transformer, PredictValidatesRequests) {
   auto be = Cpu(1);
   auto m = Make(be.get(), 1);

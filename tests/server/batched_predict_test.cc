@@ -92,6 +92,28 @@ TEST_F(BatchedPredictTest, EqualLengthLastOnlyBatchRunsTheHeadOnLastRows) {
   }
 }
 
+TEST_F(BatchedPredictTest, PaddedLastOnlyRequestsAnswerFromTheirLastRealStep) {
+  // --pad-length-to 64: length 50 runs as a window of 64 whose last 14 rows are
+  // zeros. Last-step requests of one length take the last-step forward at row 49
+  // (its keys stop there), alone or batched, and match the unpadded forward.
+  const int64_t F = model_->config().features, classes = model_->config().classes;
+  std::vector<std::vector<float>> ticks = {RandomTicks(50 * F, 11), RandomTicks(50 * F, 12),
+                                           RandomTicks(2 * 50 * F, 13)};
+  std::vector<BatchedRequest> requests = {{ticks[0], 1, 50, true}, {ticks[1], 1, 50, true},
+                                          {ticks[2], 2, 50, true}};
+  for (const size_t n : {size_t{1}, requests.size()}) {  // one request, then all three
+    auto padded = PredictBatched(model_.get(), absl::MakeConstSpan(requests).first(n), {},
+                                 kChunkTokens, /*pad_length_to=*/64);
+    ASSERT_TRUE(padded.ok()) << padded.status();
+    for (size_t i = 0; i < n; ++i) {
+      auto alone = model_->Predict(ticks[i], requests[i].batch, 50, true);
+      ASSERT_TRUE(alone.ok()) << alone.status();
+      ASSERT_EQ((*padded)[i].size(), static_cast<size_t>(requests[i].batch * classes));
+      EXPECT_LE(MaxAbsDiff((*padded)[i], *alone), kTol) << n << " requests, request " << i;
+    }
+  }
+}
+
 TEST_F(BatchedPredictTest, ShapeMismatchIsInternalNotACrash) {
   std::vector<float> ticks(10, 0.0f);
   std::vector<BatchedRequest> requests = {{ticks, 1, 50, false}};

@@ -59,11 +59,11 @@ TEST_F(InferenceWarmUpTest, WarmUpRunsAForwardAtEachLengthAndRowCount) {
   const int64_t weights_only = backend_->Memory().peak_bytes;
   const absl::StatusOr<int64_t> n = core.WarmUp(*model_);
   ASSERT_TRUE(n.ok()) << n.status();
-  EXPECT_EQ(*n, 4);  // B = 1 at 256, 512, 768, 1024
+  EXPECT_EQ(*n, 8);  // B = 1 at 256, 512, 768, 1024, each every step and last step only
   // B up to 3 at each length (a chunk of kChunkTokens holds ≥ 64 rows of ≤ 1024 steps).
   const absl::StatusOr<int64_t> batched = core.WarmUp(*model_, 3);
   ASSERT_TRUE(batched.ok()) << batched.status();
-  EXPECT_EQ(*batched, 12);
+  EXPECT_EQ(*batched, 24);
   // The forwards allocated their activations on top of the weights.
   EXPECT_GT(backend_->Memory().peak_bytes, weights_only);
 }
