@@ -11,13 +11,18 @@
 //
 //   serve_latency_inproc --model-dir DIR [--device cpu|cuda] [--n 512,23400]
 //       [--batch 1,8] [--reps 20] [--warmup 2] [--ticks 2048] [--check-steps 256]
-//       [--threads 0] [--dump PREFIX]
+//       [--threads 0] [--dump PREFIX] [--last-only 0|1] [--stop-check 0|1]
+// --last-only 1 also times the last-step forward (what a server request for the next
+// call runs: the last layer on one row per sequence); --stop-check 1 also times the
+// forward with a stop callback, as flashtickd passes one (the model synchronises
+// before each layer after the first to ask it, model/transformer.h).
 // --dump writes PREFIX.x.f32 (ticks [1, check-steps, F]) and PREFIX.probs.f32 (their
 // full-forward probabilities), raw little-endian fp32, for the PyTorch twin's check.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -45,6 +50,8 @@ struct Args {
   int64_t ticks = 2048;
   int64_t check_steps = 256;
   int threads = 0;
+  int last_only = 0;   // 1: also the last-step forward
+  int stop_check = 0;  // 1: also with a stop callback between layers
   std::string dump;  // PREFIX: the check input and its forward, for torch_serve.py --compare
 };
 
@@ -83,6 +90,8 @@ absl::StatusOr<Args> Parse(int argc, char** argv) {
       else if (flag == "--ticks") a.ticks = x;
       else if (flag == "--check-steps") a.check_steps = x;
       else if (flag == "--threads") a.threads = static_cast<int>(x);
+      else if (flag == "--last-only") a.last_only = static_cast<int>(x);
+      else if (flag == "--stop-check") a.stop_check = static_cast<int>(x);
       else return absl::InvalidArgumentError(absl::StrCat("unknown flag ", flag));
     } else {
       return absl::InvalidArgumentError(absl::StrCat("unknown flag or bad value: ", flag, " ", v));
@@ -176,20 +185,33 @@ absl::Status Main(int argc, char** argv) {
       a.check_steps > 0 ? CheckStep(model.get(), base, a.check_steps, a.dump) : absl::OkStatus();
   if (!check.ok() && check.code() != absl::StatusCode::kInternal) return check;
 
+  struct Mode {
+    const char* what;
+    bool last_only, stop_check;
+  };
+  std::vector<Mode> modes = {{"forward", false, false}};
+  if (a.stop_check) modes.push_back({"forward_stop_check", false, true});
+  if (a.last_only) modes.push_back({"forward_last", true, false});
+  if (a.last_only && a.stop_check) modes.push_back({"forward_last_stop_check", true, true});
+  const std::function<bool()> never = [] { return false; };
   for (int64_t n : a.n) {
     for (int64_t b : a.batch) {
       const std::vector<float> x = RandomTicks(b * n * F, static_cast<uint32_t>(n + b));
-      std::vector<double> ms;
-      for (int r = 0; r < a.warmup + a.reps; ++r) {
-        const auto t0 = std::chrono::steady_clock::now();
-        ASSIGN_OR_RETURN(std::vector<float> probs, model->Predict(x, b, n, false));
-        if (r >= a.warmup) ms.push_back(Ms(std::chrono::steady_clock::now() - t0));
+      for (const Mode& mode : modes) {
+        std::vector<double> ms;
+        for (int r = 0; r < a.warmup + a.reps; ++r) {
+          const auto t0 = std::chrono::steady_clock::now();
+          ASSIGN_OR_RETURN(std::vector<float> probs,
+                           model->Predict(x, b, n, mode.last_only,
+                                          mode.stop_check ? never : std::function<bool()>()));
+          if (r >= a.warmup) ms.push_back(Ms(std::chrono::steady_clock::now() - t0));
+        }
+        nlohmann::json rec = base;
+        rec.update({{"what", mode.what}, {"N", n}, {"B", b}});
+        rec.update(Stats(ms));
+        rec["rows_per_s"] = 1000.0 * static_cast<double>(b) / rec["mean_ms"].get<double>();
+        Emit(rec);
       }
-      nlohmann::json rec = base;
-      rec.update({{"what", "forward"}, {"N", n}, {"B", b}});
-      rec.update(Stats(ms));
-      rec["rows_per_s"] = 1000.0 * static_cast<double>(b) / rec["mean_ms"].get<double>();
-      Emit(rec);
     }
   }
 
