@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# The in-process forward of the served model, run from the server pack (no build on the
+# GPU machine): serve_latency_inproc from the pack (scripts/pack_server.sh with
+# PACK_BINARIES naming it) on the model gpu_serve.sh serves (flashtick_make_model
+# $SERVE_MODEL --seed 1: the same weights), so its forward sits beside the server's
+# compute time of the same call (docs/serving.md, "Where the time goes").
+# Rows per N and B: the forward of every step, with the stop callback flashtickd passes,
+# and the last-step forward (serve_latency_inproc --last-only 1 --stop-check 1).
+# Usage: OUT=dir INPROC_PACK=.carry/serve_cudnn bash bench/scripts/gpu_inproc_pack.sh
+# Env: INPROC_PACK (.carry/serve_cudnn; unpacked from INPROC_PACK.tar.xz if needed),
+#   INPROC_N (23400,23552,4096,512), INPROC_BATCH (1,8), INPROC_REPS (50),
+#   INPROC_BUDGET (120 s), SERVE_MODEL (gpu_serve.sh's default model flags).
+set -uo pipefail
+cd "$(dirname "$0")/../.." || exit 1
+out=${OUT:?set OUT to the results folder}
+mkdir -p "$out"
+# Two files come back (the device tool returns few): the summary, and the rest in one archive.
+w=$(mktemp -d /tmp/inproc_pack_out.XXXXXX)
+deadline=$(($(date +%s) + ${INPROC_BUDGET:-120}))
+pack=${INPROC_PACK:-.carry/serve_cudnn}
+summary="$out/inproc_pack_summary.txt"
+note() { echo "$*" | tee -a "$summary"; }
+if [ ! -x "$pack/bin/serve_latency_inproc" ] && [ -f "$pack.tar.xz" ]; then
+  mkdir -p "$pack" && tar -C "$pack" -xJf "$pack.tar.xz" || { note "cannot unpack $pack.tar.xz"; exit 1; }
+fi
+[ -x "$pack/bin/serve_latency_inproc" ] || { note "no $pack/bin/serve_latency_inproc"; exit 1; }
+pack=$(cd "$pack" && pwd)
+# cuDNN, nvrtc and cuBLAS from PyTorch's nvidia wheels, as gpu_serve.sh finds them.
+ld="$pack/lib:$(python3 -c 'import glob, os, site
+print(":".join(sorted({d for p in site.getsitepackages() for d in glob.glob(os.path.join(p, "nvidia", "*", "lib"))})))' 2> /dev/null)"
+gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2> /dev/null | head -1)
+note "gpu_inproc_pack: commit ${FLASHTICK_COMMIT:-unknown}; gpu ${gpu:-unknown}; $(date -u '+%Y-%m-%d %H:%M UTC')"
+model_flags=${SERVE_MODEL:---width 256 --heads 4 --layers 2 --max-context 32768}
+m=$(mktemp -d /tmp/inproc_pack.XXXXXX)
+LD_LIBRARY_PATH="$ld" "$pack/bin/flashtick_make_model" --out "$m" --name flashtick-bench --seed 1 \
+  $model_flags > "$w/make_model.log" 2>&1 || { note "flashtick_make_model failed: $(tail -2 "$w/make_model.log")"; exit 1; }
+note "model: $model_flags --seed 1"
+lim=$((deadline - $(date +%s) - 5))
+timeout "$lim" env LD_LIBRARY_PATH="$ld" "$pack/bin/serve_latency_inproc" --model-dir "$m/flashtick-bench/1" \
+  --device cuda --n "${INPROC_N:-23400,23552,4096,512}" --batch "${INPROC_BATCH:-1,8}" \
+  --reps "${INPROC_REPS:-50}" --warmup 3 --ticks 2048 --last-only 1 --stop-check 1 \
+  > "$w/inproc.jsonl" 2> "$w/inproc.err"
+rc=$?
+note "serve_latency_inproc exit $rc$([ $rc -eq 124 ] && echo " (cut at its $lim s limit; rows so far kept)")"
+python3 - "$w/inproc.jsonl" << 'EOF' | tee -a "$summary"
+import json, sys
+print("| what | N | B | p50 ms | p99 ms | mean ms | kernel path |")
+print("|---|---|---|---|---|---|---|")
+for line in open(sys.argv[1]):
+    r = json.loads(line)
+    if "p50_ms" in r:
+        print(f"| {r['what']} | {r['N']} | {r['B']} | {r['p50_ms']:.3f} | {r['p99_ms']:.3f} | {r['mean_ms']:.3f} | {r.get('kernel_path', '')} |")
+    else:
+        print("|", json.dumps(r), "|")
+EOF
+tar czf "$out/inproc_pack.tgz" -C "$w" .
+exit $rc
