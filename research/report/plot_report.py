@@ -129,7 +129,13 @@ def loss_plot(report, out_dir):
     arms = [a for a in report["arms"] if a["loss_curve"]]
     if not arms:
         return
-    fig, ax = plt.subplots(figsize=(9, 4))
+    # The validation checks get a panel of their own when there are any: with
+    # validate_on "calls" a family being learned is a step down there, while the
+    # training loss over every step barely moves (docs/sweeps/keyed.md).
+    validated = [a for a in arms if a.get("validation_curve")]
+    panels = 2 if validated else 1
+    fig, axes = plt.subplots(1, panels, figsize=(9 * panels, 4), squeeze=False)
+    ax = axes[0][0]
     for a in arms:
         pts = [(s, l) for s, l in a["loss_curve"] if l is not None]
         ax.plot([s for s, _ in pts], [l for _, l in pts], label=a["arm_id"])
@@ -138,6 +144,17 @@ def loss_plot(report, out_dir):
     ax.set_title(f"{report['name']}: loss curves")
     ax.legend()
     ax.grid(alpha=0.3)
+    if validated:
+        calls = report.get("config", {}).get("training", {}).get("validate_on") == "calls"
+        ax = axes[0][1]
+        for a in validated:
+            pts = [(s, l) for s, l in a["validation_curve"] if l is not None]
+            ax.plot([s for s, _ in pts], [l for _, l in pts], label=a["arm_id"])
+        ax.set_xlabel("optimizer step")
+        ax.set_ylabel(("call-step " if calls else "") + "validation loss")
+        ax.set_title("validation checks (first fold)")
+        ax.legend()
+        ax.grid(alpha=0.3)
     save(fig, out_dir, "loss_curves.png")
 
 

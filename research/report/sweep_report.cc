@@ -68,6 +68,10 @@ json ArmJson(const ArmResult& a) {
   }
   json curve = json::array();
   for (const LossPoint& p : a.loss_curve) curve.push_back({p.step, Num(p.loss)});
+  // Every validation check (the call-step loss with validate_on "calls"): where a
+  // planted family is learned shows as a drop here, not in the training loss.
+  json validation = json::array();
+  for (const LossPoint& p : a.validation_curve) validation.push_back({p.step, Num(p.loss)});
   return {{"arm_id", a.arm_id},
           {"context", a.context},
           {"seed", a.seed},
@@ -101,6 +105,7 @@ json ArmJson(const ArmResult& a) {
           {"days", days},
           {"events", events},
           {"loss_curve", curve},
+          {"validation_curve", validation},
           {"stop_reason", a.stop_reason},
           {"skipped_steps", a.skipped_steps},
           {"best_validation_loss", a.validation_curve.empty() ? json(nullptr)

@@ -135,6 +135,23 @@ std::vector<std::string> CostRow(const std::string& md, const std::string& arm_i
   return cells;  // arm, N, state, steps, s/epoch, plain step, refresh step, ...
 }
 
+// Every arm's validation checks are in report.json, in order, and there are some.
+void ExpectValidationCurveReported(const SweepOutcome& o, const std::string& dir) {
+  const auto report = nlohmann::json::parse(ReadFile(dir + "/report.json"));
+  ASSERT_EQ(report["arms"].size(), o.arms.size());
+  for (size_t i = 0; i < o.arms.size(); ++i) {
+    const ArmResult& a = o.arms[i];
+    const nlohmann::json& v = report["arms"][i]["validation_curve"];
+    ASSERT_TRUE(v.is_array()) << report["arms"][i].dump();
+    EXPECT_FALSE(v.empty()) << a.arm_id;
+    ASSERT_EQ(v.size(), a.validation_curve.size()) << a.arm_id;
+    for (size_t k = 0; k < v.size(); ++k) {
+      EXPECT_EQ(v[k][0].get<int64_t>(), a.validation_curve[k].step) << a.arm_id;
+      EXPECT_DOUBLE_EQ(v[k][1].get<double>(), a.validation_curve[k].loss) << a.arm_id;
+    }
+  }
+}
+
 // The step-kind cost of every arm, in the result, report.json and report.md: `refresh`
 // says whether the arm refreshed a Hessian (Sophia-H) or not (AdamW).
 void ExpectStepKindCost(const SweepOutcome& o, const std::string& dir, bool refresh) {
@@ -308,8 +325,10 @@ absl::StatusOr<SweepOutcome> CancelThenResume(const SweepConfig& c, const std::s
 // run does.
 TEST(SweepResume, EarlyStoppingResumesExactly) {
   const SweepConfig c = Tiny(EarlyStopping());
-  auto straight = SweepEngine::Run(c, Options(Dir("early_straight")), {});
+  const std::string straight_dir = Dir("early_straight");
+  auto straight = SweepEngine::Run(c, Options(straight_dir), {});
   ASSERT_TRUE(straight.ok()) << straight.status();
+  ExpectValidationCurveReported(*straight, straight_dir);
   for (const ArmResult& a : straight->arms) {
     EXPECT_FALSE(a.validation_curve.empty()) << a.arm_id;
     EXPECT_EQ(a.skipped_steps > 0, !a.stop_reason.empty()) << a.arm_id;
