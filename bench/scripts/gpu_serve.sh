@@ -58,7 +58,8 @@
 #   SERVE_INPROC (1 on cuda), SERVE_UNDER_SWEEP (1 on cuda), SERVE_SWEEP_PRESET (planted),
 #   SERVE_SWEEP_RATES (100), SERVE_SWEEP_TICKS (4000), SERVE_PRIORITY (high),
 #   SERVE_LAST_ONLY_RATES (100,200,400,800,1600; empty skips the last-step load stage),
-#   SERVE_SMALL_HEADS (1; 0 skips stage 3b), SERVE_DECODE_GRAPHS (1; 0 skips stage 3a),
+#   SERVE_SMALL_HEADS (1; 0 skips stage 3b), SERVE_GRPC_LAST_ONLY (0; 1 adds last-step rows
+#   to stage 3), SERVE_DECODE_GRAPHS (1; 0 skips stage 3a),
 #   SERVE_PYTHON (python3), SERVE_PACK (.carry/serve),
 #   SERVE_WHEELS (.carry/wheels), FLASHTICK_COMMIT (recorded in every result),
 #   SERVE_SERVER_FLAGS (more flashtickd flags for every server started, split on spaces,
@@ -106,6 +107,8 @@ under_sweep=${SERVE_UNDER_SWEEP:-$d_under_sweep}; sweep_preset=${SERVE_SWEEP_PRE
 sweep_rates=${SERVE_SWEEP_RATES:-$d_sweep_rates}; sweep_ticks=${SERVE_SWEEP_TICKS:-$d_sweep_ticks}
 priority=${SERVE_PRIORITY:-high}
 small_heads=${SERVE_SMALL_HEADS:-1}
+# SERVE_GRPC_LAST_ONLY=1: serve_latency.py also times each ModelInfer row with last_only.
+grpc_last=""; [ "${SERVE_GRPC_LAST_ONLY:-0}" = 1 ] && grpc_last=--last-only
 decode_graphs=${SERVE_DECODE_GRAPHS:-1}
 small_model=flashtick-d16
 
@@ -292,7 +295,7 @@ else
   else
     timeout "$lim" env PYTHONPATH="$client_pp" PYTHONUNBUFFERED=1 "$py" bench/serve_latency/serve_latency.py \
       --server "$addr" --model "$model_name" --out "$out/grpc" --n "$n" --clients "$clients" \
-      --reps "$reps" --warmup 3 --ticks "$ticks" --commit "$commit" > "$r/grpc.log" 2>&1
+      --reps "$reps" --warmup 3 --ticks "$ticks" --commit "$commit" $grpc_last > "$r/grpc.log" 2>&1
     rc=$?
     note "serve_latency.py exit $rc$(cut_note $rc "$lim" rows)"
     [ $rc -eq 0 ] || tail -4 "$r/grpc.log" | tee -a "$summary"

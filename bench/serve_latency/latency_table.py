@@ -3,8 +3,8 @@
 serve_latency.py's gRPC client, load_gen --tick-stream, serve_latency_inproc and
 torch_serve.py).
 
-Rows: what (forward: one [B, N, F] request; tick: one streamed step with
-incremental state), N, and B (rows per request) or clients (concurrent gRPC
+Rows: what (forward: one [B, N, F] request; forward_last: the same asking for the last
+step only; tick: one streamed step with incremental state), N, and B (rows per request) or clients (concurrent gRPC
 clients, each sending B = 1). Columns: p50 / p99 / p99.9 in ms per implementation,
 plus throughput (requests/s for gRPC, rows/s in process). Also prints the checks
 (Step vs forward, torch vs flashtick). usage: latency_table.py FILE.jsonl...
@@ -43,7 +43,7 @@ def cell(rec):
 def table(recs):
     rows = {}
     for r in recs:
-        if r.get("what") not in ("forward", "tick"):
+        if r.get("what") not in ("forward", "forward_last", "tick"):
             continue
         key = (r["what"], r["N"], r.get("B", 1), r.get("clients", 1))
         rows.setdefault(key, {})[r["impl"]] = r
@@ -68,7 +68,7 @@ def table(recs):
             r["impl"], r["what"], r["N"], r["max_abs_diff"],
             " (tol %.0e, %s)" % (r["tol"], "ok" if r["ok"] else "FAIL") if "tol" in r else ""))
     for r in recs:
-        if "error" in r and r.get("what") not in ("forward", "tick"):
+        if "error" in r and r.get("what") not in ("forward", "forward_last", "tick"):
             lines.append("error %s: %s" % (r.get("impl"), r["error"]))
     for r in recs:
         if r.get("what") == "run":

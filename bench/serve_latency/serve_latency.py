@@ -80,10 +80,11 @@ def start_server(args, models, workdir):
     raise RuntimeError("flashtickd not ready: " + open(log_path).read())
 
 
-def bench_model_infer(stub, n, clients, reps, warmup, features):
-    """ModelInfer latency of `clients` synchronous callers, each sending `reps` requests."""
+def bench_model_infer(stub, n, clients, reps, warmup, features, last_only=False):
+    """ModelInfer latency of `clients` synchronous callers, each sending `reps` requests
+    (last_only: each asks for the last step's probabilities only, the next call)."""
     rng = np.random.default_rng(n)
-    reqs = [infer_request(MODEL, rng.normal(size=(1, n, features)).astype(np.float32))
+    reqs = [infer_request(MODEL, rng.normal(size=(1, n, features)).astype(np.float32), last_only)
             for _ in range(clients)]
     for _ in range(warmup):
         stub.ModelInfer(reqs[0], timeout=3600)
@@ -96,7 +97,7 @@ def bench_model_infer(stub, n, clients, reps, warmup, features):
             t0 = time.perf_counter()
             r = stub.ModelInfer(reqs[i], timeout=3600)
             mine.append(1000 * (time.perf_counter() - t0))
-            assert len(r.raw_output_contents[0]) == n * 3 * 4
+            assert len(r.raw_output_contents[0]) == (1 if last_only else n) * 3 * 4
         with lock:
             lat.extend(mine)
 
@@ -104,7 +105,8 @@ def bench_model_infer(stub, n, clients, reps, warmup, features):
     with concurrent.futures.ThreadPoolExecutor(clients) as pool:
         list(pool.map(client, range(clients)))
     wall = time.perf_counter() - t0
-    rec = {"impl": "flashtickd_grpc", "what": "forward", "N": n, "B": 1, "clients": clients}
+    rec = {"impl": "flashtickd_grpc", "what": "forward_last" if last_only else "forward", "N": n,
+           "B": 1, "clients": clients}
     rec.update(percentiles(lat))
     rec["requests_per_s"] = len(lat) / wall
     return rec
@@ -178,6 +180,8 @@ def main():
     ap.add_argument("--reps", type=int, default=20)
     ap.add_argument("--warmup", type=int, default=2)
     ap.add_argument("--ticks", type=int, default=1024)
+    ap.add_argument("--last-only", action="store_true",
+                    help="also each ModelInfer row with last_only (the next step's call only)")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--width", type=int, default=32)
     ap.add_argument("--layers", type=int, default=2)
@@ -223,6 +227,8 @@ def measure_grpc(args, address, sink):
     for n in [int(v) for v in args.n.split(",") if v]:  # --n "": ticks only
         for c in [int(v) for v in args.clients.split(",")]:
             sink(bench_model_infer(stub, n, c, args.reps, args.warmup, features))
+            if args.last_only:
+                sink(bench_model_infer(stub, n, c, args.reps, args.warmup, features, True))
     if args.ticks > 0:
         sink(bench_stream(channel, args.ticks, features))
     channel.close()
