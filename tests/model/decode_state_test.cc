@@ -6,11 +6,15 @@
 // RESOURCE_EXHAUSTED, a NaN/Inf or wrong-width row is INVALID_ARGUMENT, and neither
 // changes the state (the next good row still matches Predict), and the f64 mode.
 // Captured steps (DecodeOptions::capture) replayed per capacity match the same way.
-// With a GPU: the same comparisons on CUDA in bf16 (D = 64), skipped without one.
+// With a GPU: the same comparisons on CUDA in bf16 (D = 64), skipped without one. And the
+// last-step forward of a right-padded window against the unpadded one (its decode reads
+// a prefix of the padded keys), on the CPU and on CUDA.
 // The GQA/MHA models have their q/k projections scaled ×kSharpen after the GPT-2
 // init: at N(0, 0.02) attention is nearly uniform, so a wrong position or cache row
 // would move probabilities by only ~1e-5; sharpened, it moves them by far more.
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <random>
 
@@ -266,6 +270,56 @@ TEST(DecodeStateTest, CudaBf16CapturedStepsMatchPredict) {
   DecodeOptions capture;
   capture.capture = true;
   ExpectStepsMatchPredict(m.get(), Rows(T, c.features, 10), T, 16, 2e-2, 0.0, capture);
+}
+
+// A last-step forward over a right-padded window (Transformer::PredictInto's
+// valid_steps: what a server padding lengths runs): its last layer's decode reads a
+// prefix of each sequence's keys through the batch stride of the padded window. It
+// must answer as the unpadded last-step forward does, and not as the padded window's own
+// last row (which the sharpened attention makes differ by far more than `tol`).
+void ExpectPaddedLastStepMatchesUnpadded(Transformer* m, double tol) {
+  const ModelConfig& c = m->config();
+  const int64_t B = 3, T = 300, padded_T = 384, F = c.features, K = c.classes;
+  const std::vector<float> rows = Rows(B * T, F, 12);
+  std::vector<float> padded(static_cast<size_t>(B * padded_T * F), 0.0f);
+  for (int64_t b = 0; b < B; ++b) {
+    std::copy(rows.begin() + b * T * F, rows.begin() + (b + 1) * T * F, padded.begin() + b * padded_T * F);
+  }
+  auto want = m->Predict(rows, B, T, /*last_only=*/true);
+  ASSERT_TRUE(want.ok()) << want.status();
+  std::vector<float> got(static_cast<size_t>(B * K));
+  ASSERT_TRUE(m->PredictInto(padded, B, padded_T, true, {}, absl::MakeSpan(got), T).ok());
+  auto window_last = m->Predict(padded, B, padded_T, true);
+  ASSERT_TRUE(window_last.ok()) << window_last.status();
+  double worst = 0, apart = 0;
+  for (size_t i = 0; i < got.size(); ++i) {
+    worst = std::max(worst, double(std::abs(got[i] - (*want)[i])));
+    apart = std::max(apart, double(std::abs((*window_last)[i] - (*want)[i])));
+  }
+  std::printf("padded last step vs unpadded: max |dp| %.3g; the window's last row differs by %.3g\n",
+              worst, apart);
+  EXPECT_LE(worst, tol);
+  EXPECT_GT(apart, 5 * tol) << "the check cannot tell the answer row from the window's last row";
+}
+
+TEST(DecodeStateTest, PaddedLastStepForwardMatchesUnpadded) {
+  auto be = CreateBackend("cpu");
+  ASSERT_TRUE(be.ok()) << be.status();
+  ModelConfig c = Config(2, 1, 4096);
+  c.width = 128;
+  auto m = SharpModel(c, 19, be->get());
+  ExpectPaddedLastStepMatchesUnpadded(m.get(), 1e-5);
+}
+
+TEST(DecodeStateTest, CudaPaddedLastStepForwardMatchesUnpadded) {
+  if (!CudaAvailable()) GTEST_SKIP() << "no CUDA device in this build or machine";
+  auto be = CreateBackend("cuda");
+  ASSERT_TRUE(be.ok()) << be.status();
+  ModelConfig c = Config(2, 1, 4096);
+  c.width = 128;  // D = 64
+  auto m = SharpModel(c, 19, be->get());
+  if (!m->SupportsDecode()) GTEST_SKIP() << "this CUDA backend has no bf16 attention_decode";
+  ExpectPaddedLastStepMatchesUnpadded(m.get(), 2e-2);  // bf16, as the Step cases above
 }
 
 // CacheBytes is what a state's growth really allocates (caches and the decode
