@@ -183,6 +183,17 @@ void Arms(const json& r, std::string* md) {
   }
   if (!stops.empty()) absl::StrAppend(md, "Training that stopped before its planned steps:\n\n",
                                       stops, "\n");
+  std::string restarts;
+  for (const json& a : arms) {
+    if (!S(a, "restart_choice").empty()) {
+      absl::StrAppend(&restarts, "- ", S(a, "arm_id"), ": ", S(a, "restart_choice"), "\n");
+    }
+  }
+  if (!restarts.empty()) {
+    absl::StrAppend(md, "Restarts of the first fold (training.restarts; the start with the lowest "
+                        "validation loss went on, the others were dropped; their steps count in "
+                        "the cost):\n\n", restarts, "\n");
+  }
 
   bool events = false;
   for (const json& a : arms) events |= At(a, "events").is_array() && !At(a, "events").empty();

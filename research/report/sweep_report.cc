@@ -107,6 +107,7 @@ json ArmJson(const ArmResult& a) {
           {"loss_curve", curve},
           {"validation_curve", validation},
           {"stop_reason", a.stop_reason},
+          {"restart_choice", a.restart_choice},
           {"skipped_steps", a.skipped_steps},
           {"best_validation_loss", a.validation_curve.empty() ? json(nullptr)
                                                                : json(a.best_validation_loss)},

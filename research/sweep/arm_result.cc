@@ -43,6 +43,7 @@ const JsonField<ArmResult> kArmFields[] = {
     {"refresh_step_seconds", &ArmResult::refresh_step_seconds, true},
     {"skipped_steps", &ArmResult::skipped_steps, true},
     {"stop_reason", &ArmResult::stop_reason, true},
+    {"restart_choice", &ArmResult::restart_choice, true},
     {"best_validation_loss", &ArmResult::best_validation_loss, true},
     {"best_validation_step", &ArmResult::best_validation_step, true},
 };

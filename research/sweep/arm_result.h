@@ -96,6 +96,9 @@ struct ArmResult {
   // stopped short ("" when every planned step ran), and the validation loss.
   int64_t skipped_steps = 0;
   std::string stop_reason;
+  // training.restarts > 1: which start of the first fold was kept, and every start's
+  // best validation loss ("" without restarts).
+  std::string restart_choice;
   std::vector<LossPoint> validation_curve;
   double best_validation_loss = 0;  // meaningful once validation_curve is non-empty
   int64_t best_validation_step = 0;

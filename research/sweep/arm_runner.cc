@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <limits>
 #include <memory>
 #include <optional>
 
@@ -20,6 +21,8 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "common/status_macros.h"
 #include "common/file_io.h"
 #include "trainer/train_checkpoint.h"
@@ -85,6 +88,21 @@ class Arm {
   absl::Status CatchUpWithCheckpoint();
   absl::Status EnsureTrainer(int fold);
   absl::Status TrainFold(int fold, const FoldLabels& labels, bool* cancelled);
+  // The validation batches of the first fold (empty without validation days).
+  struct Validation {
+    std::vector<std::vector<float>> ticks;
+    std::vector<std::vector<int32_t>> labels;
+    std::vector<int64_t> calls;  // per batch, its labelled call steps ("calls" only)
+  };
+  // training.restarts > 1: the first fold's starts, each restart_steps long; keeps the
+  // one with the lowest best validation loss as trainer_ and checkpoints it. Cancelled
+  // midway, nothing of the starts is kept (a resume runs them again).
+  absl::Status RunRestarts(const FoldPlan& fp, WindowSampler& sampler, const Validation& val,
+                           bool* cancelled);
+  // The window and the rows of fold step `fold_step` (the first fold's curriculum).
+  std::pair<int64_t, int64_t> StepShape(int fold, int64_t fold_step) const;
+  // Adds one step's loss to the loss curve (bucketed to kLossCurvePoints).
+  void RecordLoss(int64_t step, double loss, int64_t end);
   absl::Status Checkpoint(int trainer_fold);
   // Rank 0 of a process group, or a process alone: the one that writes and reports.
   bool Writer() const { return group() == nullptr || group()->rank() == 0; }
@@ -339,9 +357,10 @@ absl::Status Arm::TrainFold(int fold, const FoldLabels& labels, bool* cancelled)
   }
   // Early stopping holds the first fold's last training days out (sweep_config.h).
   Fold train_fold = fp.fold;
-  std::vector<std::vector<float>> val_ticks;
-  std::vector<std::vector<int32_t>> val_y;
-  std::vector<int64_t> val_calls;  // per batch, its labelled call steps ("calls" only)
+  Validation val_set;
+  std::vector<std::vector<float>>& val_ticks = val_set.ticks;
+  std::vector<std::vector<int32_t>>& val_y = val_set.labels;
+  std::vector<int64_t>& val_calls = val_set.calls;
   if (fold == 0 && tc.validation_days > 0) {
     Fold val_fold = fp.fold;
     const std::vector<int>& days = fp.fold.train_days;
@@ -386,6 +405,10 @@ absl::Status Arm::TrainFold(int fold, const FoldLabels& labels, bool* cancelled)
   }
   WindowSampler sampler(&features_, kNumFeatures, offsets, train_fold, labels.classes,
                         plan_.context);
+  if (fold == 0 && tc.restarts > 1 && GlobalStep() == fp.first_step && !val_ticks.empty()) {
+    RETURN_IF_ERROR(RunRestarts(fp, sampler, val_set, cancelled));
+    if (*cancelled) return absl::OkStatus();
+  }
   std::vector<float> ticks;
   std::vector<int32_t> y;
   const int64_t end = fp.first_step + fp.steps;
@@ -419,12 +442,7 @@ absl::Status Arm::TrainFold(int fold, const FoldLabels& labels, bool* cancelled)
                                     " (", fold_step, " of ", fp.steps, " steps)");
       break;
     }
-    // The context curriculum applies to the first fold only (later folds fine-tune):
-    // shorter windows, more of them, the same tokens per step.
-    const int64_t window = fold == 0 ? CurriculumWindow(plan_.context, tc.context_warmup_start,
-                                                        tc.context_warmup_steps, fold_step)
-                                     : plan_.context;
-    const int64_t batch = plan_.batch * (plan_.context / window);
+    const auto [window, batch] = StepShape(fold, fold_step);
     sampler.Batch(in_.seed, fold, fold_step, batch, &ticks, &y, window);
     // Over a process group the loss is the all-reduced one, equal on every rank.
     ASSIGN_OR_RETURN(StepStats s, pg_ != nullptr   ? pg_->TrainStep(ticks, y, batch, window)
@@ -442,12 +460,7 @@ absl::Status Arm::TrainFold(int fold, const FoldLabels& labels, bool* cancelled)
       r_.plain_step_seconds += s.step_seconds;
     }
     r_.peak_memory_bytes = std::max(r_.peak_memory_bytes, s.peak_memory_bytes);
-    bucket_sum_ += s.loss;
-    if (++bucket_count_ == bucket_ || r_.step == end) {
-      r_.loss_curve.push_back({r_.step, bucket_sum_ / bucket_count_});
-      bucket_sum_ = 0;
-      bucket_count_ = 0;
-    }
+    RecordLoss(r_.step, s.loss, end);
     Report("train", fold, s.step_seconds, s.hessian_refreshed);
     if (!val_ticks.empty() && (fold_step + 1) % tc.validate_every_steps == 0) {
       ASSIGN_OR_RETURN(double v, ValidationLoss(val_ticks, val_y, val_calls));
@@ -460,6 +473,136 @@ absl::Status Arm::TrainFold(int fold, const FoldLabels& labels, bool* cancelled)
     if (r_.step % every == 0 && r_.step < end) RETURN_IF_ERROR(Checkpoint(trainer_fold_));
   }
   return Checkpoint(trainer_fold_);  // the fold's model, before its test days are scored
+}
+
+std::pair<int64_t, int64_t> Arm::StepShape(int fold, int64_t fold_step) const {
+  const SweepTrainingConfig& tc = in_.config->training;
+  // The context curriculum applies to the first fold only (later folds fine-tune):
+  // shorter windows, more of them, the same tokens per step.
+  const int64_t window = fold == 0 ? CurriculumWindow(plan_.context, tc.context_warmup_start,
+                                                      tc.context_warmup_steps, fold_step)
+                                   : plan_.context;
+  return {window, plan_.batch * (plan_.context / window)};
+}
+
+void Arm::RecordLoss(int64_t step, double loss, int64_t end) {
+  bucket_sum_ += loss;
+  if (++bucket_count_ == bucket_ || step == end) {
+    r_.loss_curve.push_back({step, bucket_sum_ / bucket_count_});
+    bucket_sum_ = 0;
+    bucket_count_ = 0;
+  }
+}
+
+// The initialisation seed of start k of the first fold: start 0 is the arm's own, so
+// restarts = 1 trains exactly the arm it always did.
+uint64_t RestartSeed(uint64_t seed, int k) {
+  return k == 0 ? seed : seed + 0x9E3779B97F4A7C15ull * static_cast<uint64_t>(k);
+}
+
+absl::Status Arm::RunRestarts(const FoldPlan& fp, WindowSampler& sampler, const Validation& val,
+                              bool* cancelled) {
+  const SweepTrainingConfig& tc = in_.config->training;
+  if (trainer_ == nullptr || dp_ != nullptr || pg_ != nullptr) {
+    return absl::FailedPreconditionError(
+        "training.restarts > 1 trains one start at a time on one trainer; this arm runs "
+        "replicas or a process group");
+  }
+  const int64_t steps = std::min(tc.restart_steps, fp.steps);
+  const int64_t end = fp.first_step + fp.steps;
+  // Every start's cost, added to the arm's once the choice is made.
+  ArmResult cost;
+  struct Kept {
+    std::unique_ptr<Trainer> trainer;
+    std::vector<double> losses;
+    std::vector<LossPoint> validation;
+    double best = std::numeric_limits<double>::infinity();
+    int index = -1;
+  } kept;
+  std::vector<std::string> bests;
+  const int64_t step0 = r_.step;
+  const double loss0 = r_.loss;
+  std::vector<float> ticks;
+  std::vector<int32_t> y;
+  for (int k = 0; k < tc.restarts; ++k) {
+    std::unique_ptr<Trainer> t;
+    if (k == 0) {
+      t = std::move(trainer_);
+    } else {
+      ASSIGN_OR_RETURN(t, Trainer::Create(in_.config->ModelFor(),
+                                          in_.config->TrainerFor(RestartSeed(in_.seed, k), fp.steps),
+                                          in_.backend));
+    }
+    lead_ = t.get();  // ValidationLoss and the budget read the start being trained
+    std::vector<double> losses;
+    std::vector<LossPoint> validation;
+    double best = std::numeric_limits<double>::infinity();
+    for (int64_t i = 0; i < steps; ++i) {
+      if (hooks_.stop_requested && hooks_.stop_requested()) {
+        *cancelled = true;
+        r_.step = step0;
+        r_.loss = loss0;
+        lead_ = nullptr;  // no start is kept: the arm's state is as before the starts
+        return absl::OkStatus();
+      }
+      if (tc.max_train_seconds > 0 && r_.train_seconds + cost.train_seconds >= tc.max_train_seconds &&
+          i >= tc.min_steps_per_fold) {
+        break;  // the budget covers every start; the choice is made among what ran
+      }
+      const auto [window, batch] = StepShape(0, i);
+      sampler.Batch(in_.seed, 0, i, batch, &ticks, &y, window);
+      ASSIGN_OR_RETURN(StepStats s, t->TrainStep(ticks, y, batch, window));
+      cost.train_seconds += s.step_seconds;
+      cost.tokens += s.tokens;
+      if (s.hessian_refreshed) {
+        ++cost.refresh_steps;
+        cost.refresh_step_seconds += s.step_seconds;
+      } else {
+        ++cost.plain_steps;
+        cost.plain_step_seconds += s.step_seconds;
+      }
+      cost.peak_memory_bytes = std::max(cost.peak_memory_bytes, s.peak_memory_bytes);
+      losses.push_back(s.loss);
+      r_.step = fp.first_step + i + 1;  // for the progress report only
+      r_.loss = s.loss;
+      Report("train", 0, s.step_seconds, s.hessian_refreshed);
+      if ((i + 1) % tc.validate_every_steps == 0 || i + 1 == steps) {
+        ASSIGN_OR_RETURN(double v, ValidationLoss(val.ticks, val.labels, val.calls));
+        validation.push_back({fp.first_step + i + 1, v});
+        best = std::min(best, v);
+      }
+    }
+    bests.push_back(absl::StrFormat("%.4g", best));
+    if (kept.index < 0 || best < kept.best) {  // the first start wins ties
+      kept = {std::move(t), std::move(losses), std::move(validation), best, k};
+    }
+  }
+  trainer_ = std::move(kept.trainer);
+  lead_ = trainer_.get();
+  r_.train_seconds += cost.train_seconds;
+  r_.tokens += cost.tokens;
+  r_.plain_steps += cost.plain_steps;
+  r_.plain_step_seconds += cost.plain_step_seconds;
+  r_.refresh_steps += cost.refresh_steps;
+  r_.refresh_step_seconds += cost.refresh_step_seconds;
+  r_.peak_memory_bytes = std::max(r_.peak_memory_bytes, cost.peak_memory_bytes);
+  for (size_t j = 0; j < kept.losses.size(); ++j) {
+    r_.loss = kept.losses[j];
+    RecordLoss(fp.first_step + static_cast<int64_t>(j) + 1, kept.losses[j], end);
+  }
+  for (const LossPoint& p : kept.validation) {
+    r_.validation_curve.push_back(p);
+    if (r_.validation_curve.size() == 1 || p.loss < r_.best_validation_loss) {
+      r_.best_validation_loss = p.loss;
+      r_.best_validation_step = p.step;
+    }
+  }
+  r_.restart_choice = absl::StrCat(tc.restarts, " starts of ", steps, " steps; kept start ",
+                                   kept.index, " (seed ", RestartSeed(in_.seed, kept.index),
+                                   "); best validation loss per start: ",
+                                   absl::StrJoin(bests, ", "));
+  // The choice is durable before the kept start trains on.
+  return Checkpoint(trainer_fold_);
 }
 
 absl::StatusOr<std::string> Arm::ModelDir() {

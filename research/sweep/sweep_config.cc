@@ -60,6 +60,14 @@ std::vector<std::string> SweepRuleViolations(const SweepConfig& c) {
     e->Add("training.validate_on \"calls\" needs a planted-cue generator: only its events "
            "have call steps");
   }
+  if (c.training.restarts > 1 && c.training.validation_days == 0) {
+    e->Add("training.restarts > 1 chooses a start on the validation days: it needs "
+           "training.validation_days > 0");
+  }
+  if (c.training.restarts > 1 && c.replicas_per_arm > 1) {
+    e->Add("training.restarts > 1 runs one trainer per arm; it cannot be combined with "
+           "replicas_per_arm > 1");
+  }
   if (c.training.validate_on == ValidateOn::kCalls && c.training.validation_days == 0) {
     e->Add("training.validate_on \"calls\" needs training.validation_days > 0 (no "
            "validation days, no validation)");

@@ -164,6 +164,18 @@ struct SweepTrainingConfig {
   // with FAILED_PRECONDITION (docs/kernels/cudnn.md, "Deterministic backward"). The
   // CPU backend is deterministic either way. Off by default: it costs backward speed.
   bool deterministic = false;
+  // Restarts of the first fold chosen on the validation days (docs/research/sweeps.md,
+  // "Restarts"): with restarts = k > 1 the arm trains k starts of the same data from k
+  // initialisations (the arm's seed, then seeds derived from it) for restart_steps
+  // steps each, and goes on with the start whose best validation loss is lowest; the
+  // others are dropped. A planted family is learned in a sudden step that comes, when it
+  // comes, early in training, so one start that has not taken it by then rarely does
+  // (docs/sweeps/keyed.md, fifteenth session); choosing among starts on held-out
+  // training days is model fitting, not a trial the Deflated Sharpe counts. Every
+  // start's steps count in the arm's cost and its time budget. Needs validation_days >
+  // 0; a single trainer per arm (replicas_per_arm 1, not over a process group).
+  int restarts = 1;
+  int64_t restart_steps = 0;
   // Test-day windows of N steps advance by eval_stride; only their last
   // eval_stride positions are scored, so every scored step sees between
   // N − eval_stride + 1 and N steps of context. 0: N / 8.

@@ -99,6 +99,10 @@ void ReadTraining(const v1::SweepTraining& m, ConfigFields f, SweepTrainingConfi
   f.Int(FIELD(m, context_warmup_start), int64_t{1}, kMaxContext, &t->context_warmup_start);
   f.Double(FIELD(m, max_train_seconds), 0, 1e7, &t->max_train_seconds);
   f.Bool(FIELD(m, deterministic), &t->deterministic);
+  f.Int(FIELD(m, restarts), 1, 16, &t->restarts);
+  f.Int(FIELD(m, restart_steps), int64_t{0}, int64_t{1} << 30, &t->restart_steps);
+  if (t->restarts > 1 && t->restart_steps < 1)
+    f.Error("restart_steps", "must be at least 1 when restarts > 1");
   if (t->max_steps_per_fold > 0 && t->max_steps_per_fold < t->min_steps_per_fold)
     f.Error("max_steps_per_fold", "must be 0 (no cap) or ≥ min_steps_per_fold");
 }
@@ -278,6 +282,10 @@ v1::SweepConfig SweepConfigToProto(const SweepConfig& c) {
   tr->set_context_warmup_start(static_cast<int32_t>(t.context_warmup_start));
   tr->set_max_train_seconds(t.max_train_seconds);
   if (t.deterministic) tr->set_deterministic(true);  // unset otherwise: older configs print as before
+  if (t.restarts > 1) {  // likewise
+    tr->set_restarts(t.restarts);
+    tr->set_restart_steps(static_cast<int32_t>(t.restart_steps));
+  }
 
   if (c.data.csv) {
     const CsvDataConfig& v = c.data.csv_data;

@@ -377,6 +377,79 @@ TEST(SweepResume, CurriculumAndStoppingFloorResumeExactly) {
 // Validation on the planted events' call steps only (training.validate_on "calls"):
 // the loss is a different number from the all-steps one on the same batches, early
 // stopping says which loss it stopped on, and a cancelled run resumes exactly.
+// training.restarts: k starts of the first fold, the one with the lowest best validation
+// loss kept. Every start's steps are in the cost, the plan's steps are not moved, and the
+// kept start's checks are the validation curve's first ones.
+TEST(SweepResume, RestartsKeepTheBestStartAndCountEveryStart) {
+  const nlohmann::json no_stop = {{"early_stop_min_steps", 1000}};  // every planned step runs
+  nlohmann::json with = no_stop;
+  with.update({{"restarts", 3}, {"restart_steps", 6}});
+  const SweepConfig plain = Tiny(EarlyStopping(no_stop));
+  const SweepConfig restarted = Tiny(EarlyStopping(with));
+  auto p = SweepEngine::Run(plain, Options(Dir("restarts_plain")), {});
+  ASSERT_TRUE(p.ok()) << p.status();
+  const std::string dir = Dir("restarts");
+  auto r = SweepEngine::Run(restarted, Options(dir), {});
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(p->arms.size(), r->arms.size());
+  const std::string md = ReadFile(dir + "/report.md");
+  EXPECT_NE(md.find("Restarts of the first fold"), std::string::npos);
+  for (size_t i = 0; i < r->arms.size(); ++i) {
+    const ArmResult &a = r->arms[i], &b = p->arms[i];
+    EXPECT_TRUE(b.restart_choice.empty()) << b.restart_choice;
+    const std::string head = "3 starts of 6 steps; kept start ";
+    ASSERT_EQ(a.restart_choice.rfind(head, 0), 0u) << a.restart_choice;
+    const int kept = a.restart_choice[head.size()] - '0';
+    ASSERT_TRUE(kept >= 0 && kept < 3) << a.restart_choice;
+    EXPECT_NE(md.find("- " + a.arm_id + ": " + a.restart_choice), std::string::npos) << a.arm_id;
+    // The two dropped starts' 12 steps are in the cost; the plan's steps are the same.
+    EXPECT_EQ(a.step, b.step) << a.arm_id;
+    EXPECT_EQ(a.plain_steps + a.refresh_steps, b.plain_steps + b.refresh_steps + 12) << a.arm_id;
+    EXPECT_EQ(a.tokens - b.tokens, 12 * (b.tokens / (b.plain_steps + b.refresh_steps))) << a.arm_id;
+    // Each start's best, as listed, and the kept one is the least of them.
+    const std::string list = a.restart_choice.substr(a.restart_choice.find(": ") + 2);
+    std::vector<double> bests;
+    for (size_t at = 0; at != std::string::npos;) {
+      const size_t comma = list.find(", ", at);
+      bests.push_back(std::stod(list.substr(at, comma == std::string::npos ? comma : comma - at)));
+      at = comma == std::string::npos ? comma : comma + 2;
+    }
+    ASSERT_EQ(bests.size(), 3u) << a.restart_choice;
+    for (double v : bests) EXPECT_LE(bests[kept], v) << a.restart_choice;
+    // The kept start's checks (steps 2, 4, 6) open the validation curve, its best among them.
+    ASSERT_GE(a.validation_curve.size(), 3u) << a.arm_id;
+    double first_best = a.validation_curve[0].loss;
+    for (int k = 0; k < 3; ++k) {
+      EXPECT_EQ(a.validation_curve[k].step, 2 * (k + 1)) << a.arm_id;
+      first_best = std::min(first_best, a.validation_curve[k].loss);
+    }
+    EXPECT_NEAR(first_best, bests[kept], 1e-3 * std::abs(first_best) + 1e-9) << a.restart_choice;
+    // Start 0 is the arm's own initialisation: kept, its checks are the plain arm's.
+    if (kept == 0) {
+      EXPECT_EQ(a.validation_curve[0].loss, b.validation_curve[0].loss) << a.arm_id;
+    } else {
+      EXPECT_NE(a.validation_curve[0].loss, b.validation_curve[0].loss) << a.arm_id;
+    }
+    std::printf("%s: %s\n", a.arm_id.c_str(), a.restart_choice.c_str());
+  }
+}
+
+// A cancel inside the starts keeps none of them (the resume runs them again); a cancel
+// after them resumes the kept start from its checkpoint. Both end as a straight run.
+TEST(SweepResume, RestartsResumeExactly) {
+  const SweepConfig c = Tiny(EarlyStopping({{"restarts", 3}, {"restart_steps", 6}}));
+  auto straight = SweepEngine::Run(c, Options(Dir("restarts_straight")), {});
+  ASSERT_TRUE(straight.ok()) << straight.status();
+  for (const int64_t at : {int64_t{4}, int64_t{9}}) {  // inside start 0; after the starts
+    auto resumed = CancelThenResume(c, Dir("restarts_cancel_" + std::to_string(at)), 0, at);
+    ASSERT_TRUE(resumed.ok()) << resumed.status();
+    ExpectSameResults(*straight, *resumed);
+    for (size_t i = 0; i < straight->arms.size(); ++i) {
+      EXPECT_EQ(straight->arms[i].restart_choice, resumed->arms[i].restart_choice) << at;
+    }
+  }
+}
+
 TEST(SweepResume, CallStepValidationStopsAndResumesExactly) {
   const SweepConfig all = Tiny(EarlyStopping());
   const SweepConfig calls = Tiny(EarlyStopping({{"validate_on", "calls"}}));
