@@ -66,6 +66,21 @@ absl::StatusOr<std::optional<ArmResult>> CheckpointState(const std::string& ckpt
   return *std::move(r);
 }
 
+// One training step's cost in the arm's counters: seconds, tokens, the steps by kind
+// and the memory peak.
+void CountStepCost(const StepStats& s, ArmResult* r) {
+  r->train_seconds += s.step_seconds;
+  r->tokens += s.tokens;
+  if (s.hessian_refreshed) {  // Sophia-H's HVP step (every hessian_interval steps)
+    ++r->refresh_steps;
+    r->refresh_step_seconds += s.step_seconds;
+  } else {
+    ++r->plain_steps;
+    r->plain_step_seconds += s.step_seconds;
+  }
+  r->peak_memory_bytes = std::max(r->peak_memory_bytes, s.peak_memory_bytes);
+}
+
 double Seconds(std::chrono::steady_clock::time_point since) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
 }
@@ -450,16 +465,7 @@ absl::Status Arm::TrainFold(int fold, const FoldLabels& labels, bool* cancelled)
                                                    : trainer_->TrainStep(ticks, y, batch, window));
     r_.step = GlobalStep();
     r_.loss = s.loss;
-    r_.train_seconds += s.step_seconds;
-    r_.tokens += s.tokens;
-    if (s.hessian_refreshed) {  // Sophia-H's HVP step (every hessian_interval steps)
-      ++r_.refresh_steps;
-      r_.refresh_step_seconds += s.step_seconds;
-    } else {
-      ++r_.plain_steps;
-      r_.plain_step_seconds += s.step_seconds;
-    }
-    r_.peak_memory_bytes = std::max(r_.peak_memory_bytes, s.peak_memory_bytes);
+    CountStepCost(s, &r_);
     RecordLoss(r_.step, s.loss, end);
     Report("train", fold, s.step_seconds, s.hessian_refreshed);
     if (!val_ticks.empty() && (fold_step + 1) % tc.validate_every_steps == 0) {
@@ -552,16 +558,7 @@ absl::Status Arm::RunRestarts(const FoldPlan& fp, WindowSampler& sampler, const 
       const auto [window, batch] = StepShape(0, i);
       sampler.Batch(in_.seed, 0, i, batch, &ticks, &y, window);
       ASSIGN_OR_RETURN(StepStats s, t->TrainStep(ticks, y, batch, window));
-      cost.train_seconds += s.step_seconds;
-      cost.tokens += s.tokens;
-      if (s.hessian_refreshed) {
-        ++cost.refresh_steps;
-        cost.refresh_step_seconds += s.step_seconds;
-      } else {
-        ++cost.plain_steps;
-        cost.plain_step_seconds += s.step_seconds;
-      }
-      cost.peak_memory_bytes = std::max(cost.peak_memory_bytes, s.peak_memory_bytes);
+      CountStepCost(s, &cost);
       losses.push_back(s.loss);
       r_.step = fp.first_step + i + 1;  // for the progress report only
       r_.loss = s.loss;
