@@ -118,6 +118,8 @@ class Arm {
   std::pair<int64_t, int64_t> StepShape(int fold, int64_t fold_step) const;
   // Adds one step's loss to the loss curve (bucketed to kLossCurvePoints).
   void RecordLoss(int64_t step, double loss, int64_t end);
+  // Adds one validation check to the curve and keeps the best one.
+  void RecordValidation(LossPoint p);
   absl::Status Checkpoint(int trainer_fold);
   // Rank 0 of a process group, or a process alone: the one that writes and reports.
   bool Writer() const { return group() == nullptr || group()->rank() == 0; }
@@ -470,11 +472,7 @@ absl::Status Arm::TrainFold(int fold, const FoldLabels& labels, bool* cancelled)
     Report("train", fold, s.step_seconds, s.hessian_refreshed);
     if (!val_ticks.empty() && (fold_step + 1) % tc.validate_every_steps == 0) {
       ASSIGN_OR_RETURN(double v, ValidationLoss(val_ticks, val_y, val_calls));
-      r_.validation_curve.push_back({r_.step, v});
-      if (r_.validation_curve.size() == 1 || v < r_.best_validation_loss) {
-        r_.best_validation_loss = v;
-        r_.best_validation_step = r_.step;
-      }
+      RecordValidation({r_.step, v});
     }
     if (r_.step % every == 0 && r_.step < end) RETURN_IF_ERROR(Checkpoint(trainer_fold_));
   }
@@ -489,6 +487,14 @@ std::pair<int64_t, int64_t> Arm::StepShape(int fold, int64_t fold_step) const {
                                                       tc.context_warmup_steps, fold_step)
                                    : plan_.context;
   return {window, plan_.batch * (plan_.context / window)};
+}
+
+void Arm::RecordValidation(LossPoint p) {
+  r_.validation_curve.push_back(p);
+  if (r_.validation_curve.size() == 1 || p.loss < r_.best_validation_loss) {
+    r_.best_validation_loss = p.loss;
+    r_.best_validation_step = p.step;
+  }
 }
 
 void Arm::RecordLoss(int64_t step, double loss, int64_t end) {
@@ -516,8 +522,9 @@ absl::Status Arm::RunRestarts(const FoldPlan& fp, WindowSampler& sampler, const 
   }
   const int64_t steps = std::min(tc.restart_steps, fp.steps);
   const int64_t end = fp.first_step + fp.steps;
-  // Every start's cost, added to the arm's once the choice is made.
-  ArmResult cost;
+  // Every start's steps count in the arm's cost (and its time budget) as they run; a
+  // cancel puts the arm back as it was before the starts.
+  const ArmResult before = r_;
   struct Kept {
     std::unique_ptr<Trainer> trainer;
     std::vector<double> losses;
@@ -526,8 +533,6 @@ absl::Status Arm::RunRestarts(const FoldPlan& fp, WindowSampler& sampler, const 
     int index = -1;
   } kept;
   std::vector<std::string> bests;
-  const int64_t step0 = r_.step;
-  const double loss0 = r_.loss;
   std::vector<float> ticks;
   std::vector<int32_t> y;
   for (int k = 0; k < tc.restarts; ++k) {
@@ -546,19 +551,18 @@ absl::Status Arm::RunRestarts(const FoldPlan& fp, WindowSampler& sampler, const 
     for (int64_t i = 0; i < steps; ++i) {
       if (hooks_.stop_requested && hooks_.stop_requested()) {
         *cancelled = true;
-        r_.step = step0;
-        r_.loss = loss0;
+        r_ = before;
         lead_ = nullptr;  // no start is kept: the arm's state is as before the starts
         return absl::OkStatus();
       }
-      if (tc.max_train_seconds > 0 && r_.train_seconds + cost.train_seconds >= tc.max_train_seconds &&
+      if (tc.max_train_seconds > 0 && r_.train_seconds >= tc.max_train_seconds &&
           i >= tc.min_steps_per_fold) {
         break;  // the budget covers every start; the choice is made among what ran
       }
       const auto [window, batch] = StepShape(0, i);
       sampler.Batch(in_.seed, 0, i, batch, &ticks, &y, window);
       ASSIGN_OR_RETURN(StepStats s, t->TrainStep(ticks, y, batch, window));
-      CountStepCost(s, &cost);
+      CountStepCost(s, &r_);
       losses.push_back(s.loss);
       r_.step = fp.first_step + i + 1;  // for the progress report only
       r_.loss = s.loss;
@@ -576,24 +580,11 @@ absl::Status Arm::RunRestarts(const FoldPlan& fp, WindowSampler& sampler, const 
   }
   trainer_ = std::move(kept.trainer);
   lead_ = trainer_.get();
-  r_.train_seconds += cost.train_seconds;
-  r_.tokens += cost.tokens;
-  r_.plain_steps += cost.plain_steps;
-  r_.plain_step_seconds += cost.plain_step_seconds;
-  r_.refresh_steps += cost.refresh_steps;
-  r_.refresh_step_seconds += cost.refresh_step_seconds;
-  r_.peak_memory_bytes = std::max(r_.peak_memory_bytes, cost.peak_memory_bytes);
   for (size_t j = 0; j < kept.losses.size(); ++j) {
     r_.loss = kept.losses[j];
     RecordLoss(fp.first_step + static_cast<int64_t>(j) + 1, kept.losses[j], end);
   }
-  for (const LossPoint& p : kept.validation) {
-    r_.validation_curve.push_back(p);
-    if (r_.validation_curve.size() == 1 || p.loss < r_.best_validation_loss) {
-      r_.best_validation_loss = p.loss;
-      r_.best_validation_step = p.step;
-    }
-  }
+  for (const LossPoint& p : kept.validation) RecordValidation(p);
   r_.restart_choice = absl::StrCat(tc.restarts, " starts of ", steps, " steps; kept start ",
                                    kept.index, " (seed ", RestartSeed(in_.seed, kept.index),
                                    "); best validation loss per start: ",
