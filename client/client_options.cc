@@ -82,6 +82,7 @@ std::shared_ptr<grpc::Channel> MakeChannel(const ClientOptions& options) {
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(-1);  // unlimited: the server bounds what it sends
   args.SetMaxSendMessageSize(-1);     // the server answers RESOURCE_EXHAUSTED if too big
+  if (options.private_connection) args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
   std::shared_ptr<grpc::ChannelCredentials> creds;
   if (options.UsesTls() || !options.tls_ca_pem.empty() || !options.tls_cert_pem.empty()) {
     grpc::SslCredentialsOptions ssl;

@@ -33,6 +33,10 @@ struct ClientOptions {
   // Filled by LoadClientSecurity() (or set directly by tests and embedders).
   std::string tls_ca_pem, tls_cert_pem, tls_key_pem;
   std::string token;             // secret: never printed
+  // The channel gets a connection of its own instead of sharing one with the other
+  // channels of this process to the same server (gRPC's global subchannel pool): a load
+  // generator's clients then look like separate processes.
+  bool private_connection = false;
 
   bool UsesTls() const { return tls || !tls_ca.empty() || !tls_cert.empty(); }
 };

@@ -43,6 +43,16 @@ void LatencyHistogram::Record(int64_t value) {
   ++count_;
 }
 
+void LatencyHistogram::Merge(const LatencyHistogram& other) {
+  if (other.count_ == 0) return;
+  for (size_t i = 0; i < counts_.size(); ++i) counts_[i] += other.counts_[i];
+  min_ = count_ ? std::min(min_, other.min_) : other.min_;
+  max_ = std::max(max_, other.max_);
+  sum_ += other.sum_;
+  count_ += other.count_;
+  clamped_ += other.clamped_;
+}
+
 int64_t LatencyHistogram::Percentile(double q) const {
   if (count_ == 0) return 0;
   const double clamped_q = std::clamp(q, 0.0, 1.0);

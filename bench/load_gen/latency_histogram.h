@@ -25,6 +25,8 @@ class LatencyHistogram {
   LatencyHistogram();
 
   void Record(int64_t value);
+  // Adds every sample of `other` (same bucketing), as if each had been recorded here.
+  void Merge(const LatencyHistogram& other);
   // Nearest-rank percentile, q in [0, 1]: the highest value equivalent to the
   // rank's bucket (never below the exact sample), capped at the exact maximum.
   // 0 when empty.

@@ -21,6 +21,11 @@
 // --no-stop. A table goes to stdout and, with --json PATH, one JSON line per rate
 // (bench "load_gen"), a meta line first and a summary line last.
 //
+// --clients K[,K...]: instead of the sweep, closed loop: K clients, each on its own
+// connection, sending a request when its last is answered (closed_loop_load.h says
+// when that is the right measure); per K, p50/p90/p99/p99.9/max from send to answer
+// and the throughput, to stdout and, with --json, one line each (op "model_infer_closed").
+//
 // --tick-stream: instead of the sweep, one day of --ticks feature rows over
 // flashtick.v1.TickStream, each sent when the last is answered (tick_stream_load.h
 // says why closed loop is right there); per-tick p50/p90/p99/p99.9/max and the
@@ -29,6 +34,7 @@
 //
 //   load_gen --server HOST:PORT --model NAME --rates 100,200,400 [--n 512]
 //       [--duration-s 5] [--warmup-s 1] [--slo-ms 50] [--json PATH] [--gpu G] [--commit SHA]
+//   load_gen --server HOST:PORT --model NAME --clients 1,8 [--n 23400] [--last-only]
 //   load_gen --server HOST:PORT --model NAME --tick-stream [--ticks 23400] [--tick-warmup 0]
 #include <cstdio>
 #include <fstream>
@@ -47,6 +53,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "bench/load_gen/closed_loop_load.h"
 #include "bench/load_gen/infer_load.h"
 #include "bench/load_gen/tick_stream_load.h"
 #include "client/client_options.h"
@@ -60,6 +67,7 @@ struct Args {
   ClientOptions client;
   std::string model, model_version, json_path, gpu = "unknown", commit = "unknown";
   std::vector<double> rates;
+  std::vector<int> clients;
   int64_t n = 512, batch = 1;
   bool last_only = false, no_stop = false, tick_stream = false;
   InferLoadSpec load;
@@ -90,6 +98,11 @@ absl::StatusOr<Args> Parse(int argc, char** argv, int* cli_exit) {
                  "--tick-stream)")
       ->delimiter(',')
       ->check(kPositive);
+  app.add_option("--clients", a.clients,
+                 "Instead of the rate sweep: closed loop with each of these client counts, "
+                 "comma-separated (each client on its own connection, sending when answered)")
+      ->delimiter(',')
+      ->check(CLI::Range(1, 4096));
   app.add_option("--n", a.n, "Steps N of each request's day ([B, N, F] FP32)")
       ->check(kAtLeastOne)
       ->capture_default_str();
@@ -146,8 +159,12 @@ absl::StatusOr<Args> Parse(int argc, char** argv, int* cli_exit) {
     *cli_exit = app.exit(e);  // prints the help, or the error to stderr
     return absl::InvalidArgumentError(e.what());
   }
-  if (!a.tick_stream && a.rates.empty()) {
-    return absl::InvalidArgumentError("--rates is required (unless --tick-stream)");
+  if (!a.tick_stream && a.rates.empty() && a.clients.empty()) {
+    return absl::InvalidArgumentError("--rates or --clients is required (unless --tick-stream)");
+  }
+  if (a.tick_stream + !a.rates.empty() + !a.clients.empty() > 1) {
+    return absl::InvalidArgumentError("--rates, --clients and --tick-stream are separate runs: "
+                                      "give one");
   }
   if (a.tick_stream && a.ticks.warmup >= a.ticks.ticks) {
     return absl::InvalidArgumentError("--tick-warmup must be below --ticks");
@@ -280,6 +297,37 @@ absl::Status RunTicks(Args a, const std::shared_ptr<grpc::Channel>& channel,
   return absl::OkStatus();
 }
 
+// --clients: closed loop at each client count, the same request for all.
+absl::Status RunClients(const Args& a, const inference::ModelInferRequest& request,
+                        nlohmann::json shared, std::ofstream* json) {
+  std::printf("load_gen: %s model %s, closed loop, [%lld, %lld] per request%s, %g s per client "
+              "count (+%g s warmup)\n%8s %10s %9s %9s %9s %9s %9s %7s %6s\n",
+              a.client.server.c_str(), a.model.c_str(), static_cast<long long>(a.batch),
+              static_cast<long long>(a.n), a.last_only ? ", last step only" : "",
+              a.load.duration_s, a.load.warmup_s, "clients", "answers/s", "p50 ms", "p90 ms",
+              "p99 ms", "p99.9 ms", "max ms", "errors", "cpu");
+  std::fflush(stdout);
+  shared["op"] = "model_infer_closed";
+  // latency_table.py's row and column: the closed-loop rows of serve_latency.py's
+  // Python client, measured here by a C++ client.
+  shared["what"] = a.last_only ? "forward_last" : "forward";
+  shared["impl"] = "load_gen_grpc";
+  for (int k : a.clients) {
+    ClosedLoadSpec spec{k, a.load.warmup_s, a.load.duration_s, a.load.expected_output_bytes};
+    ASSIGN_OR_RETURN(ClosedLoadResult r, RunClosedLoad(a.client, request, spec));
+    nlohmann::json line = shared;
+    line.update(ClosedLoadJson(r));
+    if (json->is_open()) *json << line.dump() << "\n" << std::flush;
+    std::printf("%8d %10.1f %9.3f %9.3f %9.3f %9.3f %9.3f %7lld %6.2f\n", k,
+                r.throughput_rps(), line["p50_ms"].get<double>(), line["p90_ms"].get<double>(),
+                line["p99_ms"].get<double>(), line["p999_ms"].get<double>(),
+                line["max_ms"].get<double>(), static_cast<long long>(line["error_count"].get<int64_t>()),
+                line["generator_cpu_cores"].get<double>());
+    std::fflush(stdout);
+  }
+  return absl::OkStatus();
+}
+
 absl::Status Run(Args a) {
   std::shared_ptr<grpc::Channel> channel = MakeChannel(a.client);
   if (!channel->WaitForConnected(std::chrono::system_clock::now() + std::chrono::seconds(10))) {
@@ -306,6 +354,7 @@ absl::Status Run(Args a) {
     if (json->is_open()) *json << line.dump() << "\n" << std::flush;
   };
   emit(MetaLine(a));
+  if (!a.clients.empty()) return RunClients(a, request, shared, json.get());
 
   std::printf("load_gen: %s model %s, [%lld, %lld, %lld] per request, %g s per rate (+%g s warmup), "
               "SLO p99 %g ms, device %s\n%s\n",

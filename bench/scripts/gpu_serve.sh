@@ -21,7 +21,9 @@
 #      users get when they follow docs/serving.md), its kernel path from the model list,
 #      one full day through ModelInfer (load_gen at 2 /s, N = $SERVE_TICKS) and the same
 #      day streamed tick by tick (load_gen --tick-stream);
-#   4. load: load_gen, open-loop Poisson arrivals at rising rates, stopping after the
+#   4. closed loop with C++ clients (load_gen --clients SERVE_CLOSED_CLIENTS: 1,8) at
+#      N = $SERVE_LOAD_N, every step and the last step only;
+#      load: load_gen, open-loop Poisson arrivals at rising rates, stopping after the
 #      knee (docs/serving.md, "Serving under load"); then the same with --last-only
 #      (the next step's call only: docs/serving.md, "The last step only");
 #   5. under a sweep (SERVE_UNDER_SWEEP, 1 on cuda): submit a sweep to the same server
@@ -60,6 +62,7 @@
 #   SERVE_LAST_ONLY_RATES (100,200,400,800,1600; empty skips the last-step load stage),
 #   SERVE_SMALL_HEADS (1; 0 skips stage 3b), SERVE_GRPC_LAST_ONLY (0; 1 adds last-step rows
 #   to stage 3), SERVE_DECODE_GRAPHS (1; 0 skips stage 3a),
+#   SERVE_CLOSED_CLIENTS (1,8; empty skips the closed-loop C++ stage), SERVE_CLOSED_S (5 s; 1 on cpu),
 #   SERVE_PYTHON (python3), SERVE_PACK (.carry/serve),
 #   SERVE_WHEELS (.carry/wheels), FLASHTICK_COMMIT (recorded in every result),
 #   SERVE_SERVER_FLAGS (more flashtickd flags for every server started, split on spaces,
@@ -86,7 +89,7 @@ if [ "$device" = cpu ]; then
   # on a busy machine one scheduling hiccup can read as a knee (generator_behind).
   d_inproc=0; load_extra=(--no-stop); threads=(--threads 1)
   d_under_sweep=0; d_sweep_preset=demo; d_sweep_rates=5; d_sweep_ticks=64
-  d_last_rates=5
+  d_last_rates=5; d_closed_s=1
 else
   d_model="--width 256 --heads 4 --layers 2 --max-context 32768"; d_n=512,4096,23400
   d_clients=1,8; d_reps=50; d_ticks=23400; d_load_n=23400
@@ -94,7 +97,7 @@ else
   # The GPU machine has 16 cores: the generator may spin for exact send times.
   load_extra=(--spin); threads=()
   d_under_sweep=1; d_sweep_preset=planted; d_sweep_rates=100; d_sweep_ticks=4000
-  d_last_rates=100,200,400,800,1600
+  d_last_rates=100,200,400,800,1600; d_closed_s=5
 fi
 model_flags=${SERVE_MODEL:-$d_model}
 n=${SERVE_N:-$d_n}; clients=${SERVE_CLIENTS:-$d_clients}; reps=${SERVE_REPS:-$d_reps}
@@ -406,6 +409,38 @@ run_load_gen() {
     --warmup-s "${SERVE_WARMUP_S:-$d_warm_s}" --slo-ms "$slo" --gpu "$gpu" --commit "$commit" \
     --json "$json" "${load_extra[@]}" "$@" > "$log" 2>&1
 }
+
+# Closed loop with C++ clients: K clients on their own connections, each sending when
+# answered, the workload the "1 client" and "8 clients" bars name, without the
+# Python client's interpreter in the path (bench/load_gen/closed_loop_load.h). Every
+# step's probabilities, then the last step only; lines appended to load.jsonl
+# (op "model_infer_closed") and to grpc/results.jsonl, whose table shows them in the
+# C++ client column beside the Python client's closed-loop rows.
+closed_clients=${SERVE_CLOSED_CLIENTS-1,8}
+stage "closed loop: load_gen --clients $closed_clients (C++ clients, N = $load_n, ${SERVE_CLOSED_S:-$d_closed_s} s each)"
+lim=$(limit 90)
+if [ -z "$closed_clients" ] || [ "$lim" -lt 10 ]; then
+  note "skipped: ${closed_clients:-no client counts (SERVE_CLOSED_CLIENTS empty)}, $lim s left"
+  status="$status closed=skipped"
+else
+  for flag in "" --last-only; do
+    timeout "$lim" env LD_LIBRARY_PATH="$serve_ld" "$pack/bin/load_gen" --server "$addr" \
+      --model "$model_name" --n "$load_n" --clients "$closed_clients" \
+      --duration-s "${SERVE_CLOSED_S:-$d_closed_s}" --warmup-s 1 --gpu "$gpu" --commit "$commit" \
+      --json "$r/closed$flag.jsonl" $flag > "$r/closed$flag.log" 2>&1
+    rc=$?
+    note "load_gen --clients $closed_clients $flag exit $rc"
+    tee -a "$summary" < "$r/closed$flag.log"
+    grep model_infer_closed "$r/closed$flag.jsonl" >> "$out/load.jsonl" 2> /dev/null
+    grep model_infer_closed "$r/closed$flag.jsonl" >> "$out/grpc/results.jsonl" 2> /dev/null
+    status="$status closed${flag:+_last}=$rc"
+    lim=$(limit 90)
+    [ "$lim" -lt 10 ] && break
+  done
+  "${py:-python3}" bench/serve_latency/latency_table.py "$out/grpc/results.jsonl" \
+    > "$out/grpc/table.md" 2>&1
+  tee -a "$summary" < "$out/grpc/table.md"
+fi
 
 stage "load: load_gen (open loop, N = $load_n, rates $rates /s, $load_s s each, SLO p99 $slo ms)"
 lim=$(limit 200)

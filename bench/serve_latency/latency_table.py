@@ -12,7 +12,8 @@ plus throughput (requests/s for gRPC, rows/s in process). Also prints the checks
 import json
 import sys
 
-# load_gen_grpc: the same server through load_gen --tick-stream, a C++ client (tick rows);
+# load_gen_grpc: the same server through load_gen, a C++ client (tick rows from
+# --tick-stream, forward rows from --clients: closed loop, one connection a client);
 # load_gen_grpc_graphs: the same client against a server run with --decode-graphs.
 IMPLS = [("flashtickd_grpc", "flashtickd gRPC"), ("load_gen_grpc", "flashtickd gRPC, C++ client"),
          ("load_gen_grpc_graphs", "C++ client, --decode-graphs"),

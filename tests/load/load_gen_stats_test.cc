@@ -69,6 +69,27 @@ TEST(LatencyHistogram, EmptySmallAndClamped) {
   EXPECT_EQ(h.max(), LatencyHistogram::kMaxValue);
 }
 
+// The closed-loop clients each record their own histogram; merged, they must answer as
+// one histogram that saw every sample.
+TEST(LatencyHistogram, MergeEqualsRecordingEverySampleInOne) {
+  std::mt19937_64 rng(11);
+  std::lognormal_distribution<double> dist(13.0, 1.0);  // ~0.4 ms median, long tail
+  LatencyHistogram all, parts[3];
+  for (int i = 0; i < 3000; ++i) {
+    const auto v = static_cast<int64_t>(dist(rng));
+    all.Record(v);
+    parts[i % 3 == 0 ? 0 : (i % 7 == 0 ? 1 : 2)].Record(v);
+  }
+  LatencyHistogram merged;
+  merged.Merge(LatencyHistogram());  // an empty part changes nothing
+  for (const LatencyHistogram& p : parts) merged.Merge(p);
+  EXPECT_EQ(merged.count(), all.count());
+  EXPECT_EQ(merged.min(), all.min());
+  EXPECT_EQ(merged.max(), all.max());
+  EXPECT_DOUBLE_EQ(merged.mean(), all.mean());
+  for (double q : {0.0, 0.5, 0.9, 0.99, 0.999, 1.0}) EXPECT_EQ(merged.Percentile(q), all.Percentile(q)) << q;
+}
+
 TEST(PoissonArrivals, RateAndExponentialGaps) {
   const double rate = 1000;
   PoissonArrivals a(rate, 3);

@@ -10,6 +10,10 @@ flags and an unknown model fail with a message naming the problem. Bounds are lo
 on purpose (2 shared cores, other builds beside it): the SLO is 2 s and the
 generator's send-lag limit 100 ms, so only a broken generator or server fails.
 
+Then --clients 1,2: closed loop for 1 s each: one line per client count, every request
+answered, throughput and percentiles consistent with the answers, each in
+latency_table.py's C++ client column; --clients with --rates is refused.
+
 Then --tick-stream: a day of TICKS feature rows over TickStream (the first two not
 recorded): a meta line and one tick line, every tick answered, the recorded ones
 counted, percentiles in order, the server's compute no more than the latency, and
@@ -105,6 +109,44 @@ def check_lines(lines):
         fail("summary: %s" % summary[0])
 
 
+def check_closed_loop(load_gen, address, work, server):
+    out = os.path.join(work, "closed.jsonl")
+    r = run([load_gen, "--server", address, "--model", MODEL, "--n", "64", "--clients", "1,2",
+             "--duration-s", "1", "--warmup-s", "0.3", "--last-only", "--json", out,
+             "--gpu", "none", "--commit", "test"])
+    print(r.stdout + r.stderr, flush=True)
+    if r.returncode != 0:
+        fail("load_gen --clients exit %d" % r.returncode, server)
+    with open(out) as f:
+        lines = [json.loads(l) for l in f if l.strip()]
+    runs = [l for l in lines if l.get("op") == "model_infer_closed"]
+    if not lines or lines[0].get("bench") != "meta" or [l["clients"] for l in runs] != [1, 2]:
+        fail("--clients 1,2: expected a meta line and lines for 1 and 2 clients, got %s" % lines)
+    for line in runs:
+        tag = "%d clients: " % line["clients"]
+        if line["error_count"] != 0 or line["ok"] < 1 or line["samples"] != line["ok"]:
+            fail(tag + "ok %d, samples %d, errors %s" % (line["ok"], line["samples"], line["errors"]))
+        if abs(line["throughput_rps"] - line["ok"] / line["window_s"]) > 1e-6 or not line["last_only"]:
+            fail(tag + "throughput %s of %d answers in %s s" % (line["throughput_rps"], line["ok"], line["window_s"]))
+        p = [line[k] for k in ("min_ms", "p50_ms", "p90_ms", "p99_ms", "p999_ms", "max_ms")]
+        if not (0 < p[0] and all(a <= b for a, b in zip(p, p[1:]))):
+            fail(tag + "percentiles out of order: min/p50/p90/p99/p99.9/max = %s" % p)
+        # A closed-loop client has one request out at a time: its answers in the window
+        # cannot outnumber window / fastest answer (plus the one sent at the window's end).
+        if line["ok"] > line["clients"] * (line["window_s"] * 1000.0 / line["min_ms"] + 1):
+            fail(tag + "%d answers in %s s at min %.3f ms each" % (line["ok"], line["window_s"], line["min_ms"]))
+        print("%s%.1f answers/s; p50 %.2f ms, p99 %.2f ms" % (tag, line["throughput_rps"], line["p50_ms"],
+                                                             line["p99_ms"]), flush=True)
+    for line in runs:
+        row = [l for l in latency_table.table(lines).splitlines()
+               if l.startswith("| forward_last | 64 | 1 | %d |" % line["clients"])]
+        if len(row) != 1 or "| %s |" % latency_table.cell(line) not in row[0]:
+            fail("latency_table.py does not show the %d-client line: %s" % (line["clients"], row))
+    r = run([load_gen, "--server", address, "--model", MODEL, "--clients", "1", "--rates", "10"])
+    if r.returncode != 2 or "--clients" not in r.stderr:
+        fail("--clients with --rates should be refused naming them: exit %d\n%s" % (r.returncode, r.stderr))
+
+
 def check_tick_stream(load_gen, address, work, server):
     out = os.path.join(work, "ticks.jsonl")
     r = run([load_gen, "--server", address, "--model", MODEL, "--tick-stream", "--ticks", str(TICKS),
@@ -168,6 +210,7 @@ def main():
             fail("load_gen exit %d" % r.returncode, server)
         with open(out) as f:
             check_lines([json.loads(l) for l in f if l.strip()])
+        check_closed_loop(args.load_gen, server.address, work, server)
         check_tick_stream(args.load_gen, server.address, work, server)
         code = server.stop()
         server = None
