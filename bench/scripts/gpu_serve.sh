@@ -56,7 +56,8 @@
 #   "--width 256 --heads 4 --layers 2 --max-context 32768": 4 heads of D = 64, which the
 #   CUDA kernels run natively), SERVE_N (512,4096,23400), SERVE_CLIENTS (1,8),
 #   SERVE_REPS (50), SERVE_TICKS (23400), SERVE_LOAD_N (23400), SERVE_RATES
-#   (50,100,200,400,800,1600,3200), SERVE_LOAD_S (10 s a rate), SERVE_SLO_MS (10),
+#   (50,100,200,400,800,1600,3200; empty skips the open-loop load stage), SERVE_LOAD_S
+#   (10 s a rate), SERVE_SLO_MS (10),
 #   SERVE_INPROC (1 on cuda), SERVE_UNDER_SWEEP (1 on cuda), SERVE_SWEEP_PRESET (planted),
 #   SERVE_SWEEP_RATES (100), SERVE_SWEEP_TICKS (4000), SERVE_PRIORITY (high),
 #   SERVE_LAST_ONLY_RATES (100,200,400,800,1600; empty skips the last-step load stage),
@@ -101,7 +102,7 @@ else
 fi
 model_flags=${SERVE_MODEL:-$d_model}
 n=${SERVE_N:-$d_n}; clients=${SERVE_CLIENTS:-$d_clients}; reps=${SERVE_REPS:-$d_reps}
-ticks=${SERVE_TICKS:-$d_ticks}; load_n=${SERVE_LOAD_N:-$d_load_n}; rates=${SERVE_RATES:-$d_rates}
+ticks=${SERVE_TICKS:-$d_ticks}; load_n=${SERVE_LOAD_N:-$d_load_n}; rates=${SERVE_RATES-$d_rates}
 load_s=${SERVE_LOAD_S:-$d_load_s}; slo=${SERVE_SLO_MS:-$d_slo}; inproc=${SERVE_INPROC:-$d_inproc}
 last_rates=${SERVE_LAST_ONLY_RATES-$d_last_rates}
 pack=${SERVE_PACK:-.carry/serve}
@@ -444,8 +445,8 @@ fi
 
 stage "load: load_gen (open loop, N = $load_n, rates $rates /s, $load_s s each, SLO p99 $slo ms)"
 lim=$(limit 200)
-if [ "$lim" -lt 10 ]; then
-  note "skipped: $lim s left"
+if [ -z "$rates" ] || [ "$lim" -lt 10 ]; then
+  note "skipped: ${rates:-no rates (SERVE_RATES empty)}, $lim s left"
   status="$status load=skipped"
 else
   scrape > "$r/metrics_load_before.txt"
