@@ -1,28 +1,19 @@
 // RunClosedLoad (see closed_loop_load.h).
 #include "bench/load_gen/closed_loop_load.h"
 
-#include <time.h>
-
 #include <chrono>
 #include <thread>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "bench/load_gen/load_report.h"
 #include "inference/grpc_service.grpc.pb.h"
 
 namespace flashtick::bench {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-double ProcessCpuSeconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
-}
-
-double Ms(int64_t ns) { return static_cast<double>(ns) * 1e-6; }
 
 // One client's share, merged after every thread has joined.
 struct ClientTally {
@@ -108,23 +99,15 @@ absl::StatusOr<ClosedLoadResult> RunClosedLoad(const ClientOptions& client,
 }
 
 nlohmann::json ClosedLoadJson(const ClosedLoadResult& r) {
-  int64_t errors = 0;
-  for (const auto& [code, n] : r.errors) errors += n;
-  return {{"clients", r.clients},
-          {"window_s", r.window_s},
-          {"ok", r.ok},
-          {"errors", r.errors},
-          {"error_count", errors},
-          {"throughput_rps", r.throughput_rps()},
-          {"samples", r.latency_ns.count()},
-          {"p50_ms", Ms(r.latency_ns.Percentile(0.50))},
-          {"p90_ms", Ms(r.latency_ns.Percentile(0.90))},
-          {"p99_ms", Ms(r.latency_ns.Percentile(0.99))},
-          {"p999_ms", Ms(r.latency_ns.Percentile(0.999))},
-          {"max_ms", Ms(r.latency_ns.max())},
-          {"min_ms", Ms(r.latency_ns.min())},
-          {"mean_ms", r.latency_ns.mean() * 1e-6},
-          {"generator_cpu_cores", r.wall_s > 0 ? r.cpu_s / r.wall_s : 0.0}};
+  nlohmann::json j = {{"clients", r.clients},
+                      {"window_s", r.window_s},
+                      {"ok", r.ok},
+                      {"errors", r.errors},
+                      {"error_count", ErrorCount(r.errors)},
+                      {"throughput_rps", r.throughput_rps()},
+                      {"generator_cpu_cores", r.wall_s > 0 ? r.cpu_s / r.wall_s : 0.0}};
+  j.update(LatencyJson(r.latency_ns));
+  return j;
 }
 
 }  // namespace flashtick::bench

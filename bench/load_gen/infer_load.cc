@@ -8,14 +8,13 @@
 // https://github.com/giltene/wrk2; "How NOT to Measure Latency", Strange Loop 2015).
 #include "bench/load_gen/infer_load.h"
 
-#include <time.h>
-
 #include <algorithm>
 #include <chrono>
 #include <thread>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "bench/load_gen/load_report.h"
 #include "bench/load_gen/poisson_arrivals.h"
 
 namespace flashtick::bench {
@@ -25,13 +24,6 @@ using Clock = std::chrono::steady_clock;
 
 int64_t NsSince(Clock::time_point t0) {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count();
-}
-
-// The whole process: gRPC's own threads work for the generator too.
-double ProcessCpuSeconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
 }
 
 // One request in flight; its address is the completion-queue tag.

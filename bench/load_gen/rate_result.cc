@@ -5,22 +5,16 @@
 
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "bench/load_gen/load_report.h"
 
 namespace flashtick::bench {
-namespace {
-double Ms(int64_t ns) { return static_cast<double>(ns) * 1e-6; }
-}  // namespace
 
 double RateResult::achieved_rps() const {
   const double span = std::max(window_s, last_done_s);
   return span > 0 ? ok / span : 0;
 }
 
-int64_t RateResult::error_count() const {
-  int64_t n = 0;
-  for (const auto& [code, count] : errors) n += count;
-  return n;
-}
+int64_t RateResult::error_count() const { return ErrorCount(errors); }
 
 std::string KneeReason(const RateResult& r, const KneeLimits& limits) {
   // The generator first: if it could not send on time, the other figures describe it,
@@ -38,32 +32,26 @@ std::string KneeReason(const RateResult& r, const KneeLimits& limits) {
 
 nlohmann::json RateJson(const RateResult& r, const KneeLimits& limits) {
   const std::string reason = KneeReason(r, limits);
-  return {{"offered_rps", r.offered_rps},
-          {"window_s", r.window_s},
-          {"scheduled", r.scheduled},
-          {"scheduled_rps", r.scheduled_rps()},
-          {"achieved_rps", r.achieved_rps()},
-          {"ok", r.ok},
-          {"errors", r.errors},
-          {"error_count", r.error_count()},
-          {"samples", r.latency_ns.count()},
-          {"p50_ms", Ms(r.latency_ns.Percentile(0.50))},
-          {"p90_ms", Ms(r.latency_ns.Percentile(0.90))},
-          {"p99_ms", Ms(r.latency_ns.Percentile(0.99))},
-          {"p999_ms", Ms(r.latency_ns.Percentile(0.999))},
-          {"max_ms", Ms(r.latency_ns.max())},
-          {"min_ms", Ms(r.latency_ns.min())},
-          {"mean_ms", r.latency_ns.mean() * 1e-6},
-          {"send_lag_p50_ms", Ms(r.send_lag_ns.Percentile(0.50))},
-          {"send_lag_p99_ms", Ms(r.send_lag_ns.Percentile(0.99))},
-          {"send_lag_max_ms", Ms(r.send_lag_ns.max())},
-          {"generator_behind", reason == "generator_behind"},
-          {"max_inflight", r.max_inflight},
-          {"inflight_cap_waits", r.inflight_cap_waits},
-          {"generator_cpu_cores", r.wall_s > 0 ? r.cpu_s / r.wall_s : 0.0},
-          {"slo_ms", limits.slo_ms},
-          {"knee", !reason.empty()},
-          {"knee_reason", reason}};
+  nlohmann::json j = {{"offered_rps", r.offered_rps},
+                      {"window_s", r.window_s},
+                      {"scheduled", r.scheduled},
+                      {"scheduled_rps", r.scheduled_rps()},
+                      {"achieved_rps", r.achieved_rps()},
+                      {"ok", r.ok},
+                      {"errors", r.errors},
+                      {"error_count", r.error_count()},
+                      {"send_lag_p50_ms", Ms(r.send_lag_ns.Percentile(0.50))},
+                      {"send_lag_p99_ms", Ms(r.send_lag_ns.Percentile(0.99))},
+                      {"send_lag_max_ms", Ms(r.send_lag_ns.max())},
+                      {"generator_behind", reason == "generator_behind"},
+                      {"max_inflight", r.max_inflight},
+                      {"inflight_cap_waits", r.inflight_cap_waits},
+                      {"generator_cpu_cores", r.wall_s > 0 ? r.cpu_s / r.wall_s : 0.0},
+                      {"slo_ms", limits.slo_ms},
+                      {"knee", !reason.empty()},
+                      {"knee_reason", reason}};
+  j.update(LatencyJson(r.latency_ns));
+  return j;
 }
 
 std::string TableHeader() {

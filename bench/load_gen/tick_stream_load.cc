@@ -11,13 +11,12 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "bench/load_gen/load_report.h"
 
 namespace flashtick::bench {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-double Ms(int64_t ns) { return static_cast<double>(ns) * 1e-6; }
 
 absl::Status StreamError(const std::string& what, const grpc::Status& s) {
   return absl::Status(static_cast<absl::StatusCode>(s.error_code()),
@@ -92,19 +91,25 @@ absl::StatusOr<TickStreamResult> RunTickStream(v1::TickStream::Stub* stub,
 }
 
 nlohmann::json TickStreamJson(const TickStreamResult& r, const TickStreamSpec& spec) {
-  const LatencyHistogram& l = r.latency_ns;
   const LatencyHistogram& c = r.compute_ns;
-  return {{"what", "tick"}, {"impl", "load_gen_grpc"}, {"N", spec.ticks}, {"B", 1},
-          {"clients", 1}, {"warmup_ticks", spec.warmup}, {"samples", l.count()},
-          {"answered", r.answered}, {"p50_ms", Ms(l.Percentile(0.50))},
-          {"p90_ms", Ms(l.Percentile(0.90))}, {"p99_ms", Ms(l.Percentile(0.99))},
-          {"p999_ms", Ms(l.Percentile(0.999))}, {"max_ms", Ms(l.max())},
-          {"min_ms", Ms(l.min())}, {"mean_ms", l.mean() * 1e-6},
-          {"compute_p50_ms", Ms(c.Percentile(0.50))}, {"compute_p99_ms", Ms(c.Percentile(0.99))},
-          {"compute_mean_ms", c.mean() * 1e-6},
-          {"ticks_per_s", r.wall_s > 0 ? static_cast<double>(r.answered) / r.wall_s : 0.0},
-          {"state_mode", r.opened.state_mode()}, {"kernel_path", r.opened.kernel_path()},
-          {"device", r.opened.device()}, {"session_id", r.opened.session_id()}};
+  nlohmann::json j = {
+      {"what", "tick"},
+      {"impl", "load_gen_grpc"},
+      {"N", spec.ticks},
+      {"B", 1},
+      {"clients", 1},
+      {"warmup_ticks", spec.warmup},
+      {"answered", r.answered},
+      {"compute_p50_ms", Ms(c.Percentile(0.50))},
+      {"compute_p99_ms", Ms(c.Percentile(0.99))},
+      {"compute_mean_ms", c.mean() * 1e-6},
+      {"ticks_per_s", r.wall_s > 0 ? static_cast<double>(r.answered) / r.wall_s : 0.0},
+      {"state_mode", r.opened.state_mode()},
+      {"kernel_path", r.opened.kernel_path()},
+      {"device", r.opened.device()},
+      {"session_id", r.opened.session_id()}};
+  j.update(LatencyJson(r.latency_ns));
+  return j;
 }
 
 }  // namespace flashtick::bench

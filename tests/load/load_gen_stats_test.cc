@@ -1,6 +1,7 @@
 // The load generator's arithmetic without a server: its histogram's percentiles
 // against exact nearest-rank ones (never below, at most 2/256 above), the Poisson
-// arrivals' rate and gap distribution, and the knee rules.
+// arrivals' rate and gap distribution, the knee rules, and the latency fields that
+// every mode's JSON line shares.
 #include <algorithm>
 #include <cmath>
 #include <random>
@@ -8,9 +9,12 @@
 
 #include <gtest/gtest.h>
 
+#include "bench/load_gen/closed_loop_load.h"
 #include "bench/load_gen/latency_histogram.h"
+#include "bench/load_gen/load_report.h"
 #include "bench/load_gen/poisson_arrivals.h"
 #include "bench/load_gen/rate_result.h"
+#include "bench/load_gen/tick_stream_load.h"
 
 namespace flashtick::bench {
 namespace {
@@ -177,6 +181,32 @@ TEST(RateResult, JsonFields) {
   EXPECT_NEAR(j["generator_cpu_cores"].get<double>(), 0.1, 1e-12);
   EXPECT_FALSE(j["knee"].get<bool>());
   EXPECT_FALSE(TableRow(Healthy(), limits).empty());
+}
+
+// The sweep, closed loop and the tick stream write the same latency fields, read from
+// any mode by tests/load/run_load_gen.py and bench/serve_latency/latency_table.py.
+TEST(LoadReport, LatencyFieldsInEveryMode) {
+  LatencyHistogram h;
+  for (int64_t v = 1; v <= 1000; ++v) h.Record(v * 1000);
+  const nlohmann::json fields = LatencyJson(h);
+  EXPECT_EQ(fields.size(), 8u);
+  EXPECT_EQ(fields["samples"].get<int64_t>(), 1000);
+  EXPECT_DOUBLE_EQ(fields["p50_ms"].get<double>(), Ms(h.Percentile(0.50)));
+  EXPECT_DOUBLE_EQ(fields["p999_ms"].get<double>(), Ms(h.Percentile(0.999)));
+  EXPECT_DOUBLE_EQ(fields["min_ms"].get<double>(), 0.001);
+  EXPECT_DOUBLE_EQ(fields["max_ms"].get<double>(), 1.0);
+  EXPECT_DOUBLE_EQ(fields["mean_ms"].get<double>(), 0.5005);
+
+  RateResult rate;
+  rate.latency_ns = h;
+  ClosedLoadResult closed;
+  closed.latency_ns = h;
+  TickStreamResult tick;
+  tick.latency_ns = h;
+  for (const nlohmann::json& line :
+       {RateJson(rate, KneeLimits{}), ClosedLoadJson(closed), TickStreamJson(tick, {})}) {
+    for (const auto& [key, value] : fields.items()) EXPECT_EQ(line[key], value) << key;
+  }
 }
 
 }  // namespace
