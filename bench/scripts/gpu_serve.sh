@@ -32,20 +32,31 @@
 #      SERVE_SWEEP_RATES and the tick stream again (both clients) while it trains; the
 #      sweep is cancelled after. Inference runs on a high-priority CUDA stream
 #      (--serve-stream-priority, SERVE_PRIORITY: high), the arms on normal ones;
+#   5a. promotion (SERVE_PROMOTE, 1; 0 skips): a tiny sweep (two arms, width 32, 2 heads
+#      of D = 16; on the server's device) submitted with `flashtick sweep submit --watch`
+#      until it SUCCEEDS; a `flashtick stream` opened on the served version (1); then
+#      `flashtick sweep promote EXP --model $model_name` makes the winner version 2,
+#      loaded without a restart. Checked: the model list and RepositoryIndex (READY),
+#      ModelInfer on latest, 1 and 2 (which version answered) and load_gen on 2; the
+#      stream open across the promotion ends on version 1 with the probabilities of a
+#      stream pinned to version 1 (a stream opened after it gets version 2). Any check
+#      that fails is a "FAILED (promote)" line and promote=1;
 #   6. stop the server (its /metrics scraped first), then, when SERVE_INPROC is set and
 #      enough time is left, bench/scripts/gpu_serve_latency.sh (the in-process CUDA and
 #      PyTorch rows: same model flags and seed, so the same weights) under what is left.
 # One deadline: SERVE_BUDGET seconds from the start (default 570, inside the device
 # tool's 600 s a command). Each stage's timeout is the smaller of its own cap and the time
 # left less 20 s kept for shutdown and packing the logs, so a slow stage shortens the ones
-# after it instead of losing everything. Results go to $OUT as they come (7 files; the
-# device tool returns at most 8):
+# after it instead of losing everything. Results go to $OUT as they come (8 files; the
+# device tool returns at most 8, so anything more goes into logs.tgz):
 #   serve_summary.txt           read first: pack, machine, model, each stage's exit and table
 #   flashtickd.log              the server's log
 #   grpc/results.jsonl, grpc/table.md   serve_latency.py's JSON lines (one per row) and
 #                               load_gen --tick-stream's tick line, and their table
 #   load.jsonl                  load_gen's JSON lines (meta, one per rate, summary)
 #   inproc.tgz                  gpu_serve_latency.sh's results and logs, when it ran
+#   promote.json                the promotion stage: commands, exits, timings, version,
+#                               checks (its logs and stream CSVs, promote_*, in logs.tgz)
 #   logs.tgz                    wheel install, ldd, model, health, models, metrics, clients
 # Usage, from the repository root (the device call carries .carry/serve.tar.xz and
 # .carry/wheels, and .carry/debs for the in-process stage, which builds there):
@@ -64,6 +75,9 @@
 #   SERVE_SMALL_HEADS (1; 0 skips stage 3b), SERVE_GRPC_LAST_ONLY (0; 1 adds last-step rows
 #   to stage 3), SERVE_DECODE_GRAPHS (1; 0 skips stage 3a),
 #   SERVE_CLOSED_CLIENTS (1,8; empty skips the closed-loop C++ stage), SERVE_CLOSED_S (5 s; 1 on cpu),
+#   SERVE_PROMOTE (1; 0 skips stage 5a), SERVE_PROMOTE_TICKS (its stream's steps: 23400;
+#   4096 on cpu; at most the model's max_context), SERVE_PROMOTE_SWEEP_DEVICE (auto: the
+#   server's device; cpu trains the promoted arms on the CPU),
 #   SERVE_PYTHON (python3), SERVE_PACK (.carry/serve),
 #   SERVE_WHEELS (.carry/wheels), FLASHTICK_COMMIT (recorded in every result),
 #   SERVE_SERVER_FLAGS (more flashtickd flags for every server started, split on spaces,
@@ -91,6 +105,8 @@ if [ "$device" = cpu ]; then
   d_inproc=0; load_extra=(--no-stop); threads=(--threads 1)
   d_under_sweep=0; d_sweep_preset=demo; d_sweep_rates=5; d_sweep_ticks=64
   d_last_rates=5; d_closed_s=1
+  # The promotion stage's stream: the C = 32 model's whole context (~3 s here).
+  d_promote_ticks=4096; d_promote_rate=20; d_promote_infer_s=1
 else
   d_model="--width 256 --heads 4 --layers 2 --max-context 32768"; d_n=512,4096,23400
   d_clients=1,8; d_reps=50; d_ticks=23400; d_load_n=23400
@@ -99,6 +115,7 @@ else
   load_extra=(--spin); threads=()
   d_under_sweep=1; d_sweep_preset=planted; d_sweep_rates=100; d_sweep_ticks=4000
   d_last_rates=100,200,400,800,1600; d_closed_s=5
+  d_promote_ticks=23400; d_promote_rate=100; d_promote_infer_s=3
 fi
 model_flags=${SERVE_MODEL:-$d_model}
 n=${SERVE_N:-$d_n}; clients=${SERVE_CLIENTS:-$d_clients}; reps=${SERVE_REPS:-$d_reps}
@@ -114,6 +131,8 @@ small_heads=${SERVE_SMALL_HEADS:-1}
 # SERVE_GRPC_LAST_ONLY=1: serve_latency.py also times each ModelInfer row with last_only.
 grpc_last=""; [ "${SERVE_GRPC_LAST_ONLY:-0}" = 1 ] && grpc_last=--last-only
 decode_graphs=${SERVE_DECODE_GRAPHS:-1}
+promote=${SERVE_PROMOTE:-1}; promote_ticks=${SERVE_PROMOTE_TICKS:-$d_promote_ticks}
+promote_sweep_device=${SERVE_PROMOTE_SWEEP_DEVICE:-auto}
 small_model=flashtick-d16
 
 note() { echo "$*" | tee -a "$summary"; }
@@ -547,6 +566,279 @@ else
   LD_LIBRARY_PATH="$serve_ld" timeout 20 "$pack/bin/flashtick" --server "$addr" sweep cancel "$exp" \
     > "$r/sweep_cancel.log" 2>&1
   note "sweep cancel exit $?"
+fi
+
+# Promotion (docs/serving.md, "Promoting a sweep arm"; the GPU half of the issue's "done
+# when", whose CPU half is tests/experiments/sweep_promote_test.cc): a tiny sweep on this
+# server, its winner promoted with `flashtick sweep promote` to the next version of the
+# model measured above and served without a restart, while a tick stream opened on the
+# old version runs across the promotion. Last of the server stages, because "latest"
+# changes here. Each check that fails is a "FAILED (promote)" line and promote=1.
+# now, since T, since_ms T: wall-clock seconds, and seconds or ms since T.
+now() { date +%s.%N; }
+since() { awk -v a="$1" -v b="$(now)" 'BEGIN {printf "%.3f", b - a}'; }
+since_ms() { awk -v a="$1" -v b="$(now)" 'BEGIN {printf "%.1f", (b - a) * 1000}'; }
+# ft LIMIT ARGS...: the packed CLI against this server, under LIMIT s (its deadline too).
+ft() {
+  local lim=$1
+  shift
+  timeout "$lim" env LD_LIBRARY_PATH="$serve_ld" "$pack/bin/flashtick" --server "$addr" \
+    --timeout "$lim" "$@"
+}
+# max_context CONFIG_JSON: the model's max_context (0 when unreadable).
+max_context() { sed -n 's/.*"max_context": *\([0-9]*\).*/\1/p' "$1" 2> /dev/null | head -1 | grep . || echo 0; }
+# promote_stream LIMIT NAME VERSION STEPS: `flashtick stream` of synthetic day 7 (the
+# same quotes every time) on $model_name, VERSION "" for the latest; every step's
+# probabilities in $r/NAME.csv, the output in $r/NAME.log.
+promote_stream() {
+  local v=()
+  [ -n "$3" ] && v=(--model-version "$3")
+  ft "$1" stream --model "$model_name" "${v[@]}" --synthetic-day 7 --steps "$4" \
+    --print-every 0 --output "$r/$2.csv" > "$r/$2.log" 2>&1
+}
+# stream_version NAME: the version its session opened on; stream_line NAME: its last line.
+stream_version() { sed -n 's/^session [^ ]*: [^ ]* v\([^ ]*\) on .*/\1/p' "$r/$1.log" | head -1; }
+stream_line() { tail -1 "$r/$1.log"; }
+csv_rows() { local n; n=$(wc -l < "$1" 2> /dev/null) || n=1; echo $((n > 0 ? n - 1 : 0)); }
+# maxdiff A.csv B.csv: the largest |p_A − p_B| over the steps both answered, and how many.
+maxdiff() {
+  awk -F, 'NR == FNR { if (FNR > 1) for (i = 2; i <= 4; i++) p[$1, i] = $i; next }
+           FNR > 1 && (($1, 2) in p) { n++; for (i = 2; i <= 4; i++) {
+             d = $i - p[$1, i]; if (d < 0) d = -d; if (d > m) m = d } }
+           END { printf "%.3g %d\n", m + 0, n + 0 }' "$1" "$2"
+}
+promote_ok=1
+pfail() { note "FAILED (promote): $*"; promote_ok=0; }
+pj=("commit=$commit" "device=$device" "gpu=$gpu" "model=$model_name" "server=$addr")
+
+stage "promote: a tiny sweep's winner as the next version of $model_name, loaded without a restart, a tick stream open across it"
+if [ "$promote" != 1 ]; then
+  note "skipped (SERVE_PROMOTE=$promote)"
+  status="$status promote=skipped"
+elif [ "$(limit 240)" -lt 60 ]; then
+  note "skipped: $(limit 240) s left"
+  status="$status promote=skipped"
+else
+  # 1. The sweep: tests/experiments/sweep_promote_test.cc's two arms (N = 8, 32) on 8
+  # short planted days, widened to 2 heads of D = 16 (width 32), a head dim the CUDA
+  # kernels serve (zero-padded to 64); the `demo` preset's D = 8 would be refused at load
+  # on cuda. Under a second on 2 CPU cores; on cuda the arms train on the GPU ("auto": the
+  # server's device; SERVE_PROMOTE_SWEEP_DEVICE=cpu trains them on the CPU instead).
+  cat > "$r/promote_sweep.json" <<EOF
+{"name": "promote", "contexts": [8, 32], "seeds": [1],
+ "model": {"width": 32, "layers": 1, "heads": 2, "kv_heads": 2, "mlp_ratio": 2},
+ "optimizer": {"learning_rate": 0.003, "warmup_steps": 2, "tokens_per_step": 256},
+ "training": {"first_fold_epochs": 2, "epochs_per_fold": 1, "checkpoint_every_steps": 5},
+ "data": {"synthetic": {"generator": "planted_cue", "seed": 3, "days": 8, "steps_per_day": 256,
+                        "lags": [6, 24], "events_per_lag_per_day": 6, "drift_bps": 1.0}},
+ "labels": {"horizon": 2},
+ "walk_forward": {"train_days": 3, "test_days": 1},
+ "gates": {"pbo_blocks": 4},
+ "device": "$promote_sweep_device", "cpu_threads": 1}
+EOF
+  lim=$(limit 150)
+  t=$(now)
+  ft "$lim" sweep submit --config "$r/promote_sweep.json" --watch > "$r/promote_sweep.log" 2>&1
+  rc_sweep=$?
+  sweep_s=$(since "$t")
+  pexp=$(sed -n 's/^submitted \([^ ]*\) .*/\1/p' "$r/promote_sweep.log" | head -1)
+  note "flashtick sweep submit --config promote_sweep.json --watch: exit $rc_sweep in $sweep_s s (${pexp:-no experiment}; 0: SUCCEEDED)$(cut_note $rc_sweep "$lim" steps)"
+  grep -E '^(arm +N|n[0-9]+ |verdict:|error:)' "$r/promote_sweep.log" | sed 's/^/  /' | tee -a "$summary"
+  pj+=("sweep_config@=$r/promote_sweep.json" "experiment=$pexp" "sweep_exit:=$rc_sweep"
+       "sweep_seconds:=$sweep_s" "sweep_device=$promote_sweep_device"
+       "sweep_command=flashtick sweep submit --config promote_sweep.json --watch")
+  if [ $rc_sweep -ne 0 ] || [ -z "$pexp" ]; then
+    pfail "the sweep did not succeed: $(tail -1 "$r/promote_sweep.log")"
+    [ -n "$pexp" ] && ft 20 sweep cancel "$pexp" > "$r/promote_sweep_cancel.log" 2>&1
+  else
+    # 2. A stream on the served version (latest: 1), open before the promotion: it has
+    # answered rows when the promotion starts, and is still open when it returns.
+    v1_ctx=$(max_context "$r/models/$model_name/1/config.json")
+    steps=$promote_ticks
+    [ "$v1_ctx" -gt 0 ] && [ "$steps" -gt "$v1_ctx" ] && steps=$v1_ctx
+    lim=$(limit 120)
+    timeout "$lim" env LD_LIBRARY_PATH="$serve_ld" "$pack/bin/flashtick" --server "$addr" \
+      --timeout "$lim" stream --model "$model_name" --synthetic-day 7 --steps "$steps" \
+      --print-every 0 --output "$r/promote_stream_open.csv" > "$r/promote_stream_open.log" 2>&1 &
+    spid=$!
+    # Its CSV is written in 4 KB blocks: the first rows show after ~90 answered steps.
+    for _ in $(seq 200); do
+      [ "$(csv_rows "$r/promote_stream_open.csv")" -gt 0 ] && break
+      kill -0 "$spid" 2> /dev/null || break
+      sleep 0.05
+    done
+    rows_before=$(csv_rows "$r/promote_stream_open.csv")
+    # 3. The promotion: the winner (the verdict's best N) as version 1 + the highest on disk.
+    t=$(now)
+    ft "$(limit 60)" sweep promote "$pexp" --model "$model_name" > "$r/promote.log" 2>&1
+    rc_promote=$?
+    promote_ms=$(since_ms "$t")
+    open_after=no
+    kill -0 "$spid" 2> /dev/null && open_after=yes
+    rows_after=$(csv_rows "$r/promote_stream_open.csv")
+    pcmd="flashtick sweep promote $pexp --model $model_name"
+    note "$pcmd: exit $rc_promote in $promote_ms ms: $(tail -1 "$r/promote.log")"
+    if [ $rc_promote -ne 0 ] && grep -q 'tied at the top' "$r/promote.log"; then
+      # A verdict without a single best N names no winner (docs/serving.md): the longest arm.
+      pcmd="$pcmd --arm n32"
+      t=$(now)
+      ft "$(limit 60)" sweep promote "$pexp" --model "$model_name" --arm n32 > "$r/promote.log" 2>&1
+      rc_promote=$?
+      promote_ms=$(since_ms "$t")
+      kill -0 "$spid" 2> /dev/null || open_after=no
+      note "no single best N: $pcmd: exit $rc_promote in $promote_ms ms: $(tail -1 "$r/promote.log")"
+    fi
+    note "the stream opened before it: $rows_before steps answered when the promotion started, $rows_after when it returned (the CSV is written in 4 KB blocks); still open then: $open_after"
+    parm=$(sed -n 's/.*: promoted arm \([^ ]*\) to model .*/\1/p' "$r/promote.log" | head -1)
+    pver=$(sed -n 's/.*: promoted arm .* version \([0-9]*\) (.*/\1/p' "$r/promote.log" | head -1)
+    ppath=$(sed -n 's/.*: promoted arm .* version [0-9]* (\(.*\))$/\1/p' "$r/promote.log" | head -1)
+    pj+=("promote_command=$pcmd" "promote_exit:=$rc_promote" "promote_ms:=$promote_ms" "arm=$parm"
+         "version:=$pver" "path=$ppath" "stream_rows_before:=$rows_before"
+         "stream_rows_after:=$rows_after" "stream_open_after=$open_after")
+    if [ $rc_promote -ne 0 ] || [ -z "$pver" ]; then
+      pfail "flashtick sweep promote exit $rc_promote: $(tail -2 "$r/promote.log" | paste -sd ' ' -)"
+    else
+      cp "$ppath/config.json" "$r/promote_config.json" 2> /dev/null
+      pctx=$(max_context "$ppath/config.json")
+      [ "$pctx" -gt 0 ] || pctx=32
+      grep "'$model_name' version $pver " "$out/flashtickd.log" | sed 's/^/  /' | tee -a "$summary"
+      # The model list (ModelMetadata: loaded versions) and, with the Python client,
+      # RepositoryIndex's states and ModelInfer on latest, 1 and the new version, each
+      # answer's model_version checked.
+      ft 30 models > "$r/promote_models.log" 2>&1
+      versions=$(sed -n "s/^model $model_name  versions \[\(.*\)\].*/\1/p" "$r/promote_models.log")
+      note "flashtick models: $model_name versions [$versions]"
+      pj+=("models_versions:=[$versions]")
+      case ", $versions, " in
+        *", $pver, "*) ;;
+        *) pfail "version $pver is not in the model list ([$versions])" ;;
+      esac
+      if [ -z "$py" ]; then
+        note "RepositoryIndex states and the answering versions not checked: no client python"
+      else
+        timeout "$(limit 60)" env PYTHONPATH="$client_pp" "$py" - "$addr" "$model_name" "$pver" "$pctx" \
+          > "$r/promote_check.json" 2> "$r/promote_check.log" <<'PY'
+import json, sys, time
+import numpy as np
+import tritonclient.grpc as grpcclient
+addr, model, version, n = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+client = grpcclient.InferenceServerClient(addr)
+index = client.get_model_repository_index(as_json=True).get("models", [])
+states = {f'{m["name"]}/{m.get("version", "")}': m.get("state", "") for m in index}
+x = np.random.default_rng(1).normal(size=(1, n, 6)).astype(np.float32)
+out, bad = {"index": states}, []
+for want, asked in ((version, ""), ("1", "1"), (version, version)):
+    tensor = grpcclient.InferInput("ticks", list(x.shape), "FP32")
+    tensor.set_data_from_numpy(x)
+    t = time.perf_counter()
+    result = client.infer(model, [tensor], model_version=asked)
+    ms = (time.perf_counter() - t) * 1e3
+    answered = result.get_response().model_version
+    out["infer_" + (asked or "latest")] = {"answered": answered, "ms": round(ms, 3), "N": n}
+    if answered != want:
+        bad.append(f"ModelInfer asking '{asked or 'latest'}' was answered by version {answered}, not {want}")
+for v in ("1", version):
+    if states.get(f"{model}/{v}") != "READY":
+        bad.append(f"RepositoryIndex: {model}/{v} is {states.get(f'{model}/{v}', 'absent')}, not READY")
+out["ok"], out["failures"] = not bad, bad
+print(json.dumps(out))
+sys.exit(1 if bad else 0)
+PY
+        rc_check=$?
+        note "Python client: RepositoryIndex and ModelInfer (latest, 1, $pver) exit $rc_check: $(head -c 600 "$r/promote_check.json")"
+        [ $rc_check -eq 0 ] || pfail "the Python client's checks: $(tail -2 "$r/promote_check.log" | paste -sd ' ' -) $(head -c 300 "$r/promote_check.json")"
+        pj+=("client_check@=$r/promote_check.json" "client_check_exit:=$rc_check")
+      fi
+      # ModelInfer on the promoted version from C++: load_gen, open loop at a low rate,
+      # one request a day of the promoted model's whole context.
+      lim=$(limit 60)
+      timeout "$lim" env LD_LIBRARY_PATH="$serve_ld" "$pack/bin/load_gen" --server "$addr" \
+        --model "$model_name" --model-version "$pver" --n "$pctx" --rates "$d_promote_rate" \
+        --duration-s "$d_promote_infer_s" --warmup-s 1 --slo-ms 1000 --no-stop --gpu "$gpu" \
+        --commit "$commit" --json "$r/promote_infer.jsonl" > "$r/promote_infer.log" 2>&1
+      rc_infer=$?
+      note "load_gen ModelInfer on $model_name version $pver (N = $pctx, $d_promote_rate /s for $d_promote_infer_s s): exit $rc_infer"
+      sed -n '2,3p' "$r/promote_infer.log" | tee -a "$summary"
+      rate_line=$(grep '"op":"model_infer"' "$r/promote_infer.jsonl" 2> /dev/null | grep -v '"what":"summary"' | head -1)
+      if [ $rc_infer -ne 0 ] || [ -z "$rate_line" ] || ! grep -q '"error_count":0' <<< "$rate_line"; then
+        pfail "ModelInfer on version $pver: load_gen exit $rc_infer, $(tail -1 "$r/promote_infer.log")"
+      fi
+      pj+=("infer_exit:=$rc_infer" "infer@=$r/promote_infer.jsonl")
+    fi
+    # 4. The stream across the promotion: it ends on the version it opened on. Its
+    # probabilities are compared with the same day streamed on version 1 pinned (equal:
+    # max |Δp| ≤ 1e-3, 0 on the CPU) and on the latest, the new version (different,
+    # > 1e-3, over the new model's context: its first $pctx steps).
+    wait "$spid"
+    rc_open=$?
+    open_ver=$(stream_version promote_stream_open)
+    note "stream open across the promotion: exit $rc_open, session on v${open_ver:-?}, $(csv_rows "$r/promote_stream_open.csv") of $steps steps: $(stream_line promote_stream_open)"
+    if ! { [ $rc_open -eq 0 ] && [ "$open_ver" = 1 ] \
+           && [ "$(csv_rows "$r/promote_stream_open.csv")" -eq "$steps" ]; }; then
+      pfail "the stream open across the promotion did not end on version 1 with all $steps steps (exit $rc_open, v${open_ver:-?})"
+    fi
+    if ! { [ "$rows_before" -gt 0 ] && [ "$open_after" = yes ]; }; then
+      pfail "the stream was not open across the promotion ($rows_before steps before it, open after it: $open_after): raise SERVE_PROMOTE_TICKS (its steps are capped at the model's max_context)"
+    fi
+    pj+=("stream_steps:=$steps" "stream_exit:=$rc_open" "stream_version=$open_ver"
+         "stream_result=$(stream_line promote_stream_open)")
+    if [ -n "$pver" ] && [ $rc_promote -eq 0 ]; then
+      promote_stream "$(limit 120)" promote_stream_v1 1 "$steps"
+      rc_v1=$?
+      new_steps=$((steps < pctx ? steps : pctx))
+      promote_stream "$(limit 60)" promote_stream_new "" "$new_steps"
+      rc_new=$?
+      new_ver=$(stream_version promote_stream_new)
+      read -r d_v1 n_v1 <<< "$(maxdiff "$r/promote_stream_open.csv" "$r/promote_stream_v1.csv")"
+      read -r d_new n_new <<< "$(maxdiff "$r/promote_stream_open.csv" "$r/promote_stream_new.csv")"
+      note "the same day on version 1 pinned: exit $rc_v1, max |Δp| against the stream across the promotion $d_v1 over $n_v1 steps"
+      note "the same day on latest (a session opened after the promotion): exit $rc_new, session on v${new_ver:-?}, max |Δp| $d_new over $n_new steps"
+      awk -v "d=$d_v1" -v "n=$n_v1" -v "s=$steps" 'BEGIN {exit !(n == s && d <= 1e-3)}' \
+        || pfail "the stream across the promotion does not match version 1 (max |Δp| $d_v1 over $n_v1 of $steps steps, pinned stream exit $rc_v1)"
+      if ! { [ $rc_new -eq 0 ] && [ "$new_ver" = "$pver" ]; }; then
+        pfail "a stream opened after the promotion is on v${new_ver:-?}, not v$pver (exit $rc_new)"
+      fi
+      awk -v "d=$d_new" -v "n=$n_new" 'BEGIN {exit !(n > 0 && d > 1e-3)}' \
+        || pfail "versions 1 and $pver answer the day alike (max |Δp| $d_new over $n_new steps): the comparison shows nothing"
+      pj+=("stream_v1_exit:=$rc_v1" "stream_v1_maxdiff:=$d_v1" "stream_v1_steps:=$n_v1"
+           "stream_new_exit:=$rc_new" "stream_new_version=$new_ver" "stream_new_maxdiff:=$d_new"
+           "stream_new_steps:=$n_new")
+    fi
+  fi
+  if [ $promote_ok = 1 ]; then
+    note "promotion: ok (version ${pver:-?} of $model_name, arm ${parm:-?}, served without a restart; the open stream kept version 1)"
+    status="$status promote=0"
+  else
+    status="$status promote=1"
+  fi
+  pj+=("ok:=$([ $promote_ok = 1 ] && echo true || echo false)")
+  python3 - "$out/promote.json" "${pj[@]}" <<'PY' 2>&1 | tee -a "$summary"
+import json, sys
+out = {}
+for kv in sys.argv[2:]:
+    key, _, value = kv.partition("=")
+    if key.endswith("@"):  # a JSON file, or JSON lines (a list)
+        try:
+            with open(value) as f:
+                text = f.read()
+            try:
+                out[key[:-1]] = json.loads(text)
+            except ValueError:
+                out[key[:-1]] = [json.loads(l) for l in text.splitlines() if l.strip()]
+        except (OSError, ValueError):
+            out[key[:-1]] = None
+        continue
+    if key.endswith(":"):  # a JSON literal: a number, true or false, a list
+        try:
+            out[key[:-1]] = json.loads(value)
+        except ValueError:
+            out[key[:-1]] = value or None
+        continue
+    out[key] = value
+with open(sys.argv[1], "w") as f:
+    json.dump(out, f, indent=1)
+    f.write("\n")
+PY
 fi
 
 stage "server stop"
