@@ -190,9 +190,10 @@ void Arms(const json& r, std::string* md) {
     }
   }
   if (!restarts.empty()) {
-    absl::StrAppend(md, "Restarts of the first fold (training.restarts; the start with the lowest "
-                        "validation loss went on, the others were dropped; their steps count in "
-                        "the cost):\n\n", restarts, "\n");
+    absl::StrAppend(md, "Restarts of the first fold (training.restarts, or training.stall_restarts: "
+                        "a fresh start when one stalled; the start with the lowest validation "
+                        "loss went on, the others were dropped; their steps count in the "
+                        "cost):\n\n", restarts, "\n");
   }
 
   bool events = false;

@@ -72,6 +72,24 @@ json ArmJson(const ArmResult& a) {
   // planted family is learned shows as a drop here, not in the training loss.
   json validation = json::array();
   for (const LossPoint& p : a.validation_curve) validation.push_back({p.step, Num(p.loss)});
+  // training.stall_restarts: the first fold's starts that were not kept, with their curves
+  // (the arm's own curves above are the kept start's).
+  json starts = json::array();
+  for (const FirstFoldStart& s : a.stall_starts) {
+    json loss = json::array(), checks = json::array();
+    for (const LossPoint& p : s.loss_curve) loss.push_back({p.step, Num(p.loss)});
+    for (const LossPoint& p : s.validation_curve) checks.push_back({p.step, Num(p.loss)});
+    starts.push_back({{"start", s.index},
+                      {"seed", s.seed},
+                      {"steps", s.steps},
+                      {"ended", s.ended},
+                      {"best_validation_loss", s.validation_curve.empty()
+                                                   ? json(nullptr)
+                                                   : Num(s.best_validation_loss)},
+                      {"best_validation_step", s.best_validation_step},
+                      {"loss_curve", loss},
+                      {"validation_curve", checks}});
+  }
   return {{"arm_id", a.arm_id},
           {"context", a.context},
           {"seed", a.seed},
@@ -108,6 +126,7 @@ json ArmJson(const ArmResult& a) {
           {"validation_curve", validation},
           {"stop_reason", a.stop_reason},
           {"restart_choice", a.restart_choice},
+          {"stall_starts", starts},
           {"skipped_steps", a.skipped_steps},
           {"best_validation_loss", a.validation_curve.empty() ? json(nullptr)
                                                                : json(a.best_validation_loss)},

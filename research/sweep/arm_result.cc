@@ -44,6 +44,7 @@ const JsonField<ArmResult> kArmFields[] = {
     {"skipped_steps", &ArmResult::skipped_steps, true},
     {"stop_reason", &ArmResult::stop_reason, true},
     {"restart_choice", &ArmResult::restart_choice, true},
+    {"stall_restarts_begun", &ArmResult::stall_restarts_begun, true},
     {"best_validation_loss", &ArmResult::best_validation_loss, true},
     {"best_validation_step", &ArmResult::best_validation_step, true},
 };
@@ -72,6 +73,35 @@ const JsonField<EventTally> kEventFields[] = {
     {"call_hits", &EventTally::call_hits, true},
 };
 
+const JsonField<FirstFoldStart> kStartFields[] = {
+    {"index", &FirstFoldStart::index},
+    {"seed", &FirstFoldStart::seed},
+    {"steps", &FirstFoldStart::steps},
+    {"ended", &FirstFoldStart::ended},
+    {"loss", &FirstFoldStart::loss},
+    {"best_validation_loss", &FirstFoldStart::best_validation_loss},
+    {"best_validation_step", &FirstFoldStart::best_validation_step},
+};
+
+json CurveJson(const std::vector<LossPoint>& c) {
+  json out = json::array();
+  for (const LossPoint& p : c) out.push_back({p.step, p.loss});
+  return out;
+}
+
+// The curve of [step, loss] pairs at j[key]; `name` is its path for the message.
+absl::Status ReadCurve(const json& j, const char* key, const std::string& name,
+                       std::vector<LossPoint>* out) {
+  auto it = j.find(key);
+  if (it == j.end() || !it->is_array()) return Bad(name);
+  for (const json& p : *it) {
+    if (!p.is_array() || p.size() != 2 || !p[0].is_number_integer() || !p[1].is_number()) {
+      return Bad(name + "[]");
+    }
+    out->push_back({p[0].get<int64_t>(), p[1].get<double>()});
+  }
+  return absl::OkStatus();
+}
 
 }  // namespace
 
@@ -198,16 +228,23 @@ json ArmResultToJson(const ArmResult& a) {
     WriteJsonFields<EventTally>(e, kEventFields, &event);
     events.push_back(std::move(event));
   }
-  json curve = json::array();
-  for (const LossPoint& p : a.loss_curve) curve.push_back({p.step, p.loss});
-  json validation = json::array();
-  for (const LossPoint& p : a.validation_curve) validation.push_back({p.step, p.loss});
   json j = {{"state", ArmStateName(a.state)},
             {"days", days},
             {"events", events},
-            {"loss_curve", curve},
-            {"validation_curve", validation}};
+            {"loss_curve", CurveJson(a.loss_curve)},
+            {"validation_curve", CurveJson(a.validation_curve)}};
   WriteJsonFields<ArmResult>(a, kArmFields, &j);
+  // Only with stall restarts: an ordinary arm's state is as before.
+  if (!a.stall_starts.empty()) {
+    json starts = json::array();
+    for (const FirstFoldStart& s : a.stall_starts) {
+      json start = {{"loss_curve", CurveJson(s.loss_curve)},
+                    {"validation_curve", CurveJson(s.validation_curve)}};
+      WriteJsonFields<FirstFoldStart>(s, kStartFields, &start);
+      starts.push_back(std::move(start));
+    }
+    j["stall_starts"] = std::move(starts);
+  }
   return j;
 }
 
@@ -268,21 +305,34 @@ absl::StatusOr<ArmResult> ArmResultFromJson(const json& j) {
     }
     a.events.push_back(t);
   }
-  auto curve = j.find("loss_curve");
-  if (curve == j.end() || !curve->is_array()) return Bad("loss_curve");
-  for (const json& p : *curve) {
-    if (!p.is_array() || p.size() != 2 || !p[0].is_number_integer() || !p[1].is_number()) {
-      return Bad("loss_curve[]");
-    }
-    a.loss_curve.push_back({p[0].get<int64_t>(), p[1].get<double>()});
+  if (absl::Status s = ReadCurve(j, "loss_curve", "loss_curve", &a.loss_curve); !s.ok()) {
+    return s;
   }
   // The validation curve: absent in states written before early stopping existed.
   if (auto it = j.find("validation_curve"); it != j.end() && it->is_array()) {
-    for (const json& p : *it) {
-      if (!p.is_array() || p.size() != 2 || !p[0].is_number_integer() || !p[1].is_number()) {
-        return Bad("validation_curve[]");
+    if (absl::Status s = ReadCurve(j, "validation_curve", "validation_curve", &a.validation_curve);
+        !s.ok()) {
+      return s;
+    }
+  }
+  // Absent unless the arm set a start aside (training.stall_restarts).
+  if (auto it = j.find("stall_starts"); it != j.end()) {
+    if (!it->is_array()) return Bad("stall_starts");
+    for (const json& e : *it) {
+      FirstFoldStart s;
+      if (absl::Status st = ReadJsonFields<FirstFoldStart>(e, kStartFields, "arm state",
+                                                           "stall_starts[]", &s);
+          !st.ok()) {
+        return st;
       }
-      a.validation_curve.push_back({p[0].get<int64_t>(), p[1].get<double>()});
+      for (auto [key, out] : {std::pair{"loss_curve", &s.loss_curve},
+                              std::pair{"validation_curve", &s.validation_curve}}) {
+        if (absl::Status st = ReadCurve(e, key, absl::StrCat("stall_starts[].", key), out);
+            !st.ok()) {
+          return st;
+        }
+      }
+      a.stall_starts.push_back(std::move(s));
     }
   }
   return a;

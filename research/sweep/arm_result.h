@@ -60,6 +60,21 @@ struct LossPoint {
   double loss = 0;
 };
 
+// One start of the first fold under training.stall_restarts (sweep_config.h) that is not
+// the arm's current one: set aside after a stall while a later start trains, or dropped
+// at the fold's end. Its steps are in the arm's cost already; its trainer lies in
+// arms/<arm>/ckpt-f0-start<index>/ until the fold ends (stall_restarts.h).
+struct FirstFoldStart {
+  int index = 0;        // 0: the arm's own initialisation; k: RestartSeed(seed, k)
+  uint64_t seed = 0;    // its initialisation seed
+  int64_t steps = 0;    // first-fold steps it trained (its trainer's step)
+  std::string ended;    // what ended it ("stalled at step 1990", ...)
+  double loss = 0;      // its last training loss
+  double best_validation_loss = 0;  // meaningful when validation_curve is non-empty
+  int64_t best_validation_step = 0;
+  std::vector<LossPoint> loss_curve, validation_curve;
+};
+
 struct ArmResult {
   std::string arm_id;  // "n512", or "n512-s2" when a sweep has several seeds
   int64_t context = 0;
@@ -99,6 +114,15 @@ struct ArmResult {
   // training.restarts > 1: which start of the first fold was kept, and every start's
   // best validation loss ("" without restarts).
   std::string restart_choice;
+  // training.stall_restarts: the fresh starts the first fold has begun after a stall.
+  // It never decreases (the kept start may be an earlier one), and a fresh start's step
+  // goes back to 0, so the arm's saves are ordered by (stall_restarts_begun, step), not
+  // by step alone (arm_runner.cc, CatchUpWithCheckpoint).
+  int stall_restarts_begun = 0;
+  // The first fold's other starts (FirstFoldStart), in order: while the fold trains, those
+  // set aside; after it, those dropped. The loss and validation curves, best validation
+  // loss and last loss above are the current (then the kept) start's.
+  std::vector<FirstFoldStart> stall_starts;
   std::vector<LossPoint> validation_curve;
   double best_validation_loss = 0;  // meaningful once validation_curve is non-empty
   int64_t best_validation_step = 0;

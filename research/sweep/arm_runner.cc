@@ -32,6 +32,7 @@
 #include "ticks/features.h"
 #include "research/sweep/fold_evaluator.h"
 #include "research/sweep/run_location.h"
+#include "research/sweep/stall_restarts.h"
 #include "research/sweep/window_sampler.h"
 
 namespace flashtick {
@@ -114,6 +115,13 @@ class Arm {
   // midway, nothing of the starts is kept (a resume runs them again).
   absl::Status RunRestarts(const FoldPlan& fp, WindowSampler& sampler, const Validation& val,
                            bool* cancelled);
+  // training.stall_restarts (stall_restarts.h): the first fold's current start stopped
+  // early on `why` at `fold_step`; sets it aside (its trainer in its own checkpoint, its
+  // curves in r_.stall_starts) and starts a fresh trainer, checkpointed at step 0.
+  absl::Status RestartOnStall(const FoldPlan& fp, const std::string& why, int64_t fold_step);
+  // At the first fold's end: keeps the start with the lowest best validation loss,
+  // loading its trainer when it is a set-aside one; `ended` says what ended the last.
+  absl::Status KeepBestStallStart(const FoldPlan& fp, const std::string& ended);
   // The window and the rows of fold step `fold_step` (the first fold's curriculum).
   std::pair<int64_t, int64_t> StepShape(int fold, int64_t fold_step) const;
   // Adds one step's loss to the loss curve (bucketed to kLossCurvePoints).
@@ -201,7 +209,11 @@ absl::Status Arm::CatchUpWithCheckpoint() {
   // Not ahead of state.json: state.json was written after this checkpoint and holds
   // everything it does, the trainer's position included, and maybe more (the scores of
   // a fold it ended, which the checkpoint saved before scoring cannot have).
-  if (!saved.has_value() || saved->step <= r_.step) return absl::OkStatus();
+  // The order of two saves of one arm is its step, except that a fresh start after a
+  // stall (training.stall_restarts) takes the step back to 0 of the first fold: the
+  // starts begun, which never decrease, come first.
+  auto position = [](const ArmResult& a) { return std::pair(a.stall_restarts_begun, a.step); };
+  if (!saved.has_value() || position(*saved) <= position(r_)) return absl::OkStatus();
   // Ahead: killed after the checkpoint was published and before state.json was
   // rewritten, so state.json is the previous save's, an earlier snapshot of the
   // same run. The checkpoint's is the state.json that save would have written; only
@@ -426,6 +438,15 @@ absl::Status Arm::TrainFold(int fold, const FoldLabels& labels, bool* cancelled)
     RETURN_IF_ERROR(RunRestarts(fp, sampler, val_set, cancelled));
     if (*cancelled) return absl::OkStatus();
   }
+  // Restarts on a stall: the first fold's starts each train from the fold's step 0 (its
+  // trainer's step), the choice among them made once, when the fold ends.
+  const bool stall_restarts = fold == 0 && tc.stall_restarts > 0 && !val_ticks.empty();
+  if (stall_restarts && trainer_ == nullptr) {
+    return absl::FailedPreconditionError(
+        "training.stall_restarts trains one start at a time on one trainer; this arm runs "
+        "replicas or a process group");
+  }
+  std::string ended;  // what ended the last start (stall restarts)
   std::vector<float> ticks;
   std::vector<int32_t> y;
   const int64_t end = fp.first_step + fp.steps;
@@ -453,10 +474,22 @@ absl::Status Arm::TrainFold(int fold, const FoldLabels& labels, bool* cancelled)
       ASSIGN_OR_RETURN(const bool any, Agreed(!why.empty()));
       if (any && why.empty()) why = "early stop (another rank's validation loss)";
     }
+    const bool stalled = !why.empty() && !over_budget;  // StopReason's early-stop rule
+    if (stalled && stall_restarts && r_.stall_restarts_begun < tc.stall_restarts) {
+      RETURN_IF_ERROR(RestartOnStall(fp, why, fold_step));
+      continue;
+    }
     if (!why.empty()) {
       r_.skipped_steps += end - GlobalStep();
-      r_.stop_reason = absl::StrCat(r_.stop_reason, r_.stop_reason.empty() ? "" : "; ", "fold ", fold, " ", why,
-                                    " (", fold_step, " of ", fp.steps, " steps)");
+      std::string what = absl::StrCat(why, " (", fold_step, " of ", fp.steps, " steps)");
+      if (stall_restarts) {  // which start it ended
+        what = absl::StrCat("start ", r_.stall_restarts_begun, " ", what,
+                            stalled ? ", no stall restart left" : "");
+        ended = absl::StrCat(stalled ? "stalled" : "stopped by the time budget", " at step ",
+                             fold_step, stalled ? " (no stall restart left)" : "");
+      }
+      r_.stop_reason = absl::StrCat(r_.stop_reason, r_.stop_reason.empty() ? "" : "; ", "fold ",
+                                    fold, " ", what);
       break;
     }
     const auto [window, batch] = StepShape(fold, fold_step);
@@ -476,7 +509,12 @@ absl::Status Arm::TrainFold(int fold, const FoldLabels& labels, bool* cancelled)
     }
     if (r_.step % every == 0 && r_.step < end) RETURN_IF_ERROR(Checkpoint(trainer_fold_));
   }
-  return Checkpoint(trainer_fold_);  // the fold's model, before its test days are scored
+  // A resumed arm whose checkpoint holds the choice does not choose again.
+  if (stall_restarts && r_.restart_choice.empty()) RETURN_IF_ERROR(KeepBestStallStart(fp, ended));
+  RETURN_IF_ERROR(Checkpoint(trainer_fold_));  // the fold's model, before its test days are scored
+  // The choice is in that checkpoint: the set-aside starts are no longer needed.
+  if (stall_restarts && Writer()) RemoveStallStartDirs(in_.dir);
+  return absl::OkStatus();
 }
 
 std::pair<int64_t, int64_t> Arm::StepShape(int fold, int64_t fold_step) const {
@@ -504,12 +542,6 @@ void Arm::RecordLoss(int64_t step, double loss, int64_t end) {
     bucket_sum_ = 0;
     bucket_count_ = 0;
   }
-}
-
-// The initialisation seed of start k of the first fold: start 0 is the arm's own, so
-// restarts = 1 trains exactly the arm it always did.
-uint64_t RestartSeed(uint64_t seed, int k) {
-  return k == 0 ? seed : seed + 0x9E3779B97F4A7C15ull * static_cast<uint64_t>(k);
 }
 
 absl::Status Arm::RunRestarts(const FoldPlan& fp, WindowSampler& sampler, const Validation& val,
@@ -591,6 +623,51 @@ absl::Status Arm::RunRestarts(const FoldPlan& fp, WindowSampler& sampler, const 
                                    absl::StrJoin(bests, ", "));
   // The choice is durable before the kept start trains on.
   return Checkpoint(trainer_fold_);
+}
+
+absl::Status Arm::RestartOnStall(const FoldPlan& fp, const std::string& why, int64_t fold_step) {
+  const int k = r_.stall_restarts_begun;  // the stalled start
+  // Its trainer as it stopped (the first fold's trainer step is the fold step): the
+  // choice at the fold's end may keep it.
+  if (Writer()) RETURN_IF_ERROR(TrainCheckpoint::Save(*lead_, StallStartDir(in_.dir, k)));
+  r_.stop_reason = absl::StrCat(r_.stop_reason, r_.stop_reason.empty() ? "" : "; ", "fold 0 start ",
+                                k, " ", why, " (", fold_step, " of ", fp.steps,
+                                " steps), set aside for start ", k + 1);
+  r_.stall_starts.push_back(TakeStart(&r_, k, RestartSeed(in_.seed, k), fold_step,
+                                      absl::StrCat("stalled at step ", fold_step)));
+  ++r_.stall_restarts_begun;
+  bucket_sum_ = 0;  // the fresh start's loss curve begins afresh
+  bucket_count_ = 0;
+  ASSIGN_OR_RETURN(trainer_, Trainer::Create(in_.config->ModelFor(),
+                                             in_.config->TrainerFor(RestartSeed(in_.seed, k + 1),
+                                                                    fp.steps),
+                                             in_.backend));
+  lead_ = trainer_.get();
+  // Durable before it trains: a resume finds it in ckpt-f0 and the stalled start in
+  // r_.stall_starts (CatchUpWithCheckpoint orders saves by the starts begun, then step).
+  return Checkpoint(trainer_fold_);
+}
+
+absl::Status Arm::KeepBestStallStart(const FoldPlan& fp, const std::string& ended) {
+  const int k = r_.stall_restarts_begun;  // the last start, the one training
+  const int64_t steps = lead_->step();
+  const std::string what = !ended.empty()        ? ended
+                           : steps == fp.steps ? absl::StrCat("ran its ", fp.steps, " planned steps")
+                                               : absl::StrCat("stopped at step ", steps);
+  if (k > 0 && ended.empty()) {  // every start is in stop_reason once one was set aside
+    r_.stop_reason = absl::StrCat(r_.stop_reason, r_.stop_reason.empty() ? "" : "; ",
+                                  "fold 0 start ", k, " ", what);
+  }
+  const FirstFoldStart kept =
+      KeepBestStart(&r_, TakeStart(&r_, k, RestartSeed(in_.seed, k), steps, what),
+                    in_.config->training.stall_restarts);
+  if (kept.index == k) return absl::OkStatus();  // the trainer in hand
+  // An earlier start, with its final weights from its checkpoint.
+  ASSIGN_OR_RETURN(trainer_, TrainCheckpoint::Load(StallStartDir(in_.dir, kept.index), in_.backend));
+  lead_ = trainer_.get();
+  // skipped_steps held the plan's steps the last start left out; now the kept one's.
+  r_.skipped_steps += steps - kept.steps;
+  return absl::OkStatus();
 }
 
 absl::StatusOr<std::string> Arm::ModelDir() {

@@ -68,6 +68,18 @@ std::vector<std::string> SweepRuleViolations(const SweepConfig& c) {
     e->Add("training.restarts > 1 runs one trainer per arm; it cannot be combined with "
            "replicas_per_arm > 1");
   }
+  if (c.training.stall_restarts > 0 && c.training.validation_days == 0) {
+    e->Add("training.stall_restarts > 0 restarts a start whose validation loss stalls: it needs "
+           "training.validation_days > 0");
+  }
+  if (c.training.stall_restarts > 0 && c.training.restarts > 1) {
+    e->Add("training.stall_restarts > 0 cannot be combined with training.restarts > 1 (one "
+           "way of choosing the first fold's start at a time)");
+  }
+  if (c.training.stall_restarts > 0 && c.replicas_per_arm > 1) {
+    e->Add("training.stall_restarts > 0 runs one trainer per arm; it cannot be combined with "
+           "replicas_per_arm > 1");
+  }
   if (c.training.validate_on == ValidateOn::kCalls && c.training.validation_days == 0) {
     e->Add("training.validate_on \"calls\" needs training.validation_days > 0 (no "
            "validation days, no validation)");

@@ -176,6 +176,21 @@ struct SweepTrainingConfig {
   // 0; a single trainer per arm (replicas_per_arm 1, not over a process group).
   int restarts = 1;
   int64_t restart_steps = 0;
+  // Restarts on a stall (docs/research/sweeps.md, "Restarts on a stall"): when early
+  // stopping would end the first fold (past early_stop_min_steps, `patience` checks
+  // without a new best) and the arm is within its time budget, the start is set aside and
+  // a fresh one trains from a new initialisation (RestartSeed) on the same batches from
+  // the fold's step 0, with the same floor and patience; at most stall_restarts times.
+  // At the fold's end the start with the lowest best validation loss (the earlier on a
+  // tie) goes on with its final weights. Why: a planted family is learned in a sudden
+  // step within the first ~2,000 steps or, mostly, never, and an arm that has not taken
+  // it plateaus (docs/sweeps/keyed.md, fifteenth session); fixed-length probes
+  // (`restarts`) chose by what a start learned first and lost the long family
+  // (sixteenth session), while a stall says the start is done learning. Every start's
+  // steps count in the cost and max_train_seconds; choosing on held-out training days
+  // is model fitting, not a trial the Deflated Sharpe counts. Needs validation_days > 0
+  // and one trainer per arm; not with restarts > 1. 0: off (the arm as before).
+  int stall_restarts = 0;
   // Test-day windows of N steps advance by eval_stride; only their last
   // eval_stride positions are scored, so every scored step sees between
   // N − eval_stride + 1 and N steps of context. 0: N / 8.

@@ -103,6 +103,7 @@ void ReadTraining(const v1::SweepTraining& m, ConfigFields f, SweepTrainingConfi
   f.Int(FIELD(m, restart_steps), int64_t{0}, int64_t{1} << 30, &t->restart_steps);
   if (t->restarts > 1 && t->restart_steps < 1)
     f.Error("restart_steps", "must be at least 1 when restarts > 1");
+  f.Int(FIELD(m, stall_restarts), 0, 16, &t->stall_restarts);
   if (t->max_steps_per_fold > 0 && t->max_steps_per_fold < t->min_steps_per_fold)
     f.Error("max_steps_per_fold", "must be 0 (no cap) or ≥ min_steps_per_fold");
 }
@@ -286,6 +287,7 @@ v1::SweepConfig SweepConfigToProto(const SweepConfig& c) {
     tr->set_restarts(t.restarts);
     tr->set_restart_steps(static_cast<int32_t>(t.restart_steps));
   }
+  if (t.stall_restarts > 0) tr->set_stall_restarts(t.stall_restarts);  // likewise
 
   if (c.data.csv) {
     const CsvDataConfig& v = c.data.csv_data;

@@ -120,5 +120,54 @@ TEST(ArmResultJson, FieldsAddedLaterMayBeAbsentTheFirstOnesMayNot) {
   EXPECT_EQ(r->events.at(0).calls, 0);
 }
 
+// training.stall_restarts: the first fold's other starts, with their curves, survive
+// state.json (a resumed arm chooses among them); an ordinary arm's state has no such key.
+TEST(ArmResultJson, StallStartsRoundTripAndAreAbsentWithoutThem) {
+  ArmResult a = EveryFieldSet();
+  EXPECT_FALSE(ArmResultToJson(a).contains("stall_starts"));
+  a.stall_restarts_begun = 2;
+  a.restart_choice = "stall restarts (at most 2): ...; kept start 2";
+  for (int k : {0, 1}) {
+    FirstFoldStart s;
+    s.index = k;
+    s.seed = 7 + k;
+    s.steps = 30 + k;
+    s.ended = "stalled at step " + std::to_string(30 + k);
+    s.loss = 0.5 + k;
+    s.best_validation_loss = 0.25 + k;
+    s.best_validation_step = 20;
+    s.loss_curve = {{1, 1.5}, {2, 1.25}};
+    s.validation_curve = {{2, 0.75}, {4, 0.25 + k}};
+    a.stall_starts.push_back(s);
+  }
+  const nlohmann::json j = ArmResultToJson(a);
+  auto back = ArmResultFromJson(j);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(ArmResultToJson(*back), j);
+  EXPECT_EQ(back->stall_restarts_begun, 2);
+  ASSERT_EQ(back->stall_starts.size(), 2u);
+  EXPECT_EQ(back->stall_starts[1].seed, 8u);
+  EXPECT_EQ(back->stall_starts[1].ended, "stalled at step 31");
+  EXPECT_EQ(back->stall_starts[1].validation_curve.at(1).loss, 1.25);
+  nlohmann::json bad = j;
+  bad["stall_starts"][1]["steps"] = "many";
+  auto r = ArmResultFromJson(bad);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("stall_starts[].steps"), std::string::npos) << r.status();
+  bad = j;
+  bad["stall_starts"][0]["validation_curve"] = 3;
+  r = ArmResultFromJson(bad);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("stall_starts[].validation_curve"), std::string::npos)
+      << r.status();
+  nlohmann::json old = j;  // a state written before stall restarts
+  old.erase("stall_starts");
+  old.erase("stall_restarts_begun");
+  auto o = ArmResultFromJson(old);
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_TRUE(o->stall_starts.empty());
+  EXPECT_EQ(o->stall_restarts_begun, 0);
+}
+
 }  // namespace
 }  // namespace flashtick

@@ -71,6 +71,8 @@ TEST(SweepConfig, PresetsParseAndRoundTrip) {
   // existed print as they did.
   EXPECT_FALSE(planted->training.deterministic);
   EXPECT_EQ(SweepConfigToJson(*planted).find("deterministic"), std::string::npos);
+  EXPECT_EQ(planted->training.stall_restarts, 0);
+  EXPECT_EQ(SweepConfigToJson(*planted).find("stall_restarts"), std::string::npos);
   EXPECT_EQ(planted->model.exclude_self_layers, 0);
   EXPECT_EQ(SweepConfigToJson(*planted).find("exclude_self_layers"), std::string::npos);
   EXPECT_EQ(planted->data.synthetic.steps_per_day, 23400);
@@ -97,7 +99,7 @@ TEST(SweepConfig, KeyedFieldsEarlyStoppingAndFixedAlphaRoundTrip) {
     "walk_forward": {"train_days": 6, "test_days": 1},
     "training": {"validation_days": 2, "validate_every_steps": 7, "validation_batches": 3,
                  "patience": 4, "max_train_seconds": 12.5, "validate_on": "calls",
-                 "deterministic": true},
+                 "deterministic": true, "stall_restarts": 2},
     "arms_per_gpu": 3,
     "model": {"fourier_feature": 1, "fourier_periods": [2, 8.5], "layers": 4, "nope_interval": 4,
               "exclude_self_layers": 1},
@@ -127,6 +129,8 @@ TEST(SweepConfig, KeyedFieldsEarlyStoppingAndFixedAlphaRoundTrip) {
   EXPECT_EQ(c->training.validate_on, ValidateOn::kCalls);
   EXPECT_TRUE(c->training.deterministic);
   EXPECT_NE(SweepConfigToJson(*c).find("\"deterministic\": true"), std::string::npos);
+  EXPECT_EQ(c->training.stall_restarts, 2);
+  EXPECT_NE(SweepConfigToJson(*c).find("\"stall_restarts\": 2"), std::string::npos);
   EXPECT_EQ(c->arms_per_gpu, 3);
   EXPECT_EQ(c->data.synthetic.keys, 12);
   EXPECT_EQ(c->data.synthetic.key_window, 100);
@@ -263,6 +267,19 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{R"({"training": {"restarts": 2, "restart_steps": 10, "validation_days": 1},
                     "replicas_per_arm": 2})",
                 "cannot be combined with replicas_per_arm > 1"},
+        BadCase{R"({"training": {"stall_restarts": 1}})",
+                "training.stall_restarts > 0 restarts a start whose validation loss stalls: it "
+                "needs training.validation_days > 0"},
+        BadCase{R"({"training": {"stall_restarts": -1, "validation_days": 1}})",
+                "training.stall_restarts must be an integer in [0, 16]"},
+        BadCase{R"({"training": {"stall_restarts": 17, "validation_days": 1}})",
+                "training.stall_restarts must be an integer in [0, 16]"},
+        BadCase{R"({"training": {"stall_restarts": 1, "validation_days": 1, "restarts": 2,
+                                 "restart_steps": 10}})",
+                "training.stall_restarts > 0 cannot be combined with training.restarts > 1"},
+        BadCase{R"({"training": {"stall_restarts": 1, "validation_days": 1},
+                    "replicas_per_arm": 2})",
+                "training.stall_restarts > 0 runs one trainer per arm"},
         BadCase{R"({"training": {"validate_on": "calls", "validation_days": 1},
                     "data": {"csv": {"paths": ["x"]}}})",
                 "training.validate_on \"calls\" needs a planted-cue generator"},
