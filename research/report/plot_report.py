@@ -149,7 +149,13 @@ def loss_plot(report, out_dir):
         ax = axes[0][1]
         for a in validated:
             pts = [(s, l) for s, l in a["validation_curve"] if l is not None]
-            ax.plot([s for s, _ in pts], [l for _, l in pts], label=a["arm_id"])
+            line = ax.plot([s for s, _ in pts], [l for _, l in pts], label=a["arm_id"])[0]
+            # training.stall_restarts: the first fold's starts that were not kept, dotted
+            # in the arm's colour (each from its own step 0; the solid line is the kept one).
+            for st in a.get("stall_starts") or []:
+                pts = [(s, l) for s, l in st["validation_curve"] if l is not None]
+                ax.plot([s for s, _ in pts], [l for _, l in pts], linestyle=":",
+                        color=line.get_color(), label=f"{a['arm_id']} start {st['start']} (dropped)")
         ax.set_xlabel("optimizer step")
         ax.set_ylabel(("call-step " if calls else "") + "validation loss")
         ax.set_title("validation checks (first fold)")

@@ -82,6 +82,11 @@ void CountStepCost(const StepStats& s, ArmResult* r) {
   r->peak_memory_bytes = std::max(r->peak_memory_bytes, s.peak_memory_bytes);
 }
 
+// Adds one entry ("fold F ...") to the arm's stop reasons.
+void AddStopReason(ArmResult* r, const std::string& entry) {
+  r->stop_reason = absl::StrCat(r->stop_reason, r->stop_reason.empty() ? "" : "; ", entry);
+}
+
 double Seconds(std::chrono::steady_clock::time_point since) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
 }
@@ -488,8 +493,7 @@ absl::Status Arm::TrainFold(int fold, const FoldLabels& labels, bool* cancelled)
         ended = absl::StrCat(stalled ? "stalled" : "stopped by the time budget", " at step ",
                              fold_step, stalled ? " (no stall restart left)" : "");
       }
-      r_.stop_reason = absl::StrCat(r_.stop_reason, r_.stop_reason.empty() ? "" : "; ", "fold ",
-                                    fold, " ", what);
+      AddStopReason(&r_, absl::StrCat("fold ", fold, " ", what));
       break;
     }
     const auto [window, batch] = StepShape(fold, fold_step);
@@ -630,14 +634,16 @@ absl::Status Arm::RestartOnStall(const FoldPlan& fp, const std::string& why, int
   // Its trainer as it stopped (the first fold's trainer step is the fold step): the
   // choice at the fold's end may keep it.
   if (Writer()) RETURN_IF_ERROR(TrainCheckpoint::Save(*lead_, StallStartDir(in_.dir, k)));
-  r_.stop_reason = absl::StrCat(r_.stop_reason, r_.stop_reason.empty() ? "" : "; ", "fold 0 start ",
-                                k, " ", why, " (", fold_step, " of ", fp.steps,
-                                " steps), set aside for start ", k + 1);
+  AddStopReason(&r_, absl::StrCat("fold 0 start ", k, " ", why, " (", fold_step, " of ", fp.steps,
+                                  " steps), set aside for start ", k + 1));
+  // Over kLossCurvePoints steps a point averages several: the stalled start's last,
+  // partial one closes its curve, and the fresh start's curve begins afresh.
+  if (bucket_count_ > 0) r_.loss_curve.push_back({r_.step, bucket_sum_ / bucket_count_});
+  bucket_sum_ = 0;
+  bucket_count_ = 0;
   r_.stall_starts.push_back(TakeStart(&r_, k, RestartSeed(in_.seed, k), fold_step,
                                       absl::StrCat("stalled at step ", fold_step)));
   ++r_.stall_restarts_begun;
-  bucket_sum_ = 0;  // the fresh start's loss curve begins afresh
-  bucket_count_ = 0;
   ASSIGN_OR_RETURN(trainer_, Trainer::Create(in_.config->ModelFor(),
                                              in_.config->TrainerFor(RestartSeed(in_.seed, k + 1),
                                                                     fp.steps),
@@ -655,8 +661,7 @@ absl::Status Arm::KeepBestStallStart(const FoldPlan& fp, const std::string& ende
                            : steps == fp.steps ? absl::StrCat("ran its ", fp.steps, " planned steps")
                                                : absl::StrCat("stopped at step ", steps);
   if (k > 0 && ended.empty()) {  // every start is in stop_reason once one was set aside
-    r_.stop_reason = absl::StrCat(r_.stop_reason, r_.stop_reason.empty() ? "" : "; ",
-                                  "fold 0 start ", k, " ", what);
+    AddStopReason(&r_, absl::StrCat("fold 0 start ", k, " ", what));
   }
   const FirstFoldStart kept =
       KeepBestStart(&r_, TakeStart(&r_, k, RestartSeed(in_.seed, k), steps, what),
@@ -667,6 +672,8 @@ absl::Status Arm::KeepBestStallStart(const FoldPlan& fp, const std::string& ende
   lead_ = trainer_.get();
   // skipped_steps held the plan's steps the last start left out; now the kept one's.
   r_.skipped_steps += steps - kept.steps;
+  bucket_sum_ = 0;  // the last start's partial loss-curve point is not the kept one's
+  bucket_count_ = 0;
   return absl::OkStatus();
 }
 

@@ -8,7 +8,8 @@
 //   * an arm cancelled while its second (or third) start trains, or killed between the
 //     second start's checkpoint and state.json, resumes it and ends exactly as the
 //     uninterrupted one;
-//   * the time budget ends a start without a restart.
+//   * the time budget ends a start without a restart, and an arm that never stalls is
+//     the arm without stall restarts.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -227,6 +228,36 @@ TEST(StallRestarts, AStalledStartIsRestartedAndTheBestStartKept) {
     const nlohmann::json& js = report["arms"][i]["stall_starts"];
     ASSERT_EQ(js.size(), a.stall_starts.size()) << a.arm_id;
     EXPECT_EQ(js[0]["validation_curve"].size(), a.stall_starts[0].validation_curve.size());
+  }
+}
+
+// An arm that never stalls (the floor past the plan's steps) keeps start 0: the arm
+// without stall restarts, bit for bit.
+TEST(StallRestarts, AnArmThatNeverStallsIsThePlainArm) {
+  const nlohmann::json no_stop = {{"early_stop_min_steps", 1000}};
+  nlohmann::json with = no_stop;
+  with["stall_restarts"] = 1;
+  auto plain = SweepEngine::Run(Tiny(no_stop), Options(Dir("never_plain")), {});
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  auto r = SweepEngine::Run(Tiny(with), Options(Dir("never")), {});
+  ASSERT_TRUE(r.ok()) << r.status();
+  for (size_t i = 0; i < r->arms.size(); ++i) {
+    const ArmResult &a = r->arms[i], &b = plain->arms[i];
+    EXPECT_EQ(a.stall_restarts_begun, 0);
+    EXPECT_TRUE(a.stall_starts.empty());
+    EXPECT_TRUE(a.stop_reason.empty()) << a.stop_reason;
+    EXPECT_NE(a.restart_choice.find("start 0 (seed " + std::to_string(a.seed) + ") ran its "),
+              std::string::npos)
+        << a.restart_choice;
+    EXPECT_EQ(a.plain_steps, b.plain_steps);
+    EXPECT_EQ(a.tokens, b.tokens);
+    EXPECT_EQ(a.loss, b.loss);
+    ExpectSameCurve(a.loss_curve, b.loss_curve, a.arm_id + " loss curve");
+    ExpectSameCurve(a.validation_curve, b.validation_curve, a.arm_id + " validation curve");
+    ASSERT_EQ(a.days.size(), b.days.size());
+    for (size_t d = 0; d < a.days.size(); ++d) {
+      EXPECT_EQ(a.days[d].daily_return, b.days[d].daily_return) << a.arm_id << " day " << d;
+    }
   }
 }
 
