@@ -111,8 +111,9 @@ struct ArmResult {
   // stopped short ("" when every planned step ran), and the validation loss.
   int64_t skipped_steps = 0;
   std::string stop_reason;
-  // training.restarts > 1: which start of the first fold was kept, and every start's
-  // best validation loss ("" without restarts).
+  // training.restarts > 1 or stall_restarts > 0: which start of the first fold was kept,
+  // and every start's best validation loss (with stall restarts also what ended each);
+  // "" without restarts. With stall restarts, set once the fold's choice is made.
   std::string restart_choice;
   // training.stall_restarts: the fresh starts the first fold has begun after a stall.
   // It never decreases (the kept start may be an earlier one), and a fresh start's step
