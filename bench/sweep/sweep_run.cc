@@ -44,6 +44,7 @@
 #include "research/parallel/process_group.h"
 #include "research/parallel/process_group_config.h"
 #include "research/report/plot_runner.h"
+#include "research/sweep/rank_arm.h"
 #include "research/sweep/run_location.h"
 #include "research/sweep/sweep_config.h"
 #include "research/sweep/sweep_engine.h"
@@ -143,6 +144,15 @@ int RunArm(const std::string& dir, int index, const std::string& indexes, const 
   std::unique_ptr<flashtick::ProcessGroup> group;
   std::string who;
   if (over_processes) {
+    // Before the rendezvous, so every rank refuses a config that does not fit the world
+    // on its own (rank_arm.h, CheckReplicasForWorld).
+    if (auto pg = flashtick::ResolveProcessGroupConfig(g.flags, flashtick::ProcessEnv()); pg.ok()) {
+      if (absl::Status s = flashtick::CheckReplicasForWorld(*config, pg->world_size); !s.ok()) {
+        std::fprintf(stderr, "arm %d as rank %d of %d failed: %s\n", *arm, pg->rank,
+                     pg->world_size, s.ToString().c_str());
+        return 1;
+      }
+    }
     group = JoinGroup(g);
     if (group == nullptr) return 1;
     options.process_group = group.get();

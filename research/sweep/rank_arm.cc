@@ -17,11 +17,7 @@ namespace {
 // replicas_per_arm W is the in-process arm this one equals; 1 leaves the split to the
 // launch (the plan does not depend on it). Anything else names another job.
 absl::Status CheckWorld(const SweepConfig& config, const ArmSlot& slot, int world) {
-  if (config.replicas_per_arm != 1 && config.replicas_per_arm != world)
-    return absl::InvalidArgumentError(absl::StrCat(
-        "the sweep's replicas_per_arm is ", config.replicas_per_arm, " but the arm runs over ",
-        world, " processes (--world-size / WORLD_SIZE): one replica per process, so "
-        "replicas_per_arm must be ", world, " (or 1)"));
+  RETURN_IF_ERROR(CheckReplicasForWorld(config, world));
   if (slot.plan.batch % world != 0)
     return absl::InvalidArgumentError(absl::StrCat("arm ", slot.id, ": its batch of ",
                                                    slot.plan.batch, " sequences does not split "
@@ -50,6 +46,14 @@ absl::StatusOr<std::unique_ptr<Backend>> RankBackend(const ArmPoolSetup& setup,
 }
 
 }  // namespace
+
+absl::Status CheckReplicasForWorld(const SweepConfig& config, int world) {
+  if (config.replicas_per_arm == 1 || config.replicas_per_arm == world) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      "the sweep's replicas_per_arm is ", config.replicas_per_arm, " but the arm runs over ",
+      world, " processes (--world-size / WORLD_SIZE): one replica per process, so "
+      "replicas_per_arm must be ", world, " (or 1)"));
+}
 
 absl::StatusOr<ArmResult> RunArmOnRank(const ArmPoolSetup& setup, ProcessGroup& group,
                                        const SweepHooks& hooks) {

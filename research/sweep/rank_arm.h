@@ -20,4 +20,10 @@ namespace flashtick {
 absl::StatusOr<ArmResult> RunArmOnRank(const ArmPoolSetup& setup, ProcessGroup& group,
                                        const SweepHooks& hooks);
 
+// InvalidArgument unless replicas_per_arm is 1 or `world` (one replica per process).
+// RunArmOnRank checks it; a launcher checks it too before the rendezvous, so that every
+// rank refuses on its own: after it, rank 0's exit closes the store the others may still
+// be reading, and they would report that instead of the configuration's error.
+absl::Status CheckReplicasForWorld(const SweepConfig& config, int world);
+
 }  // namespace flashtick
