@@ -33,6 +33,7 @@
 #include "server/experiments/sweep_memory_estimate.h"
 #include "server/flashtick_server.h"
 #include "tests/support/in_process_server.h"
+#include "tests/support/tiny_sweep.h"
 #include "research/sweep/sweep_config.h"
 
 namespace flashtick {
@@ -41,23 +42,7 @@ namespace {
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
-nlohmann::json TinySweep(const std::string& name) {
-  return nlohmann::json{
-      {"name", name},
-      {"contexts", {8, 32}},
-      {"model", {{"width", 8}, {"layers", 1}, {"heads", 2}, {"kv_heads", 2}, {"mlp_ratio", 2}}},
-      {"optimizer", {{"learning_rate", 0.003}, {"warmup_steps", 2}, {"tokens_per_step", 256}}},
-      {"training", {{"first_fold_epochs", 2}, {"epochs_per_fold", 1}}},
-      {"data",
-       {{"synthetic",
-         {{"generator", "planted_cue"}, {"seed", 3}, {"days", 8}, {"steps_per_day", 256},
-          {"lags", {6, 24}}}}}},
-      {"labels", {{"horizon", 2}}},
-      {"walk_forward", {{"train_days", 3}, {"test_days", 1}}},
-      {"gates", {{"pbo_blocks", 4}}},
-      {"device", "cpu"},
-      {"cpu_threads", 1}};
-}
+nlohmann::json TinySweep(const std::string& name) { return TinySweepJson(name); }
 
 constexpr const char* kTokens[] = {"alice-token-000000000000", "bob-token-00000000000000",
                                    "ops-token-00000000000000"};

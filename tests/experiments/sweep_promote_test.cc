@@ -27,32 +27,15 @@
 #include "research/sweep/sweep_engine.h"
 #include "tests/support/in_process_server.h"
 #include "tests/support/sweep_cli.h"
+#include "tests/support/tiny_sweep.h"
 
 namespace flashtick {
 namespace {
 
 namespace fs = std::filesystem;
 
-// Two arms, N = 8 and 32, on short planted days (experiments_service_test's sweep).
-std::string TinySweep(const std::string& name) {
-  return nlohmann::json{
-      {"name", name},
-      {"contexts", {8, 32}},
-      {"model", {{"width", 8}, {"layers", 1}, {"heads", 2}, {"kv_heads", 2}, {"mlp_ratio", 2}}},
-      {"optimizer", {{"learning_rate", 0.003}, {"warmup_steps", 2}, {"tokens_per_step", 256}}},
-      {"training",
-       {{"first_fold_epochs", 2}, {"epochs_per_fold", 1}, {"checkpoint_every_steps", 5}}},
-      {"data",
-       {{"synthetic",
-         {{"generator", "planted_cue"}, {"seed", 3}, {"days", 8}, {"steps_per_day", 256},
-          {"lags", {6, 24}}, {"events_per_lag_per_day", 6}, {"drift_bps", 1.0}}}}},
-      {"labels", {{"horizon", 2}}},
-      {"walk_forward", {{"train_days", 3}, {"test_days", 1}}},
-      {"gates", {{"pbo_blocks", 4}}},
-      {"device", "cpu"},
-      {"cpu_threads", 1}}
-      .dump();
-}
+// The tests' tiny sweep (tests/support/tiny_sweep.h).
+std::string TinySweep(const std::string& name) { return TinySweepJson(name).dump(); }
 
 // A sweep named "held" waits in run_sweep until release_ is set; others run for real.
 class SweepPromoteTest : public InProcessServerTest {

@@ -24,6 +24,7 @@
 
 #include "research/sweep/arm_runner.h"
 #include "research/sweep/sweep_engine.h"
+#include "tests/support/tiny_sweep.h"
 
 namespace flashtick {
 namespace {
@@ -33,22 +34,7 @@ namespace fs = std::filesystem;
 nlohmann::json TinyJson(nlohmann::json training = {{"first_fold_epochs", 3},
                                                     {"epochs_per_fold", 1},
                                                     {"checkpoint_every_steps", 4}}) {
-  return nlohmann::json{
-      {"name", "resume"},
-      {"contexts", {8, 32}},
-      {"model", {{"width", 8}, {"layers", 1}, {"heads", 2}, {"kv_heads", 2}, {"mlp_ratio", 2}}},
-      {"optimizer", {{"learning_rate", 0.003}, {"warmup_steps", 2}, {"tokens_per_step", 256}}},
-      {"training", training},
-      {"data",
-       {{"synthetic",
-         {{"generator", "planted_cue"}, {"seed", 5}, {"days", 10}, {"steps_per_day", 256},
-          {"lags", {6, 24}}, {"events_per_lag_per_day", 6}, {"drift_bps", 1.0}}}}},
-      {"labels", {{"horizon", 2}}},
-      {"walk_forward", {{"train_days", 3}, {"test_days", 1}}},
-      {"gates", {{"pbo_blocks", 6}}},
-      {"precision_check", {{"enabled", false}}},
-      {"device", "cpu"},
-      {"cpu_threads", 1}};
+  return TinyEngineSweepJson("resume", std::move(training));
 }
 
 SweepConfig Parse(const nlohmann::json& j) {
