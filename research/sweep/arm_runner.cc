@@ -565,9 +565,9 @@ absl::Status Arm::RunRestarts(const FoldPlan& fp, WindowSampler& sampler, const 
     std::unique_ptr<Trainer> trainer;
     std::vector<double> losses;
     std::vector<LossPoint> validation;
-    double best = std::numeric_limits<double>::infinity();
     int index = -1;
   } kept;
+  std::vector<double> best_per_start;
   std::vector<std::string> bests;
   std::vector<float> ticks;
   std::vector<int32_t> y;
@@ -610,8 +610,9 @@ absl::Status Arm::RunRestarts(const FoldPlan& fp, WindowSampler& sampler, const 
       }
     }
     bests.push_back(absl::StrFormat("%.4g", best));
-    if (kept.index < 0 || best < kept.best) {  // the first start wins ties
-      kept = {std::move(t), std::move(losses), std::move(validation), best, k};
+    best_per_start.push_back(best);
+    if (ChooseStart(best_per_start) == static_cast<size_t>(k)) {  // the newest is the best so far
+      kept = {std::move(t), std::move(losses), std::move(validation), k};
     }
   }
   trainer_ = std::move(kept.trainer);

@@ -37,6 +37,14 @@ uint64_t RestartSeed(uint64_t seed, int k) {
   return k == 0 ? seed : seed + 0x9E3779B97F4A7C15ull * static_cast<uint64_t>(k);
 }
 
+size_t ChooseStart(const std::vector<double>& best_validation_loss) {
+  size_t kept = 0;
+  for (size_t i = 1; i < best_validation_loss.size(); ++i) {
+    if (best_validation_loss[i] < best_validation_loss[kept]) kept = i;  // strict: ties keep
+  }
+  return kept;
+}
+
 std::string StallStartDir(const std::string& arm_dir, int start) {
   return absl::StrCat(arm_dir, "/", kStartDirPrefix, start);
 }
@@ -74,10 +82,9 @@ FirstFoldStart TakeStart(ArmResult* r, int index, uint64_t seed, int64_t steps,
 FirstFoldStart KeepBestStart(ArmResult* r, FirstFoldStart current, int allowed) {
   std::vector<FirstFoldStart> all = std::move(r->stall_starts);
   all.push_back(std::move(current));
-  size_t kept = 0;
-  for (size_t i = 1; i < all.size(); ++i) {
-    if (Best(all[i]) < Best(all[kept])) kept = i;  // strict: the earlier start wins a tie
-  }
+  std::vector<double> bests;
+  for (const FirstFoldStart& s : all) bests.push_back(Best(s));
+  const size_t kept = ChooseStart(bests);
   std::vector<std::string> parts;
   for (const FirstFoldStart& s : all) parts.push_back(Describe(s));
   r->restart_choice = absl::StrCat("stall restarts (at most ", allowed, "): ",

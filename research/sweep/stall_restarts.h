@@ -8,8 +8,10 @@
 // A set-aside start's trainer lies in arms/<arm>/ckpt-f0-start<k>/ until the fold ends.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "research/sweep/arm_result.h"
 
@@ -18,6 +20,12 @@ namespace flashtick {
 // The initialisation seed of start k of the first fold (training.restarts and
 // stall_restarts): start 0 is the arm's own, so with neither the arm trains as it always did.
 uint64_t RestartSeed(uint64_t seed, int k);
+
+// Which of the first fold's starts the arm keeps (training.restarts and stall_restarts
+// alike): the one with the lowest best validation loss, given per start in order (+∞ for
+// one that never reached a check); the earliest on a tie, so without a difference the
+// arm's own seed stays.
+size_t ChooseStart(const std::vector<double>& best_validation_loss);
 
 // Where the trainer of set-aside start k is checkpointed: beside ckpt-f0.
 std::string StallStartDir(const std::string& arm_dir, int start);

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <limits>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -26,36 +27,23 @@
 #include <nlohmann/json.hpp>
 
 #include "research/sweep/arm_runner.h"
+#include "research/sweep/stall_restarts.h"
 #include "research/sweep/sweep_engine.h"
+#include "tests/support/tiny_sweep.h"
 
 namespace flashtick {
 namespace {
 
 namespace fs = std::filesystem;
 
-// The early-stopping sweep of sweep_resume_test.cc, with `extra` training fields.
+// The engine tests' tiny sweep with early stopping, and `extra` training fields.
 SweepConfig Tiny(const nlohmann::json& extra = nlohmann::json::object()) {
   nlohmann::json training = {{"first_fold_epochs", 30},     {"epochs_per_fold", 1},
                              {"checkpoint_every_steps", 3}, {"validation_days", 1},
                              {"validate_every_steps", 2},   {"validation_batches", 2},
                              {"patience", 2}};
   training.update(extra);
-  const nlohmann::json j = {
-      {"name", "stall"},
-      {"contexts", {8, 32}},
-      {"model", {{"width", 8}, {"layers", 1}, {"heads", 2}, {"kv_heads", 2}, {"mlp_ratio", 2}}},
-      {"optimizer", {{"learning_rate", 0.003}, {"warmup_steps", 2}, {"tokens_per_step", 256}}},
-      {"training", training},
-      {"data",
-       {{"synthetic",
-         {{"generator", "planted_cue"}, {"seed", 5}, {"days", 10}, {"steps_per_day", 256},
-          {"lags", {6, 24}}, {"events_per_lag_per_day", 6}, {"drift_bps", 1.0}}}}},
-      {"labels", {{"horizon", 2}}},
-      {"walk_forward", {{"train_days", 3}, {"test_days", 1}}},
-      {"gates", {{"pbo_blocks", 6}}},
-      {"precision_check", {{"enabled", false}}},
-      {"device", "cpu"},
-      {"cpu_threads", 1}};
+  const nlohmann::json j = TinyEngineSweepJson("stall", training);
   auto c = ParseSweepConfig(j.dump());
   EXPECT_TRUE(c.ok()) << c.status();
   return *c;
@@ -146,6 +134,17 @@ std::vector<Listed> ParseChoice(const std::string& choice, int* kept) {
   const size_t at = choice.rfind("; kept start ");
   *kept = at == std::string::npos ? -1 : std::stoi(choice.substr(at + 13));
   return out;
+}
+
+// The one rule both kinds of restarts choose by: lowest best validation loss, a start
+// without a check last, the earliest on a tie.
+TEST(StallRestarts, ChooseStartKeepsTheLowestAndTheEarliestOnATie) {
+  constexpr double kNone = std::numeric_limits<double>::infinity();
+  EXPECT_EQ(ChooseStart({0.7}), 0u);
+  EXPECT_EQ(ChooseStart({kNone, 0.7}), 1u);
+  EXPECT_EQ(ChooseStart({0.7, 0.69, 0.69, kNone}), 1u);
+  EXPECT_EQ(ChooseStart({0.5, 0.5}), 0u);
+  EXPECT_EQ(ChooseStart({kNone, kNone}), 0u);
 }
 
 TEST(StallRestarts, AStalledStartIsRestartedAndTheBestStartKept) {
