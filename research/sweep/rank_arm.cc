@@ -19,9 +19,9 @@ namespace {
 absl::Status CheckWorld(const SweepConfig& config, const ArmSlot& slot, int world) {
   RETURN_IF_ERROR(CheckReplicasForWorld(config, world));
   if (slot.plan.batch % world != 0)
-    return absl::InvalidArgumentError(absl::StrCat("arm ", slot.id, ": its batch of ",
-                                                   slot.plan.batch, " sequences does not split "
-                                                   "across ", world, " processes"));
+    return absl::InvalidArgumentError(absl::StrCat(  // the caller names the arm
+        "its batch of ", slot.plan.batch, " sequences does not split across ", world,
+        " processes"));
   return absl::OkStatus();
 }
 
@@ -58,7 +58,17 @@ absl::Status CheckReplicasForWorld(const SweepConfig& config, int world) {
 absl::StatusOr<ArmResult> RunArmOnRank(const ArmPoolSetup& setup, ProcessGroup& group,
                                        const SweepHooks& hooks) {
   const ArmSlot& slot = setup.slots->front();
-  RETURN_IF_ERROR(CheckWorld(*setup.config, slot, group.world_size()));
+  // The ranks agree on a refusal before any leaves: one that exited on its own could close
+  // the rendezvous store (rank 0's) under a rank still finishing the rendezvous, which
+  // would then report the store's loss instead of the refusal. Every rank computes the
+  // same check; each says it, and rank 0 waits in Leave until all have.
+  const absl::Status fits = CheckWorld(*setup.config, slot, group.world_size());
+  ASSIGN_OR_RETURN(const bool refused, group.AnyTrue(!fits.ok()));
+  if (refused) {
+    group.Leave().IgnoreError();  // the refusal is the error to report
+    if (!fits.ok()) return fits;
+    return absl::AbortedError("another rank refused the arm for this world size");
+  }
   int gpu = -1;
   ASSIGN_OR_RETURN(std::unique_ptr<Backend> backend, RankBackend(setup, group, &gpu));
   ArmInputs in;
