@@ -12,6 +12,7 @@
 #   INPROC_BUDGET (120 s), SERVE_MODEL (gpu_serve.sh's default model flags).
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
+source bench/scripts/pack_ld.sh
 out=${OUT:?set OUT to the results folder}
 mkdir -p "$out"
 # Two files come back (the device tool returns few): the summary, and the rest in one archive.
@@ -25,9 +26,9 @@ if [ ! -x "$pack/bin/serve_latency_inproc" ] && [ -f "$pack.tar.xz" ]; then
 fi
 [ -x "$pack/bin/serve_latency_inproc" ] || { note "no $pack/bin/serve_latency_inproc"; exit 1; }
 pack=$(cd "$pack" && pwd)
-# cuDNN, nvrtc and cuBLAS from PyTorch's nvidia wheels, as gpu_serve.sh finds them.
-ld="$pack/lib:$(python3 -c 'import glob, os, site
-print(":".join(sorted({d for p in site.getsitepackages() for d in glob.glob(os.path.join(p, "nvidia", "*", "lib"))})))' 2> /dev/null)"
+# cuDNN, nvrtc and cuBLAS where gpu_serve.sh finds them (pack_ld.sh).
+ld=$(pack_ld_path "$pack" serve_latency_inproc 2> "$w/pack_ld.log")
+while IFS= read -r line; do note "$line"; done < "$w/pack_ld.log"
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2> /dev/null | head -1)
 note "gpu_inproc_pack: commit ${FLASHTICK_COMMIT:-unknown}; gpu ${gpu:-unknown}; $(date -u '+%Y-%m-%d %H:%M UTC')"
 model_flags=${SERVE_MODEL:---width 256 --heads 4 --layers 2 --max-context 32768}

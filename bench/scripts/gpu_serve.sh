@@ -84,6 +84,7 @@
 #   e.g. "--pad-length-to 1024 --warm-up"; docs/serving.md).
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
+source bench/scripts/pack_ld.sh
 root=$PWD
 out=${OUT:?set OUT to the results folder}
 mkdir -p "$out/grpc"
@@ -189,23 +190,11 @@ pack=$(cd "$pack" && pwd)
 note "pack: $(sed -n '1,2s/^# //p' "$pack/MANIFEST" | paste -sd ';' - | sed 's/;/; /')"
 (cd "$pack" && sha256sum -c --quiet SHA256SUMS) > "$r/sha256.log" 2>&1 || fail "pack checksums differ (sha256.log in logs.tgz)"
 note "pack checksums ok: $(grep -vc '^#' "$pack/MANIFEST") files"
-# The pack leaves cuBLAS and the driver to this machine (scripts/pack_server.sh says
-# why). If the loader's default paths lack one, look where CUDA and PyTorch keep them.
-# LD_LIBRARY_PATH is set for the packed binaries only: Python and PyTorch keep their
-# own OpenSSL, zlib and protobuf.
-serve_ld="$pack/lib"
+# The pack leaves cuBLAS, cuDNN and the driver to this machine (scripts/pack_server.sh
+# says why); pack_ld.sh finds them where CUDA and PyTorch keep them.
+serve_ld=$(pack_ld_path "$pack" flashtickd 2> "$r/pack_ld.log")
+while IFS= read -r line; do note "$line"; done < "$r/pack_ld.log"
 missing() { LD_LIBRARY_PATH="$serve_ld" ldd "$pack/bin/flashtickd" | awk '/not found/ {print $1}'; }
-if [ -n "$(missing)" ]; then
-  cands=(/usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib)
-  while IFS= read -r d; do cands+=("$d"); done < <(python3 -c 'import glob, os, site
-for p in site.getsitepackages():
-    print("\n".join(glob.glob(os.path.join(p, "nvidia", "*", "lib"))))' 2> /dev/null)
-  for lib in $(missing); do
-    for d in "${cands[@]}"; do
-      if [ -e "$d/$lib" ]; then serve_ld="$serve_ld:$d"; note "$lib from $d"; break; fi
-    done
-  done
-fi
 LD_LIBRARY_PATH="$serve_ld" ldd "$pack/bin/flashtickd" > "$r/ldd.txt" 2>&1
 [ -z "$(missing)" ] || fail "flashtickd still lacks: $(missing | paste -sd ' ' -) (ldd.txt in logs.tgz)"
 note "libraries from this machine: $(grep '=>' "$r/ldd.txt" | grep -v "$pack/lib/" | awk '{print $1}' | paste -sd ' ' -)"
