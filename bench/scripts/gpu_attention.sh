@@ -69,7 +69,7 @@ fi
 if [[ " $stages " == *" bench "* ]]; then
   gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1 | tr ' ' '_' | tr -cd '[:alnum:]_-')
   driver=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -1)
-  commit=$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)
+  commit=${FLASHTICK_COMMIT:-$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)}
   jsonl="$out/attention-${gpu}-$(date +%F)${tag}.jsonl"
   echo "{\"bench\":\"meta\",\"gpu\":\"$gpu\",\"driver\":\"$driver\",\"commit\":\"$commit\",\"date\":\"$(date -u +%FT%TZ)\"}" > "$jsonl"
   "$build/bench/attention/bench_attention" --n "$ns" --d "$ds" --heads "$heads" --commit "$commit" \

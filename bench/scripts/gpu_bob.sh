@@ -46,7 +46,7 @@ fi
 
 if has_stage bench; then
   gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1 | tr ' ' '_' | tr -cd '[:alnum:]_-')
-  commit=$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)
+  commit=${FLASHTICK_COMMIT:-$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)}
   jsonl="$out/bob-${gpu}-$(date +%F).jsonl"
   dump=$(mktemp -d /tmp/bob_dump.XXXXXX)
   trap 'rm -rf "$dump"' EXIT

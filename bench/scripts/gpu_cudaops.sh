@@ -45,7 +45,7 @@ parity_rc=$?
 model_rc=$?
 
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1 | tr ' ' '_' | tr -cd '[:alnum:]_-')
-commit=$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)
+commit=${FLASHTICK_COMMIT:-$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)}
 jsonl="$out/cuda_ops-${gpu}-$(date +%F).jsonl"
 for dt in bf16 fp32; do
   "$build/bench/cuda_ops/cuda_ops_bench" --dtype "$dt" --commit "$commit" >> "$jsonl" \
@@ -61,7 +61,7 @@ if [ "${CUDAOPS_SANITIZE:-0}" = 1 ]; then
 fi
 
 {
-  echo "commit $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)"
+  echo "commit ${FLASHTICK_COMMIT:-$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)}"
   echo "gpu $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1)"
   echo "cuda_ops_test exit $backend_rc: $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$out/cudaops_backend.log" | tr '\n' ' ')"
   echo "parity exit $parity_rc: OK $(grep -c ': OK ' "$out/cudaops_parity.log")," \

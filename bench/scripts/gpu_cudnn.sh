@@ -42,7 +42,7 @@ python=$(command -v python3)
 stages=${*:-build test bench}
 summary="$out/cudnn_summary.txt"
 note() { echo "$*" | tee -a "$summary"; }
-note "== gpu_cudnn.sh $(date -u +%FT%TZ) commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+note "== gpu_cudnn.sh $(date -u +%FT%TZ) commit ${FLASHTICK_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}"
 
 # cuDNN 9: $CUDNN_ROOT, else the toolkit's, else the wheel beside PyTorch
 # (nvidia-cudnn-cu13 / -cu12: site-packages/nvidia/cudnn/{include,lib}).
@@ -135,7 +135,7 @@ fi
 if [[ " $stages " == *" bench "* ]]; then
   gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1 | tr ' ' '_' | tr -cd '[:alnum:]_-')
   driver=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -1)
-  commit=$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)
+  commit=${FLASHTICK_COMMIT:-$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)}
   jsonl="$out/cudnn-${gpu}-$(date +%F).jsonl"
   echo "{\"bench\":\"meta\",\"gpu\":\"$gpu\",\"driver\":\"$driver\",\"commit\":\"$commit\",\"date\":\"$(date -u +%FT%TZ)\",\"cudnn\":\"$cudnn_lib\"}" > "$jsonl"
   # auto writes its measured winners here (kernels/attention_dispatch.h).

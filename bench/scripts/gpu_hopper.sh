@@ -36,7 +36,7 @@ stages=${*:-build wgmma parity bob bench}
 build=$root/build/gpu-kernels
 summary="$out/hopper_summary.txt"
 note() { echo "$*" | tee -a "$summary"; }
-note "== gpu_hopper.sh $(date -u +%FT%TZ) commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+note "== gpu_hopper.sh $(date -u +%FT%TZ) commit ${FLASHTICK_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}"
 export FLASHTICK_ATTENTION_CACHE=off
 use_cudnn_wheel_libs  # scripts/device_env.sh
 sanitizer=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -1)

@@ -47,7 +47,7 @@ if [ -n "${FLASHTICK_DEPS_PREFIX:-}" ]; then prefix="${prefix:+$prefix;}$FLASHTI
 note() { echo "$*" | tee -a "$summary"; }
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 | tr ' ' '_')
 gpu=${gpu:-unknown}
-commit=$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)
+commit=${FLASHTICK_COMMIT:-$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)}
 results="$out/train_step-${gpu}-$(date +%F).jsonl"
 dump="$out/train_step_curve_data"
 
