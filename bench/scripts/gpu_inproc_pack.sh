@@ -9,7 +9,9 @@
 # Usage: OUT=dir INPROC_PACK=.carry/serve_cudnn bash bench/scripts/gpu_inproc_pack.sh
 # Env: INPROC_PACK (.carry/serve_cudnn; unpacked from INPROC_PACK.tar.xz if needed),
 #   INPROC_N (23400,23552,4096,512), INPROC_BATCH (1,8), INPROC_REPS (50),
-#   INPROC_BUDGET (120 s), SERVE_MODEL (gpu_serve.sh's default model flags).
+#   INPROC_BUDGET (120 s), SERVE_MODEL (gpu_serve.sh's default model flags),
+#   INPROC_PROFILE (0: off; R: after each timed row, R forwards profiled per op kind,
+#   serve_latency_inproc --profile-ops, summed up in the summary).
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
 source bench/scripts/pack_ld.sh
@@ -40,7 +42,7 @@ lim=$((deadline - $(date +%s) - 5))
 timeout "$lim" env LD_LIBRARY_PATH="$ld" "$pack/bin/serve_latency_inproc" --model-dir "$m/flashtick-bench/1" \
   --device cuda --n "${INPROC_N:-23400,23552,4096,512}" --batch "${INPROC_BATCH:-1,8}" \
   --reps "${INPROC_REPS:-50}" --warmup 3 --ticks 2048 --last-only 1 --stop-check 1 \
-  > "$w/inproc.jsonl" 2> "$w/inproc.err"
+  --profile-ops "${INPROC_PROFILE:-0}" > "$w/inproc.jsonl" 2> "$w/inproc.err"
 rc=$?
 note "serve_latency_inproc exit $rc$([ $rc -eq 124 ] && echo " (cut at its $lim s limit; rows so far kept)")"
 python3 - "$w/inproc.jsonl" << 'EOF' | tee -a "$summary"
@@ -51,6 +53,9 @@ for line in open(sys.argv[1]):
     r = json.loads(line)
     if "p50_ms" in r:
         print(f"| {r['what']} | {r['N']} | {r['B']} | {r['p50_ms']:.3f} | {r['p99_ms']:.3f} | {r['mean_ms']:.3f} | {r.get('kernel_path', '')} |")
+    elif "ops" in r:  # --profile-ops: stream time of one forward per op kind, largest first
+        ops = "; ".join(f"{o['kind']} {o['ms']:.3f} ({100 * o['share']:.0f}%, {o['count']:g}x)" for o in r["ops"])
+        print(f"| {r['what']} | {r['N']} | {r['B']} | {r['total_ms']:.3f} a forward over {r['forwards']}: {ops} | | | |")
     else:
         print("|", json.dumps(r), "|")
 EOF

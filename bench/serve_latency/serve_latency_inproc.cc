@@ -12,10 +12,15 @@
 //   serve_latency_inproc --model-dir DIR [--device cpu|cuda] [--n 512,23400]
 //       [--batch 1,8] [--reps 20] [--warmup 2] [--ticks 2048] [--check-steps 256]
 //       [--threads 0] [--dump PREFIX] [--last-only 0|1] [--stop-check 0|1]
+//       [--profile-ops REPS]
 // --last-only 1 also times the last-step forward (what a server request for the next
 // call runs: the last layer on one row per sequence); --stop-check 1 also times the
 // forward with a stop callback, as flashtickd passes one (the model synchronises
 // before each layer after the first to ask it, model/transformer.h).
+// --profile-ops REPS (0: off) then runs each timed forward REPS more times with a mark
+// before every op and copy (profiling_backend.h) and prints where one forward's stream
+// time goes, per op kind: one "<what>_profile" JSON line each, and the table on stderr.
+// The timed runs above it run without marks.
 // --dump writes PREFIX.x.f32 (ticks [1, check-steps, F]) and PREFIX.probs.f32 (their
 // full-forward probabilities), raw little-endian fp32, for the PyTorch twin's check.
 #include <algorithm>
@@ -32,6 +37,7 @@
 #include "absl/strings/str_split.h"
 #include "common/random_ticks.h"
 #include "common/status_macros.h"
+#include "bench/serve_latency/profiling_backend.h"
 #include "kernels/backend.h"
 #include "model/decode_state.h"
 #include "model/transformer.h"
@@ -52,6 +58,7 @@ struct Args {
   int threads = 0;
   int last_only = 0;   // 1: also the last-step forward
   int stop_check = 0;  // 1: also with a stop callback between layers
+  int profile_ops = 0;  // forwards profiled per op after each timed shape (0: none)
   std::string dump;  // PREFIX: the check input and its forward, for torch_serve.py --compare
 };
 
@@ -92,6 +99,7 @@ absl::StatusOr<Args> Parse(int argc, char** argv) {
       else if (flag == "--threads") a.threads = static_cast<int>(x);
       else if (flag == "--last-only") a.last_only = static_cast<int>(x);
       else if (flag == "--stop-check") a.stop_check = static_cast<int>(x);
+      else if (flag == "--profile-ops") a.profile_ops = static_cast<int>(x);
       else return absl::InvalidArgumentError(absl::StrCat("unknown flag ", flag));
     } else {
       return absl::InvalidArgumentError(absl::StrCat("unknown flag or bad value: ", flag, " ", v));
@@ -168,11 +176,47 @@ absl::Status CheckStep(Transformer* model, const nlohmann::json& base, int64_t s
   return absl::OkStatus();
 }
 
+// `reps` forwards of `x` with the profiler on, summed (StepProfile::Table divides by
+// the count). The first mark opens before Predict, so the host's work ahead of the first
+// op (the ticks' encoding) is charged to "host".
+absl::StatusOr<StepProfile> ProfileForwards(Transformer* model, ProfilingBackend* be,
+                                            const std::vector<float>& x, int64_t b, int64_t n,
+                                            bool last_only, const std::function<bool()>& stop,
+                                            int reps) {
+  StepProfile total;
+  for (int r = 0; r < reps; ++r) {
+    be->profiler().Begin();
+    RETURN_IF_ERROR(be->profiler().Mark("forward", "host"));
+    ASSIGN_OR_RETURN(std::vector<float> probs, model->Predict(x, b, n, last_only, stop));
+    ASSIGN_OR_RETURN(StepProfile one, be->profiler().End());
+    total.Add(one);
+  }
+  return total;
+}
+
+nlohmann::json ProfileJson(const StepProfile& p) {
+  const double n = p.steps > 0 ? static_cast<double>(p.steps) : 1.0;
+  nlohmann::json rows = nlohmann::json::array();
+  for (const ProfileRow& r : p.rows) {
+    rows.push_back({{"kind", r.kind}, {"ms", r.ms / n}, {"count", static_cast<double>(r.count) / n},
+                    {"share", r.share}});
+  }
+  return {{"forwards", p.steps}, {"total_ms", p.total_ms / n}, {"ops", rows}};
+}
+
 absl::Status Main(int argc, char** argv) {
   ASSIGN_OR_RETURN(Args a, Parse(argc, argv));
   BackendOptions options;
   options.threads = a.threads;
   ASSIGN_OR_RETURN(std::unique_ptr<Backend> backend, CreateBackend(a.device, options));
+  // With --profile-ops the model runs on the profiling wrapper, idle (one branch a call)
+  // except in the profiled forwards.
+  ProfilingBackend* profiling = nullptr;
+  if (a.profile_ops > 0) {
+    auto wrapped = std::make_unique<ProfilingBackend>(std::move(backend));
+    profiling = wrapped.get();
+    backend = std::move(wrapped);
+  }
   ASSIGN_OR_RETURN(std::unique_ptr<Transformer> model, Transformer::Load(a.model_dir, backend.get()));
   const int64_t F = model->config().features;
   const nlohmann::json base = {{"impl", "flashtick_inproc"},
@@ -211,6 +255,18 @@ absl::Status Main(int argc, char** argv) {
         rec.update(Stats(ms));
         rec["rows_per_s"] = 1000.0 * static_cast<double>(b) / rec["mean_ms"].get<double>();
         Emit(rec);
+        if (profiling != nullptr) {
+          ASSIGN_OR_RETURN(StepProfile p,
+                           ProfileForwards(model.get(), profiling, x, b, n, mode.last_only,
+                                           mode.stop_check ? never : std::function<bool()>(),
+                                           a.profile_ops));
+          nlohmann::json prof = base;
+          prof.update({{"what", absl::StrCat(mode.what, "_profile")}, {"N", n}, {"B", b}});
+          prof.update(ProfileJson(p));
+          Emit(prof);
+          std::fprintf(stderr, "%s N=%lld B=%lld, ms per forward:\n%s", mode.what,
+                       static_cast<long long>(n), static_cast<long long>(b), p.Table().c_str());
+        }
       }
     }
   }
