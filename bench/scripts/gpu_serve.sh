@@ -588,7 +588,8 @@ promote_stream() {
 # stream_version NAME: the version its session opened on; stream_line NAME: its last line.
 stream_version() { sed -n 's/^session [^ ]*: [^ ]* v\([^ ]*\) on .*/\1/p' "$r/$1.log" | head -1; }
 stream_line() { tail -1 "$r/$1.log"; }
-csv_rows() { local n; n=$(wc -l < "$1" 2> /dev/null) || n=1; echo $((n > 0 ? n - 1 : 0)); }
+# (0 before the file exists: the poll below starts while the stream opens.)
+csv_rows() { local n=0; [ -f "$1" ] && n=$(wc -l < "$1"); echo $((n > 0 ? n - 1 : 0)); }
 # maxdiff A.csv B.csv: the largest |p_A − p_B| over the steps both answered, and how many.
 maxdiff() {
   awk -F, 'NR == FNR { if (FNR > 1) for (i = 2; i <= 4; i++) p[$1, i] = $i; next }
