@@ -480,7 +480,21 @@ absl::Status Arm::TrainFold(int fold, const FoldLabels& labels, bool* cancelled)
       if (any && why.empty()) why = "early stop (another rank's validation loss)";
     }
     const bool stalled = !why.empty() && !over_budget;  // StopReason's early-stop rule
-    if (stalled && stall_restarts && r_.stall_restarts_begun < tc.stall_restarts) {
+    // Why a stalled start is not restarted: none left, or it repeats an earlier start's
+    // best validation loss (training.stall_restart_repeat_tolerance, stall_restarts.h).
+    std::string no_restart;
+    if (stalled && stall_restarts) {
+      const double best = r_.validation_curve.empty() ? std::numeric_limits<double>::infinity()
+                                                      : r_.best_validation_loss;
+      const int repeated =
+          RepeatedStart(best, SetAsideBests(r_), tc.stall_restart_repeat_tolerance);
+      if (r_.stall_restarts_begun >= tc.stall_restarts) {
+        no_restart = "no stall restart left";
+      } else if (repeated >= 0) {
+        no_restart = absl::StrCat("start ", repeated, "'s loss again");
+      }
+    }
+    if (stalled && stall_restarts && no_restart.empty()) {
       RETURN_IF_ERROR(RestartOnStall(fp, why, fold_step));
       continue;
     }
@@ -489,9 +503,9 @@ absl::Status Arm::TrainFold(int fold, const FoldLabels& labels, bool* cancelled)
       std::string what = absl::StrCat(why, " (", fold_step, " of ", fp.steps, " steps)");
       if (stall_restarts) {  // which start it ended
         what = absl::StrCat("start ", r_.stall_restarts_begun, " ", what,
-                            stalled ? ", no stall restart left" : "");
+                            stalled ? absl::StrCat(", ", no_restart) : "");
         ended = absl::StrCat(stalled ? "stalled" : "stopped by the time budget", " at step ",
-                             fold_step, stalled ? " (no stall restart left)" : "");
+                             fold_step, stalled ? absl::StrCat(" (", no_restart, ")") : "");
       }
       AddStopReason(&r_, absl::StrCat("fold ", fold, " ", what));
       break;

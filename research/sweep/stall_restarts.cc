@@ -1,6 +1,7 @@
 // Restarts on a stall: the first fold's starts in the ArmResult (see stall_restarts.h).
 #include "research/sweep/stall_restarts.h"
 
+#include <cmath>
 #include <filesystem>
 #include <limits>
 #include <utility>
@@ -43,6 +44,23 @@ size_t ChooseStart(const std::vector<double>& best_validation_loss) {
     if (best_validation_loss[i] < best_validation_loss[kept]) kept = i;  // strict: ties keep
   }
   return kept;
+}
+
+int RepeatedStart(double best, const std::vector<double>& earlier, double tolerance) {
+  if (tolerance <= 0 || !std::isfinite(best)) return -1;
+  for (size_t j = 0; j < earlier.size(); ++j) {
+    const double e = earlier[j];
+    if (std::isfinite(e) && std::abs(best - e) <= tolerance * std::abs(e)) {
+      return static_cast<int>(j);
+    }
+  }
+  return -1;
+}
+
+std::vector<double> SetAsideBests(const ArmResult& r) {
+  std::vector<double> out;
+  for (const FirstFoldStart& s : r.stall_starts) out.push_back(Best(s));
+  return out;
 }
 
 std::string StallStartDir(const std::string& arm_dir, int start) {

@@ -27,6 +27,14 @@ uint64_t RestartSeed(uint64_t seed, int k);
 // arm's own seed stays.
 size_t ChooseStart(const std::vector<double>& best_validation_loss);
 
+// training.stall_restart_repeat_tolerance: whether a stalled start's best validation loss
+// `best` repeats an earlier start's (one of `earlier`, +∞ for one without a check), within
+// `tolerance` of it relatively: |best − e| ≤ tolerance·e. The index of the first such
+// earlier start, or −1 (also when tolerance is 0 or best is +∞).
+int RepeatedStart(double best, const std::vector<double>& earlier, double tolerance);
+// The best validation losses of r's set-aside starts, in order, for RepeatedStart.
+std::vector<double> SetAsideBests(const ArmResult& r);
+
 // Where the trainer of set-aside start k is checkpointed: beside ckpt-f0.
 std::string StallStartDir(const std::string& arm_dir, int start);
 // Removes every set-aside start's checkpoint in arm_dir (the first fold has ended and its

@@ -72,6 +72,10 @@ std::vector<std::string> SweepRuleViolations(const SweepConfig& c) {
     e->Add("training.stall_restarts > 0 restarts a start whose validation loss stalls: it needs "
            "training.validation_days > 0");
   }
+  if (c.training.stall_restart_repeat_tolerance > 0 && c.training.stall_restarts == 0) {
+    e->Add("training.stall_restart_repeat_tolerance ends stall restarts early: it needs "
+           "training.stall_restarts > 0");
+  }
   if (c.training.stall_restarts > 0 && c.training.restarts > 1) {
     e->Add("training.stall_restarts > 0 cannot be combined with training.restarts > 1 (one "
            "way of choosing the first fold's start at a time)");

@@ -191,6 +191,15 @@ struct SweepTrainingConfig {
   // is model fitting, not a trial the Deflated Sharpe counts. Needs validation_days > 0
   // and one trainer per arm; not with restarts > 1. 0: off (the arm as before).
   int stall_restarts = 0;
+  // Restarts end early when a fresh start repeats an earlier one (docs/research/sweeps.md,
+  // "Restarts on a stall"): a start k ≥ 1 that stalls with a best validation loss within
+  // this relative distance of an earlier start's, |b_k − b_j| ≤ tolerance·b_j, ends the
+  // fold instead of restarting again. Two initialisations that plateau at the same loss
+  // have found the same basin (an arm that cannot see a family sits at the same call-step
+  // loss in every start, twentieth session of docs/sweeps/keyed.md), so a third is
+  // unlikely to find another; the rule is the same for every arm. 0: off (every stall
+  // restarts while any are left).
+  double stall_restart_repeat_tolerance = 0;
   // Test-day windows of N steps advance by eval_stride; only their last
   // eval_stride positions are scored, so every scored step sees between
   // N − eval_stride + 1 and N steps of context. 0: N / 8.

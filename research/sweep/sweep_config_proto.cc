@@ -104,6 +104,7 @@ void ReadTraining(const v1::SweepTraining& m, ConfigFields f, SweepTrainingConfi
   if (t->restarts > 1 && t->restart_steps < 1)
     f.Error("restart_steps", "must be at least 1 when restarts > 1");
   f.Int(FIELD(m, stall_restarts), 0, 16, &t->stall_restarts);
+  f.Double(FIELD(m, stall_restart_repeat_tolerance), 0, 1, &t->stall_restart_repeat_tolerance);
   if (t->max_steps_per_fold > 0 && t->max_steps_per_fold < t->min_steps_per_fold)
     f.Error("max_steps_per_fold", "must be 0 (no cap) or ≥ min_steps_per_fold");
 }
@@ -288,6 +289,8 @@ v1::SweepConfig SweepConfigToProto(const SweepConfig& c) {
     tr->set_restart_steps(static_cast<int32_t>(t.restart_steps));
   }
   if (t.stall_restarts > 0) tr->set_stall_restarts(t.stall_restarts);  // likewise
+  if (t.stall_restart_repeat_tolerance > 0)  // likewise
+    tr->set_stall_restart_repeat_tolerance(t.stall_restart_repeat_tolerance);
 
   if (c.data.csv) {
     const CsvDataConfig& v = c.data.csv_data;

@@ -73,6 +73,7 @@ TEST(SweepConfig, PresetsParseAndRoundTrip) {
   EXPECT_EQ(SweepConfigToJson(*planted).find("deterministic"), std::string::npos);
   EXPECT_EQ(planted->training.stall_restarts, 0);
   EXPECT_EQ(SweepConfigToJson(*planted).find("stall_restarts"), std::string::npos);
+  EXPECT_EQ(planted->training.stall_restart_repeat_tolerance, 0);
   EXPECT_EQ(planted->model.exclude_self_layers, 0);
   EXPECT_EQ(SweepConfigToJson(*planted).find("exclude_self_layers"), std::string::npos);
   EXPECT_EQ(planted->data.synthetic.steps_per_day, 23400);
@@ -99,7 +100,8 @@ TEST(SweepConfig, KeyedFieldsEarlyStoppingAndFixedAlphaRoundTrip) {
     "walk_forward": {"train_days": 6, "test_days": 1},
     "training": {"validation_days": 2, "validate_every_steps": 7, "validation_batches": 3,
                  "patience": 4, "max_train_seconds": 12.5, "validate_on": "calls",
-                 "deterministic": true, "stall_restarts": 2},
+                 "deterministic": true, "stall_restarts": 2,
+                 "stall_restart_repeat_tolerance": 0.1},
     "arms_per_gpu": 3,
     "model": {"fourier_feature": 1, "fourier_periods": [2, 8.5], "layers": 4, "nope_interval": 4,
               "exclude_self_layers": 1},
@@ -131,6 +133,9 @@ TEST(SweepConfig, KeyedFieldsEarlyStoppingAndFixedAlphaRoundTrip) {
   EXPECT_NE(SweepConfigToJson(*c).find("\"deterministic\": true"), std::string::npos);
   EXPECT_EQ(c->training.stall_restarts, 2);
   EXPECT_NE(SweepConfigToJson(*c).find("\"stall_restarts\": 2"), std::string::npos);
+  EXPECT_EQ(c->training.stall_restart_repeat_tolerance, 0.1);
+  EXPECT_NE(SweepConfigToJson(*c).find("\"stall_restart_repeat_tolerance\": 0.1"),
+            std::string::npos);
   EXPECT_EQ(c->arms_per_gpu, 3);
   EXPECT_EQ(c->data.synthetic.keys, 12);
   EXPECT_EQ(c->data.synthetic.key_window, 100);
@@ -277,6 +282,12 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{R"({"training": {"stall_restarts": 1, "validation_days": 1, "restarts": 2,
                                  "restart_steps": 10}})",
                 "training.stall_restarts > 0 cannot be combined with training.restarts > 1"},
+        BadCase{R"({"training": {"stall_restart_repeat_tolerance": 0.1}})",
+                "training.stall_restart_repeat_tolerance ends stall restarts early: it needs "
+                "training.stall_restarts > 0"},
+        BadCase{R"({"training": {"stall_restarts": 1, "validation_days": 1,
+                                 "stall_restart_repeat_tolerance": 1.5}})",
+                "training.stall_restart_repeat_tolerance must be a number in [0, 1]"},
         BadCase{R"({"training": {"stall_restarts": 1, "validation_days": 1},
                     "replicas_per_arm": 2})",
                 "training.stall_restarts > 0 runs one trainer per arm"},

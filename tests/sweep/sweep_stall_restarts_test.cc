@@ -9,7 +9,9 @@
 //     second start's checkpoint and state.json, resumes it and ends exactly as the
 //     uninterrupted one;
 //   * the time budget ends a start without a restart, and an arm that never stalls is
-//     the arm without stall restarts.
+//     the arm without stall restarts;
+//   * with stall_restart_repeat_tolerance, a start that stalls at an earlier start's loss
+//     ends the restarts.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -147,6 +149,21 @@ TEST(StallRestarts, ChooseStartKeepsTheLowestAndTheEarliestOnATie) {
   EXPECT_EQ(ChooseStart({kNone, kNone}), 0u);
 }
 
+// training.stall_restart_repeat_tolerance: a stalled start repeats an earlier one when its
+// best is within the relative tolerance of that start's; +∞ (no check) repeats nothing.
+TEST(StallRestarts, RepeatedStartIsWithinTheRelativeTolerance) {
+  constexpr double kNone = std::numeric_limits<double>::infinity();
+  EXPECT_EQ(RepeatedStart(0.51, {0.50}, 0.0), -1);  // off
+  EXPECT_EQ(RepeatedStart(0.51, {0.50}, 0.1), 0);
+  EXPECT_EQ(RepeatedStart(0.49, {0.50}, 0.1), 0);
+  EXPECT_EQ(RepeatedStart(0.56, {0.50}, 0.1), -1);
+  EXPECT_EQ(RepeatedStart(0.07, {0.21}, 0.1), -1);  // a start that found a lower basin
+  EXPECT_EQ(RepeatedStart(0.69, {0.27, 0.68}, 0.1), 1);
+  EXPECT_EQ(RepeatedStart(kNone, {0.5}, 0.1), -1);
+  EXPECT_EQ(RepeatedStart(0.5, {kNone, 0.5}, 0.1), 1);
+  EXPECT_EQ(RepeatedStart(0.5, {}, 0.1), -1);
+}
+
 TEST(StallRestarts, AStalledStartIsRestartedAndTheBestStartKept) {
   auto plain = SweepEngine::Run(Tiny(), Options(Dir("plain")), {});
   ASSERT_TRUE(plain.ok()) << plain.status();
@@ -257,6 +274,39 @@ TEST(StallRestarts, AnArmThatNeverStallsIsThePlainArm) {
     for (size_t d = 0; d < a.days.size(); ++d) {
       EXPECT_EQ(a.days[d].daily_return, b.days[d].daily_return) << a.arm_id << " day " << d;
     }
+  }
+}
+
+// With a repeat tolerance that any two starts meet (1: within 100%), the second start's
+// stall ends the fold: two starts, not three, and the two are the ones the arm without
+// the tolerance trains first, bit for bit.
+TEST(StallRestarts, AStartThatRepeatsAnEarlierOneEndsTheRestarts) {
+  auto three = SweepEngine::Run(Tiny({{"stall_restarts", 2}}), Options(Dir("repeat_off")), {});
+  ASSERT_TRUE(three.ok()) << three.status();
+  auto two = SweepEngine::Run(
+      Tiny({{"stall_restarts", 2}, {"stall_restart_repeat_tolerance", 1.0}}),
+      Options(Dir("repeat_on")), {});
+  ASSERT_TRUE(two.ok()) << two.status();
+  for (size_t i = 0; i < two->arms.size(); ++i) {
+    const ArmResult &a = two->arms[i], &b = three->arms[i];
+    std::printf("%s: %s\n  stop: %s\n", a.arm_id.c_str(), a.restart_choice.c_str(),
+                a.stop_reason.c_str());
+    ASSERT_EQ(b.stall_restarts_begun, 2) << b.arm_id;
+    ASSERT_EQ(a.stall_restarts_begun, 1) << a.arm_id << ": " << a.restart_choice;
+    int kept_a = -1, kept_b = -1;
+    const std::vector<Listed> sa = ParseChoice(a.restart_choice, &kept_a);
+    const std::vector<Listed> sb = ParseChoice(b.restart_choice, &kept_b);
+    ASSERT_EQ(sa.size(), 2u) << a.restart_choice;
+    ASSERT_EQ(sb.size(), 3u) << b.restart_choice;
+    EXPECT_EQ(sa[0].steps, sb[0].steps);
+    EXPECT_EQ(sa[1].steps, sb[1].steps);
+    EXPECT_EQ(sa[1].ended, "stalled at step " + std::to_string(sa[1].steps) +
+                               " (start 0's loss again)");
+    EXPECT_NE(a.stop_reason.find("fold 0 start 1 early stop"), std::string::npos) << a.stop_reason;
+    EXPECT_NE(a.stop_reason.find("start 0's loss again"), std::string::npos) << a.stop_reason;
+    EXPECT_EQ(a.stop_reason.find("no stall restart left"), std::string::npos) << a.stop_reason;
+    // The third start's steps are not in the cost.
+    EXPECT_EQ(a.plain_steps, b.plain_steps - sb[2].steps) << a.arm_id;
   }
 }
 
