@@ -5,11 +5,12 @@
 # its own time limit. Results and logs land in $OUT/gpu_all.tgz (the device tool returns
 # at most 8 files). Usage, from the repository root:  OUT=dir bench/scripts/gpu_all.sh
 set -uo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/tree_commit.sh"  # tree_commit
 cd "$(dirname "$0")/../.."
 source scripts/device_env.sh
 out=${OUT:?}
 r=$(mktemp -d /tmp/gpu_all.XXXXXX)
-commit=${FLASHTICK_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
+commit=$(tree_commit)
 stage() { echo "== $1 ($(date +%T))"; }
 
 stage build

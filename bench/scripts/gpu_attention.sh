@@ -18,6 +18,7 @@
 #      ATTN_FWD_SPLITS (bench_attention --fwd-splits: 1 never splits the forward;
 #      unset: the launcher's choice), ATTN_SANITIZE=1.
 set -uo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/tree_commit.sh"  # tree_commit
 root=$(cd "$(dirname "$0")/../.." && pwd)
 out=${OUT:?set OUT to the results folder}
 build=${ATTN_BUILD:-$root/build/gpu-attention}
@@ -69,7 +70,7 @@ fi
 if [[ " $stages " == *" bench "* ]]; then
   gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1 | tr ' ' '_' | tr -cd '[:alnum:]_-')
   driver=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -1)
-  commit=${FLASHTICK_COMMIT:-$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)}
+  commit=$(tree_commit "$root")
   jsonl="$out/attention-${gpu}-$(date +%F)${tag}.jsonl"
   echo "{\"bench\":\"meta\",\"gpu\":\"$gpu\",\"driver\":\"$driver\",\"commit\":\"$commit\",\"date\":\"$(date -u +%FT%TZ)\"}" > "$jsonl"
   "$build/bench/attention/bench_attention" --n "$ns" --d "$ds" --heads "$heads" --commit "$commit" \

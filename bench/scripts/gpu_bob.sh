@@ -12,6 +12,7 @@
 #      time is short; the build folder persists), BOB_N (comma list of N, default
 #      2048 … 262144), BOB_ARCH (default 90), BOB_BUILD (build folder).
 set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/tree_commit.sh"  # tree_commit
 root=$(cd "$(dirname "$0")/../.." && pwd)
 out=${OUT:?set OUT to the results folder}
 build=${BOB_BUILD:-$root/build/gpu-bob}
@@ -46,7 +47,7 @@ fi
 
 if has_stage bench; then
   gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1 | tr ' ' '_' | tr -cd '[:alnum:]_-')
-  commit=${FLASHTICK_COMMIT:-$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)}
+  commit=$(tree_commit "$root")
   jsonl="$out/bob-${gpu}-$(date +%F).jsonl"
   dump=$(mktemp -d /tmp/bob_dump.XXXXXX)
   trap 'rm -rf "$dump"' EXIT

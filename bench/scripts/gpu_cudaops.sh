@@ -17,6 +17,7 @@
 # Env: FLASHTICK_DEPS_PREFIX (carried Abseil/gtest/json, appended to CMAKE_PREFIX_PATH),
 #      CUDAOPS_ARCH (default 90), CUDAOPS_BUILD (build dir), CUDAOPS_SANITIZE=1.
 set -uo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/tree_commit.sh"  # tree_commit
 root=$(cd "$(dirname "$0")/../.." && pwd)
 out=${OUT:?set OUT to the results folder}
 build=${CUDAOPS_BUILD:-$root/build/gpu-cudaops}
@@ -45,7 +46,7 @@ parity_rc=$?
 model_rc=$?
 
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1 | tr ' ' '_' | tr -cd '[:alnum:]_-')
-commit=${FLASHTICK_COMMIT:-$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)}
+commit=$(tree_commit "$root")
 jsonl="$out/cuda_ops-${gpu}-$(date +%F).jsonl"
 for dt in bf16 fp32; do
   "$build/bench/cuda_ops/cuda_ops_bench" --dtype "$dt" --commit "$commit" >> "$jsonl" \
@@ -61,7 +62,7 @@ if [ "${CUDAOPS_SANITIZE:-0}" = 1 ]; then
 fi
 
 {
-  echo "commit ${FLASHTICK_COMMIT:-$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)}"
+  echo "commit $(tree_commit "$root")"
   echo "gpu $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1)"
   echo "cuda_ops_test exit $backend_rc: $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$out/cudaops_backend.log" | tr '\n' ' ')"
   echo "parity exit $parity_rc: OK $(grep -c ': OK ' "$out/cudaops_parity.log")," \

@@ -25,6 +25,7 @@
 #      --impl, default flash,cudnn,auto), CUDNN_SANITIZE=1, CUDNN_TARGETS (what the build stage builds; default the tests and
 #      bench above, e.g. train_step_bench for bench/scripts/gpu_train_step.sh with TS_BUILD).
 set -uo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/tree_commit.sh"  # tree_commit
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
 [ -f scripts/device_env.sh ] && source scripts/device_env.sh
@@ -42,7 +43,7 @@ python=$(command -v python3)
 stages=${*:-build test bench}
 summary="$out/cudnn_summary.txt"
 note() { echo "$*" | tee -a "$summary"; }
-note "== gpu_cudnn.sh $(date -u +%FT%TZ) commit ${FLASHTICK_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}"
+note "== gpu_cudnn.sh $(date -u +%FT%TZ) commit $(tree_commit)"
 
 # cuDNN 9: $CUDNN_ROOT, else the toolkit's, else the wheel beside PyTorch
 # (nvidia-cudnn-cu13 / -cu12: site-packages/nvidia/cudnn/{include,lib}).
@@ -135,7 +136,7 @@ fi
 if [[ " $stages " == *" bench "* ]]; then
   gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1 | tr ' ' '_' | tr -cd '[:alnum:]_-')
   driver=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -1)
-  commit=${FLASHTICK_COMMIT:-$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)}
+  commit=$(tree_commit "$root")
   jsonl="$out/cudnn-${gpu}-$(date +%F).jsonl"
   echo "{\"bench\":\"meta\",\"gpu\":\"$gpu\",\"driver\":\"$driver\",\"commit\":\"$commit\",\"date\":\"$(date -u +%FT%TZ)\",\"cudnn\":\"$cudnn_lib\"}" > "$jsonl"
   # auto writes its measured winners here (kernels/attention_dispatch.h).

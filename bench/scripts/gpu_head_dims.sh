@@ -15,6 +15,7 @@
 # Env: HD_DEADLINE (seconds for all stages, default 560), HD_N (bench lengths, default 4096,23400),
 #      HD_BOB_N (bob_bench lengths, default 4096,23400).
 set -uo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/tree_commit.sh"  # tree_commit
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
 [ -f scripts/device_env.sh ] && source scripts/device_env.sh  # the carried Abseil/gtest/json
@@ -27,7 +28,7 @@ stages=${*:-build parity oracle model bench}
 build=$root/build/gpu-kernels
 summary="$out/head_dims_summary.txt"
 note() { echo "$*" | tee -a "$summary"; }
-note "== gpu_head_dims.sh $(date -u +%FT%TZ) commit ${FLASHTICK_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}"
+note "== gpu_head_dims.sh $(date -u +%FT%TZ) commit $(tree_commit)"
 export FLASHTICK_ATTENTION_CACHE=off
 use_cudnn_wheel_libs  # scripts/device_env.sh
 
@@ -85,7 +86,7 @@ if [[ " $stages " == *" bench "* ]]; then
   # BoB (bf16, B = 1, H = 12, causal) at D = 256, then D = 128 for the same session's
   # reference; D = 256 gets two thirds of what is left. Its first check is at D = 64
   # (bob_bench.cc).
-  commit=${FLASHTICK_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
+  commit=$(tree_commit)
   for d in 256 128; do
     [ "$(left)" -gt 15 ] || { note "bob_bench D = $d: no time left"; continue; }
     limit=$(( $(left) - 5 ))

@@ -24,6 +24,7 @@
 # Env: HOPPER_DEADLINE (seconds for all stages, default 560), HOPPER_N (bench lengths,
 #      default 8192,23400,65536), HOPPER_BOB_N (default 8192,16384,23400,32768).
 set -uo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/tree_commit.sh"  # tree_commit
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
 [ -f scripts/device_env.sh ] && source scripts/device_env.sh  # the carried Abseil/gtest/json
@@ -36,7 +37,7 @@ stages=${*:-build wgmma parity bob bench}
 build=$root/build/gpu-kernels
 summary="$out/hopper_summary.txt"
 note() { echo "$*" | tee -a "$summary"; }
-note "== gpu_hopper.sh $(date -u +%FT%TZ) commit ${FLASHTICK_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}"
+note "== gpu_hopper.sh $(date -u +%FT%TZ) commit $(tree_commit)"
 export FLASHTICK_ATTENTION_CACHE=off
 use_cudnn_wheel_libs  # scripts/device_env.sh
 sanitizer=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -1)

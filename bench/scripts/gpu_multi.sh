@@ -12,6 +12,7 @@
 # Usage, from the repository root:  OUT=dir bench/scripts/gpu_multi.sh
 # Env: MG_N (23400), MG_BATCH (2), MG_STEPS (6), MG_ARCH (90).
 set -uo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/tree_commit.sh"  # tree_commit
 cd "$(dirname "$0")/../.."
 source scripts/device_env.sh
 export NCCL_NVLS_ENABLE=0
@@ -22,7 +23,7 @@ summary="$out/gpu_multi_summary.txt"
 : > "$summary"
 note() { echo "$*" | tee -a "$summary"; }
 stage() { echo "== $1 ($(date +%T))" | tee -a "$summary"; }
-commit=${FLASHTICK_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
+commit=$(tree_commit)
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 | tr ' ' '_')
 n=${MG_N:-23400}
 batch=${MG_BATCH:-2}

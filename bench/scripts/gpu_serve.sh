@@ -83,6 +83,7 @@
 #   SERVE_SERVER_FLAGS (more flashtickd flags for every server started, split on spaces,
 #   e.g. "--pad-length-to 1024 --warm-up"; docs/serving.md).
 set -uo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/tree_commit.sh"  # tree_commit
 cd "$(dirname "$0")/../.." || exit 1
 source bench/scripts/pack_ld.sh
 root=$PWD
@@ -93,7 +94,7 @@ deadline=$((t0 + ${SERVE_BUDGET:-570}))
 r=$(mktemp -d /tmp/gpu_serve.XXXXXX)
 summary="$out/serve_summary.txt"
 : > "$summary"
-commit=${FLASHTICK_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
+commit=$(tree_commit)
 device=${SERVE_DEVICE:-cuda}
 model_name=flashtick-bench
 

@@ -26,6 +26,7 @@
 # Env: SL_N (default 512,4096,23400), SL_BATCH (1,8,64), SL_REPS (50), SL_TICKS (23400),
 #      SL_MODEL (flashtick_make_model flags, default "--width 128 --heads 2 --layers 2").
 set -uo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/tree_commit.sh"  # tree_commit
 cd "$(dirname "$0")/../.." || exit 1
 # shellcheck source=scripts/device_env.sh
 source scripts/device_env.sh
@@ -33,7 +34,7 @@ out=${OUT:?set OUT to the results folder}
 mkdir -p "$out"
 r=$(mktemp -d /tmp/gpu_serve_latency.XXXXXX)
 summary="$out/serve_latency_summary.txt"
-commit=${FLASHTICK_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
+commit=$(tree_commit)
 n=${SL_N:-512,4096,23400}
 batch=${SL_BATCH:-1,8,64}
 reps=${SL_REPS:-50}

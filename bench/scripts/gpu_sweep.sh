@@ -21,6 +21,7 @@
 #      once on a GPU of its own, e.g. `planted planted_null` in one call on two GPUs;
 #      0: one after the other; 1: at once).
 set -uo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/tree_commit.sh"  # tree_commit
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
 [ -f scripts/device_env.sh ] && source scripts/device_env.sh
@@ -46,7 +47,7 @@ if [ ! -x "$sweep" ] || [ ! -x "$bench" ]; then
 fi
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader >> "$summary" 2>&1
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
-commit=${FLASHTICK_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
+commit=$(tree_commit)
 
 # run_spec SPEC GPU: one sweep on GPU index GPU ("" = the GPUs the process sees), its lines
 # of the summary on stdout.

@@ -24,6 +24,7 @@
 # claim is about. With k = 3 steps 4 and 7 refresh, and the ratio table has a row of its
 # own for the refresh step (time and peak memory, ours vs PyTorch's math-path HVP).
 set -uo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/tree_commit.sh"  # tree_commit
 root=$(cd "$(dirname "$0")/../.." && pwd)
 # Carried Abseil/gtest/json and their LD_LIBRARY_PATH (without it the bench does not start).
 if [ -f "$root/scripts/device_env.sh" ]; then
@@ -47,7 +48,7 @@ if [ -n "${FLASHTICK_DEPS_PREFIX:-}" ]; then prefix="${prefix:+$prefix;}$FLASHTI
 note() { echo "$*" | tee -a "$summary"; }
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 | tr ' ' '_')
 gpu=${gpu:-unknown}
-commit=${FLASHTICK_COMMIT:-$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)}
+commit=$(tree_commit "$root")
 results="$out/train_step-${gpu}-$(date +%F).jsonl"
 dump="$out/train_step_curve_data"
 
