@@ -27,12 +27,15 @@ absl::Status ForwardOps::Run(const OpDesc& d, std::initializer_list<TensorView> 
 
 absl::Status ForwardOps::Linear(const TensorView& x, const std::string& name, const TensorView& y,
                                 bool accumulate) const {
+  // One op, the bias in the GEMM's epilogue: a separate kAddBias pass over y cost as
+  // much GPU time as the matmul (docs/serving.md, the per-op profile), and on the GPU
+  // y is rounded to bf16 once instead of twice (the CPU's result is unchanged:
+  // kernels/ops/matmul.h).
   OpDesc mm = ModelOpDesc(Op::kMatmul, act_);
   mm.matmul.trans_b = true;
   mm.matmul.beta = accumulate ? 1.0f : 0.0f;
-  RETURN_IF_ERROR(Run(mm, {x, p_.compute(name + ".weight")}, {y}, name));
-  return Run(ModelOpDesc(Op::kAddBias, act_), {y, p_.compute(name + ".bias")}, {y},
-             name + ".bias");
+  mm.matmul.bias = true;
+  return Run(mm, {x, p_.compute(name + ".weight"), p_.compute(name + ".bias")}, {y}, name);
 }
 
 absl::Status ForwardOps::LayerNorm(const TensorView& x, const std::string& name,

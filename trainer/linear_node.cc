@@ -7,12 +7,10 @@
 namespace flashtick {
 
 absl::Status LinearNode::Forward(Workspace& ws, GraphParams& p) {
+  // y = x·Wᵀ + b as one matmul, the bias in its epilogue (kernels/ops/matmul.h); the
+  // backward is unchanged (db is still kBiasGrad of dy).
   Slot y{y_->value, false};
-  RETURN_IF_ERROR(ws.AccumulateMatmul(y, x_->value, p.value[w_], false, true));
-  OpDesc d;
-  d.op = Op::kAddBias;
-  d.dtype = y_->value.dtype;
-  return ws.Run(d, {y_->value, p.value[b_]}, {y_->value});
+  return ws.AccumulateMatmul(y, x_->value, p.value[w_], false, true, &p.value[b_]);
 }
 
 absl::StatusOr<TensorView> LinearNode::Input(Workspace& ws, GraphParams& p) const {
@@ -47,11 +45,7 @@ absl::Status LinearNode::BackwardBackward(Workspace& ws, GraphParams& p) {
     RETURN_IF_ERROR(ws.AccumulateMatmul(p.hv[w_], dy, gx, true, false));            // hvW
   }
   ASSIGN_OR_RETURN(TensorView x, Input(ws, p));
-  RETURN_IF_ERROR(ws.AccumulateMatmul(y_->gcot, x, p.probe[w_], false, true));
-  OpDesc d;
-  d.op = Op::kAddBias;
-  d.dtype = dy.dtype;
-  return ws.Run(d, {y_->gcot.view, p.probe[b_]}, {y_->gcot.view});
+  return ws.AccumulateMatmul(y_->gcot, x, p.probe[w_], false, true, &p.probe[b_]);  // + vb
 }
 
 }  // namespace flashtick

@@ -115,17 +115,19 @@ absl::Status Workspace::AccumulateAs(
 }
 
 absl::Status Workspace::AccumulateMatmul(Slot& slot, const TensorView& a, const TensorView& b,
-                                         bool trans_a, bool trans_b) {
+                                         bool trans_a, bool trans_b, const TensorView* bias) {
   OpDesc d;
   d.op = Op::kMatmul;
   d.dtype = a.dtype;
   d.matmul.trans_a = trans_a;
   d.matmul.trans_b = trans_b;
-  if (a.dtype != slot.view.dtype) {
-    return AccumulateAs(slot, a.dtype, [&](const TensorView& c) { return Run(d, {a, b}, {c}); });
-  }
+  d.matmul.bias = bias != nullptr;
+  auto run = [&](const TensorView& c) {
+    return bias != nullptr ? Run(d, {a, b, *bias}, {c}) : Run(d, {a, b}, {c});
+  };
+  if (a.dtype != slot.view.dtype) return AccumulateAs(slot, a.dtype, run);
   d.matmul.beta = slot.written ? 1.0f : 0.0f;
-  RETURN_IF_ERROR(Run(d, {a, b}, {slot.view}));
+  RETURN_IF_ERROR(run(slot.view));
   slot.written = true;
   return absl::OkStatus();
 }

@@ -76,10 +76,11 @@ class Workspace {
   // dtype it goes to the cast scratch and is converted with kCast.
   absl::Status AccumulateAs(Slot& slot, DType dtype,
                             const std::function<absl::Status(const TensorView&)>& produce);
-  // slot (+)= op(A)·op(B), accumulating through beta when A, B and the slot share a dtype
-  // (else computed in A's dtype and cast).
+  // slot (+)= op(A)·op(B) (+ bias on every row), accumulating through beta when A, B and
+  // the slot share a dtype (else computed in A's dtype and cast). A bias [N] of
+  // ParamDType(A's dtype) runs in the matmul's epilogue (kernels/ops/matmul.h).
   absl::Status AccumulateMatmul(Slot& slot, const TensorView& a, const TensorView& b, bool trans_a,
-                                bool trans_b);
+                                bool trans_b, const TensorView* bias = nullptr);
   // slot (+)= src (same shape; cast when the dtypes differ).
   absl::Status AccumulateCopy(Slot& slot, const TensorView& src);
   // dst = src converted to dst's dtype (same shape).

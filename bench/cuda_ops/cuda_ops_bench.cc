@@ -184,6 +184,13 @@ void RunAll(Bench& k, DType dt) {
     const double flops = 2.0 * R * N * C;
     k.Time("matmul", absl::StrFormat("\"M\":%d,\"N\":%d,\"K\":%d", R, N, C),
            es * (R * C + N * C + R * N), flops, [&] { return run(d, {x.view, w.view}, {out.view}); });
+    // The linear layer as the model runs it: + b [N] (fp32) in cuBLASLt's epilogue.
+    Buf bias = k.Make(DType::kF32, {N});
+    d.matmul.bias = true;
+    k.Time("matmul_bias", absl::StrFormat("\"M\":%d,\"N\":%d,\"K\":%d", R, N, C),
+           es * (R * C + N * C + R * N) + 4.0 * N, flops, [&] {
+             return run(d, {x.view, w.view, bias.view}, {out.view});
+           });
   }
 }
 

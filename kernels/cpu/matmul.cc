@@ -1,4 +1,4 @@
-// CPU Matmul: C = alpha·op(A)·op(B) + beta·C (kernels/ops/matmul.h), blocked for the
+// CPU Matmul: C = alpha·op(A)·op(B) + beta·C (+ b) (kernels/ops/matmul.h), blocked for the
 // cache and threaded over row chunks. op(B) is packed once into a contiguous [K, N]
 // panel; each task owns kRowChunk rows of C and sweeps them in register tiles of
 // kTileRows × kTileCols with f64 accumulators, k blocked by kKBlock so the B block
@@ -32,6 +32,7 @@ struct Gemm {
   T* c;
   int64_t ldc;
   double alpha, beta;
+  const T* bias;  // b [N], or nullptr without attrs.bias
 };
 
 // acc[r·ld + j] += Σ_{k0 ≤ k < k1} op(A)(i0 + r, k)·Bp(k, j0 + j), r < R, j < CC.
@@ -90,15 +91,19 @@ void RunRows(const Gemm<T>& g, int64_t i_begin, int64_t i_end, std::vector<doubl
         }
       }
     }
-    // C = alpha·acc + beta·C; C is not read when beta = 0 (BLAS semantics).
+    // C = alpha·acc + beta·C, then + b rounded again: bit for bit a matmul followed by
+    // kAddBias (matmul.h says why the CPU keeps that rounding). C is not read when
+    // beta = 0 (BLAS semantics).
+    const T* brow = g.bias != nullptr ? g.bias + j0 : nullptr;
     for (int64_t r = 0; r < rows; ++r) {
       T* crow = g.c + (i_begin + r) * g.ldc + j0;
       const double* arow = acc.data() + r * kColTile;
-      if (g.beta == 0.0) {
-        for (int64_t j = 0; j < nt; ++j) crow[j] = static_cast<T>(g.alpha * arow[j]);
-      } else {
-        for (int64_t j = 0; j < nt; ++j)
-          crow[j] = static_cast<T>(g.alpha * arow[j] + g.beta * static_cast<double>(crow[j]));
+      for (int64_t j = 0; j < nt; ++j) {
+        double v = g.alpha * arow[j];
+        if (g.beta != 0.0) v += g.beta * static_cast<double>(crow[j]);
+        if (brow != nullptr)
+          v = static_cast<double>(static_cast<T>(v)) + static_cast<double>(brow[j]);
+        crow[j] = static_cast<T>(v);
       }
     }
   }
@@ -125,7 +130,8 @@ absl::Status MatmulT(const OpDesc& desc, In in, Out out, const MatmulShape& s, C
             C.as<T>(),
             C.stride(0),
             static_cast<double>(desc.matmul.alpha),
-            static_cast<double>(desc.matmul.beta)};
+            static_cast<double>(desc.matmul.beta),
+            desc.matmul.bias ? in[2].as<T>() : nullptr};
   const int64_t chunks = (M + kRowChunk - 1) / kRowChunk;
   const bool small = 2.0 * M * N * K < kMinParallelFlops;
   ctx.pool->ParallelFor(chunks, small ? chunks : 1, [&](int64_t c0, int64_t c1) {

@@ -1,4 +1,5 @@
-// MatmulNaive: the textbook triple loop, C_mn = alpha·Σ_k op(A)_mk·op(B)_kn + beta·C_mn,
+// MatmulNaive: the textbook triple loop, C_mn = alpha·Σ_k op(A)_mk·op(B)_kn + beta·C_mn
+// (+ b_n with attrs.bias, added after C is rounded, as kAddBias would: matmul.h),
 // accumulated in f64 over ascending k. The specification the blocked Matmul
 // (kernels/cpu/matmul.cc) is tested against.
 #include "common/status_macros.h"
@@ -17,6 +18,7 @@ absl::Status MatmulNaive(const OpDesc& desc, absl::Span<const TensorView> in,
     const TensorView &A = in[0], &B = in[1], &C = out[0];
     const bool ta = desc.matmul.trans_a, tb = desc.matmul.trans_b;
     const double alpha = desc.matmul.alpha, beta = desc.matmul.beta;
+    const T* bias = desc.matmul.bias ? in[2].as<T>() : nullptr;
     auto a = [&](int64_t m, int64_t k) {
       return static_cast<double>(ta ? A.as<T>()[k * A.stride(0) + m] : A.as<T>()[m * A.stride(0) + k]);
     };
@@ -28,7 +30,10 @@ absl::Status MatmulNaive(const OpDesc& desc, absl::Span<const TensorView> in,
         double acc = 0;
         for (int64_t k = 0; k < s.K; ++k) acc += a(m, k) * b(k, n);
         T& c = C.as<T>()[m * C.stride(0) + n];
-        c = static_cast<T>(beta == 0.0 ? alpha * acc : alpha * acc + beta * static_cast<double>(c));
+        double v = beta == 0.0 ? alpha * acc : alpha * acc + beta * static_cast<double>(c);
+        if (bias != nullptr)
+          v = static_cast<double>(static_cast<T>(v)) + static_cast<double>(bias[n]);
+        c = static_cast<T>(v);
       }
     }
     return absl::OkStatus();

@@ -10,7 +10,7 @@
 
 namespace flashtick::cpu {
 
-// C = alpha·op(A)·op(B) + beta·C as a triple loop with an f64 accumulator
+// C = alpha·op(A)·op(B) + beta·C (+ b) as a triple loop with an f64 accumulator
 // (kernels/ops/matmul.h).
 absl::Status MatmulNaive(const OpDesc& desc, absl::Span<const TensorView> in,
                          absl::Span<const TensorView> out);

@@ -44,8 +44,8 @@ cudaError_t LaunchCast(DType src, DType dst, int64_t rows, int64_t cols, RowArg 
                        int num_sms, cudaStream_t stream);
 
 // ---- fallback GEMM on CUDA cores (matmul_simt.cu) ----------------------------------------
-// C[M,N] = alpha·op(A)·op(B) + beta·C, row-major with leading dims; for layouts cuBLASLt
-// refuses. M ≤ 4,194,240 (grid y); beta = 0 never reads C.
+// C[M,N] = alpha·op(A)·op(B) + beta·C (+ bias), row-major with leading dims; for layouts
+// cuBLASLt refuses. M ≤ 4,194,240 (grid y); beta = 0 never reads C.
 struct SimtGemmParams {
   int64_t M = 0, N = 0, K = 0, lda = 0, ldb = 0, ldc = 0;
   bool trans_a = false, trans_b = false;
@@ -53,6 +53,7 @@ struct SimtGemmParams {
   const void* a = nullptr;
   const void* b = nullptr;
   void* c = nullptr;
+  const float* bias = nullptr;  // [N] added to every row, or nullptr (fp32: ParamDType)
 };
 cudaError_t LaunchSimtGemm(DType dtype, const SimtGemmParams& p, cudaStream_t stream);
 

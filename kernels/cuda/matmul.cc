@@ -1,10 +1,16 @@
-// Matmul on CUDA through cuBLASLt (kernels/ops/matmul.h): C = alpha·op(A)·op(B) + beta·C,
-// bf16/fp16 in and out with fp32 accumulation (CUBLAS_COMPUTE_32F), or fp32 throughout
-// (true fp32, not TF32, so the fp32 path is a parity reference).
+// Matmul on CUDA through cuBLASLt (kernels/ops/matmul.h): C = alpha·op(A)·op(B) + beta·C
+// (+ b), bf16/fp16 in and out with fp32 accumulation (CUBLAS_COMPUTE_32F), or fp32
+// throughout (true fp32, not TF32, so the fp32 path is a parity reference).
 // Row-major trick: cuBLASLt is column-major, and a row-major [R, C] matrix with row
 // stride ld is the column-major [C, R] matrix (its transpose) with leading dim ld. So
 // we ask for Cᵀ = op(B)ᵀ·op(A)ᵀ: B's memory is cuBLASLt's first operand (m = N), A's
 // the second (n = M), and each operand's transpose flag carries over unchanged.
+// The bias runs in cuBLASLt's CUBLASLT_EPILOGUE_BIAS, which adds a vector of length m
+// (D's rows) to every column of column-major D: with m = N that is our b [N] on every
+// row of row-major C. b is fp32 (ParamDType) also beside bf16/fp16 C, which the
+// epilogue takes through CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE; should the heuristic
+// offer no algorithm with the epilogue, the plain GEMM runs and the bias is added by
+// the row-map kernel after it (Op::kAddBias's), as before the fusion.
 // The algorithm comes from cuBLASLt's heuristic once per shape, layout and pointer
 // alignment, and is cached (the same shapes repeat every training step). Where the
 // heuristic has no algorithm (thin, unaligned layouts such as the K = 6 embedding or
@@ -44,22 +50,30 @@ int64_t LeadingDim(const TensorView& t) {
   return t.dim(0) > 1 ? t.stride(0) : std::max<int64_t>(t.dim(1), 1);
 }
 
+// The bias is part of the key: the epilogue changes which algorithms the heuristic
+// offers (and the bias pointer's alignment is one of its inputs).
 struct PlanKey {
   cublasLtHandle_t handle;
   DType dtype;
-  bool ta, tb;
+  bool ta, tb, bias;
   int64_t M, N, K, lda, ldb, ldc;
-  uint32_t align_a, align_b, align_c;
+  uint32_t align_a, align_b, align_c, align_bias;
   bool operator<(const PlanKey& o) const {
-    return std::tie(handle, dtype, ta, tb, M, N, K, lda, ldb, ldc, align_a, align_b, align_c) <
-           std::tie(o.handle, o.dtype, o.ta, o.tb, o.M, o.N, o.K, o.lda, o.ldb, o.ldc, o.align_a,
-                    o.align_b, o.align_c);
+    return std::tie(handle, dtype, ta, tb, bias, M, N, K, lda, ldb, ldc, align_a, align_b, align_c,
+                    align_bias) < std::tie(o.handle, o.dtype, o.ta, o.tb, o.bias, o.M, o.N, o.K,
+                                           o.lda, o.ldb, o.ldc, o.align_a, o.align_b, o.align_c,
+                                           o.align_bias);
   }
 };
 
-// cuBLASLt's choice for a key, or none (use the CUDA-core GEMM).
+// cuBLASLt's choice for a key, or none (use the CUDA-core GEMM, bias fused there too).
+enum class Path : uint8_t {
+  kSimt,              // the CUDA-core GEMM (matmul_simt.cu)
+  kCublasLt,          // cuBLASLt, with the bias epilogue when the key has a bias
+  kCublasLtThenBias,  // cuBLASLt without an epilogue, then the row-map bias add
+};
 struct Plan {
-  bool cublaslt = false;
+  Path path = Path::kSimt;
   cublasLtMatmulAlgo_t algo{};
 };
 
@@ -107,6 +121,18 @@ absl::StatusOr<Layout> MakeLayout(cudaDataType_t type, int64_t rows, int64_t col
   return Layout(raw);
 }
 
+// C += b[col] on every row, in place (Op::kAddBias's kernel); b is fp32 (ParamDType).
+absl::Status AddBiasRows(const TensorView& c, const void* bias, const MatmulShape& s,
+                         CudaContext& ctx) {
+  MapParams p;
+  p.rows = s.M;
+  p.cols = s.N;
+  p.t[0] = p.t[1] = RowArg{c.data, LeadingDim(c)};
+  p.bias = static_cast<const float*>(bias);
+  RETURN_IF_CUDA_ERROR(LaunchRowMap(MapOp::kAddBias, c.dtype, p, ctx.num_sms, ctx.stream));
+  return absl::OkStatus();
+}
+
 // C = beta·C when K = 0 (BLAS: beta = 0 writes zeros without reading C).
 absl::Status ScaleOnly(const OpDesc& desc, const TensorView& c, const MatmulShape& s,
                        CudaContext& ctx) {
@@ -129,7 +155,8 @@ absl::Status ScaleOnly(const OpDesc& desc, const TensorView& c, const MatmulShap
 
 // The CUDA-core GEMM, in launches of at most kMaxRows rows of C (its grid-y limit).
 absl::Status SimtGemm(const OpDesc& desc, const TensorView& a, const TensorView& b,
-                      const TensorView& c, const MatmulShape& s, CudaContext& ctx) {
+                      const TensorView& c, const void* bias, const MatmulShape& s,
+                      CudaContext& ctx) {
   constexpr int64_t kMaxRows = int64_t{65535} * 64;
   const size_t es = DTypeSize(desc.dtype);
   for (int64_t m0 = 0; m0 < s.M; m0 += kMaxRows) {
@@ -148,8 +175,48 @@ absl::Status SimtGemm(const OpDesc& desc, const TensorView& a, const TensorView&
     p.a = static_cast<const char*>(a.data) + (p.trans_a ? m0 : m0 * p.lda) * es;
     p.b = b.data;
     p.c = static_cast<char*>(c.data) + m0 * p.ldc * es;
+    p.bias = static_cast<const float*>(bias);
     RETURN_IF_CUDA_ERROR(LaunchSimtGemm(desc.dtype, p, ctx.stream));
   }
+  return absl::OkStatus();
+}
+
+// The heuristic's first algorithm for `op` and the layouts, or none: NOT_SUPPORTED is
+// how cuBLASLt says "no algorithm for this layout".
+absl::StatusOr<bool> FindAlgo(const PlanKey& key, cublasLtMatmulDesc_t op,
+                              cublasLtMatrixLayout_t first, cublasLtMatrixLayout_t second,
+                              cublasLtMatrixLayout_t out_layout, CudaContext& ctx,
+                              cublasLtMatmulAlgo_t* algo) {
+  cublasLtMatmulPreference_t raw_pref = nullptr;
+  RETURN_IF_CUBLAS_ERROR(cublasLtMatmulPreferenceCreate(&raw_pref));
+  Preference pref(raw_pref);
+  const uint64_t ws = ctx.workspace_bytes;
+  RETURN_IF_CUBLAS_ERROR(cublasLtMatmulPreferenceSetAttribute(
+      pref.get(), CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof(ws)));
+  // Tell the heuristic how aligned the pointers really are, so it never picks a
+  // kernel that assumes more (slices of fused buffers can be 2-byte aligned).
+  const uint32_t align_first = key.align_b, align_second = key.align_a, align_c = key.align_c;
+  RETURN_IF_CUBLAS_ERROR(cublasLtMatmulPreferenceSetAttribute(
+      pref.get(), CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &align_first, sizeof(uint32_t)));
+  RETURN_IF_CUBLAS_ERROR(cublasLtMatmulPreferenceSetAttribute(
+      pref.get(), CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &align_second, sizeof(uint32_t)));
+  RETURN_IF_CUBLAS_ERROR(cublasLtMatmulPreferenceSetAttribute(
+      pref.get(), CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &align_c, sizeof(uint32_t)));
+  RETURN_IF_CUBLAS_ERROR(cublasLtMatmulPreferenceSetAttribute(
+      pref.get(), CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &align_c, sizeof(uint32_t)));
+  cublasLtMatmulHeuristicResult_t result{};
+  int found = 0;
+  const cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(
+      ctx.cublaslt, op, first, second, out_layout, out_layout, pref.get(), 1, &result, &found);
+  if (st != CUBLAS_STATUS_NOT_SUPPORTED) RETURN_IF_CUBLAS_ERROR(st);
+  if (st != CUBLAS_STATUS_SUCCESS || found == 0) return false;
+  *algo = result.algo;
+  return true;
+}
+
+absl::Status SetEpilogue(cublasLtMatmulDesc_t op, cublasLtEpilogue_t epilogue) {
+  RETURN_IF_CUBLAS_ERROR(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_EPILOGUE,
+                                                        &epilogue, sizeof(epilogue)));
   return absl::OkStatus();
 }
 
@@ -159,8 +226,13 @@ absl::Status Matmul(const OpDesc& desc, In in, Out out, CudaContext& ctx) {
   MatmulShape s;
   RETURN_IF_ERROR(CheckMatmulArgs(desc, in, out, &s));
   const TensorView &a = in[0], &b = in[1], &c = out[0];
+  // b [N], fp32 for every CUDA dtype (ParamDType), checked by CheckMatmulArgs.
+  const void* bias = desc.matmul.bias ? in[2].data : nullptr;
   if (s.M == 0 || s.N == 0) return absl::OkStatus();
-  if (s.K == 0) return ScaleOnly(desc, c, s, ctx);
+  if (s.K == 0) {
+    RETURN_IF_ERROR(ScaleOnly(desc, c, s, ctx));
+    return bias != nullptr ? AddBiasRows(c, bias, s, ctx) : absl::OkStatus();
+  }
 
   cudaDataType_t type;
   switch (desc.dtype) {
@@ -184,50 +256,61 @@ absl::Status Matmul(const OpDesc& desc, In in, Out out, CudaContext& ctx) {
                                                         &op_first, sizeof(op_first)));
   RETURN_IF_CUBLAS_ERROR(cublasLtMatmulDescSetAttribute(op.get(), CUBLASLT_MATMUL_DESC_TRANSB,
                                                         &op_second, sizeof(op_second)));
+  if (bias != nullptr) {
+    // D is N×M column-major, so the epilogue's per-row-of-D vector is our b [N] (header).
+    // The pointer is set before the heuristic: its alignment is one of the inputs.
+    RETURN_IF_ERROR(SetEpilogue(op.get(), CUBLASLT_EPILOGUE_BIAS));
+    RETURN_IF_CUBLAS_ERROR(cublasLtMatmulDescSetAttribute(
+        op.get(), CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)));
+    // The default bias type is D's; ours is fp32 beside bf16/fp16 D too.
+    const int32_t bias_type = CUDA_R_32F;
+    RETURN_IF_CUBLAS_ERROR(cublasLtMatmulDescSetAttribute(
+        op.get(), CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bias_type, sizeof(bias_type)));
+  }
   // Stored (column-major) shapes: first operand N×K (or K×N when transposed), second
   // K×M (or M×K), output N×M.
   ASSIGN_OR_RETURN(Layout first, MakeLayout(type, tb ? s.K : s.N, tb ? s.N : s.K, ldb));
   ASSIGN_OR_RETURN(Layout second, MakeLayout(type, ta ? s.M : s.K, ta ? s.K : s.M, lda));
   ASSIGN_OR_RETURN(Layout out_layout, MakeLayout(type, s.N, s.M, ldc));
 
-  const PlanKey key{ctx.cublaslt, desc.dtype, ta, tb, s.M, s.N, s.K, lda, ldb, ldc,
-                    PointerAlignment(a.data), PointerAlignment(b.data), PointerAlignment(c.data)};
+  const PlanKey key{ctx.cublaslt,
+                    desc.dtype,
+                    ta,
+                    tb,
+                    bias != nullptr,
+                    s.M,
+                    s.N,
+                    s.K,
+                    lda,
+                    ldb,
+                    ldc,
+                    PointerAlignment(a.data),
+                    PointerAlignment(b.data),
+                    PointerAlignment(c.data),
+                    bias != nullptr ? PointerAlignment(bias) : 0u};
   Plan plan;
   if (!Cache().Find(key, &plan)) {
-    cublasLtMatmulPreference_t raw_pref = nullptr;
-    RETURN_IF_CUBLAS_ERROR(cublasLtMatmulPreferenceCreate(&raw_pref));
-    Preference pref(raw_pref);
-    const uint64_t ws = ctx.workspace_bytes;
-    RETURN_IF_CUBLAS_ERROR(cublasLtMatmulPreferenceSetAttribute(
-        pref.get(), CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof(ws)));
-    // Tell the heuristic how aligned the pointers really are, so it never picks a
-    // kernel that assumes more (slices of fused buffers can be 2-byte aligned).
-    const uint32_t align_first = key.align_b, align_second = key.align_a, align_c = key.align_c;
-    RETURN_IF_CUBLAS_ERROR(cublasLtMatmulPreferenceSetAttribute(
-        pref.get(), CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &align_first, sizeof(uint32_t)));
-    RETURN_IF_CUBLAS_ERROR(cublasLtMatmulPreferenceSetAttribute(
-        pref.get(), CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &align_second, sizeof(uint32_t)));
-    RETURN_IF_CUBLAS_ERROR(cublasLtMatmulPreferenceSetAttribute(
-        pref.get(), CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &align_c, sizeof(uint32_t)));
-    RETURN_IF_CUBLAS_ERROR(cublasLtMatmulPreferenceSetAttribute(
-        pref.get(), CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &align_c, sizeof(uint32_t)));
-    cublasLtMatmulHeuristicResult_t result{};
-    int found = 0;
-    const cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(
-        ctx.cublaslt, op.get(), first.get(), second.get(), out_layout.get(), out_layout.get(),
-        pref.get(), 1, &result, &found);
-    // NOT_SUPPORTED is how cuBLASLt says "no algorithm for this layout".
-    if (st != CUBLAS_STATUS_NOT_SUPPORTED) RETURN_IF_CUBLAS_ERROR(st);
-    plan.cublaslt = st == CUBLAS_STATUS_SUCCESS && found > 0;
-    plan.algo = result.algo;
+    ASSIGN_OR_RETURN(bool found, FindAlgo(key, op.get(), first.get(), second.get(),
+                                          out_layout.get(), ctx, &plan.algo));
+    plan.path = found ? Path::kCublasLt : Path::kSimt;
+    if (!found && bias != nullptr) {
+      // No algorithm with the epilogue: the plain GEMM, if it has one, then the bias.
+      RETURN_IF_ERROR(SetEpilogue(op.get(), CUBLASLT_EPILOGUE_DEFAULT));
+      ASSIGN_OR_RETURN(found, FindAlgo(key, op.get(), first.get(), second.get(), out_layout.get(),
+                                       ctx, &plan.algo));
+      if (found) plan.path = Path::kCublasLtThenBias;
+    }
     Cache().Insert(key, plan);
   }
-  if (!plan.cublaslt) return SimtGemm(desc, a, b, c, s, ctx);
+  if (plan.path == Path::kSimt) return SimtGemm(desc, a, b, c, bias, s, ctx);
+  if (plan.path == Path::kCublasLtThenBias)
+    RETURN_IF_ERROR(SetEpilogue(op.get(), CUBLASLT_EPILOGUE_DEFAULT));
   const float alpha = desc.matmul.alpha, beta = desc.matmul.beta;
   RETURN_IF_CUBLAS_ERROR(cublasLtMatmul(ctx.cublaslt, op.get(), &alpha, b.data, first.get(), a.data,
                                         second.get(), &beta, c.data, out_layout.get(), c.data,
                                         out_layout.get(), &plan.algo, ctx.workspace,
                                         ctx.workspace_bytes, ctx.stream));
+  if (plan.path == Path::kCublasLtThenBias) return AddBiasRows(c, bias, s, ctx);
   return absl::OkStatus();
 }
 

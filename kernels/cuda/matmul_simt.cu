@@ -1,8 +1,9 @@
 // Fallback GEMM for the layouts cuBLASLt has no algorithm for (kernels/cuda/matmul.cc
-// asks its heuristic first): C = alpha·op(A)·op(B) + beta·C, row-major, any leading
-// dims and transposes, fp32 accumulation on CUDA cores. In this model those layouts
-// are the thin ones: the embedding (K = 6 features, rows of 12 bytes in bf16) and the
-// 3-class head (N = 3), where the matmul is memory-bound and tensor cores would idle.
+// asks its heuristic first): C = alpha·op(A)·op(B) + beta·C (+ bias [N] on every row),
+// row-major, any leading dims and transposes, fp32 accumulation on CUDA cores. In this
+// model those layouts are the thin ones: the embedding (K = 6 features, rows of 12 bytes
+// in bf16) and the 3-class head (N = 3), where the matmul is memory-bound and tensor
+// cores would idle.
 // Tiling: a block computes a kTileM × kTileN tile of C; each k-step stages kTileK
 // columns of op(A) and rows of op(B) in shared memory as fp32, and each thread
 // accumulates a kThreadM × kThreadN register tile.
@@ -70,6 +71,7 @@ __global__ void __launch_bounds__(kThreads) gemm_simt_kernel(SimtGemmParams p) {
       T* out = c + m * p.ldc + n;
       float v = p.alpha * acc[i][j];
       if (p.beta != 0.0f) v += p.beta * ToFloat(*out);  // beta = 0: C is never read (BLAS)
+      if (p.bias != nullptr) v += p.bias[n];            // fused bias: C rounded once
       *out = FromFloat<T>(v);
     }
   }

@@ -2,6 +2,7 @@
 #include "kernels/ops/matmul.h"
 
 #include "absl/strings/str_cat.h"
+#include "kernels/ops/param_dtype.h"
 #include "kernels/ops/row_layout.h"
 
 namespace flashtick {
@@ -30,7 +31,10 @@ absl::Status CheckOperand(const TensorView& t, DType dtype, const char* name) {
 
 absl::Status CheckMatmulArgs(const OpDesc& desc, absl::Span<const TensorView> in,
                              absl::Span<const TensorView> out, MatmulShape* shape) {
-  if (absl::Status s = CheckArity("matmul", in.size(), 2, out.size(), 1); !s.ok()) return s;
+  const bool has_bias = desc.matmul.bias;
+  if (absl::Status s = CheckArity("matmul", in.size(), has_bias ? 3 : 2, out.size(), 1); !s.ok())
+    return absl::InvalidArgumentError(absl::StrCat(
+        s.message(), has_bias ? " (attrs.bias: in is A, B, b)" : " (a bias b needs attrs.bias)"));
   const TensorView &a = in[0], &b = in[1], &c = out[0];
   for (auto [t, name] : {std::pair{&a, "A"}, {&b, "B"}, {&c, "C"}})
     if (absl::Status s = CheckOperand(*t, desc.dtype, name); !s.ok()) return s;
@@ -46,6 +50,20 @@ absl::Status CheckMatmulArgs(const OpDesc& desc, absl::Span<const TensorView> in
                                                    c.DebugString()));
   if (MayOverlap(c, a) || MayOverlap(c, b))
     return absl::InvalidArgumentError("matmul: C must not overlap A or B");
+  if (has_bias) {
+    const TensorView& bias = in[2];
+    const DType want = ParamDType(desc.dtype);
+    if (bias.dtype != want)
+      return absl::InvalidArgumentError(absl::StrCat("matmul: bias b must be ", DTypeName(want),
+                                                     " (ParamDType of ", DTypeName(desc.dtype),
+                                                     "), got ", bias.DebugString()));
+    if (bias.rank != 1 || bias.dim(0) != N || (N > 1 && bias.stride(0) != 1))
+      return absl::InvalidArgumentError(absl::StrCat("matmul: bias b must be contiguous [", N,
+                                                     "] (C's columns), got ", bias.DebugString()));
+    if (N > 0 && bias.data == nullptr)
+      return absl::InvalidArgumentError("matmul: bias b has no data");
+    if (MayOverlap(c, bias)) return absl::InvalidArgumentError("matmul: C must not overlap b");
+  }
   if (shape) *shape = MatmulShape{M, N, K};
   return absl::OkStatus();
 }

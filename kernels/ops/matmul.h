@@ -1,9 +1,23 @@
-// Matmul: C = alpha·op(A)·op(B) + beta·C, the GEMM of BLAS. Every linear layer of
-// the model is one Matmul: y = x·Wᵀ is (A = x [M, C_in], B = W [C_out, C_in], trans_b).
+// Matmul: C = alpha·op(A)·op(B) + beta·C (+ b), the GEMM of BLAS with an optional bias
+// epilogue. Every linear layer of the model is one Matmul: y = x·Wᵀ + b is
+// (A = x [M, C_in], B = W [C_out, C_in], trans_b, bias).
 //   op(A) = A or Aᵀ (attrs.trans_a): op(A) is [M, K], so A is [M, K] or [K, M]
 //   op(B) = B or Bᵀ (attrs.trans_b): op(B) is [K, N], so B is [K, N] or [N, K]
-//   C [M, N];  C_mn = alpha·Σ_k op(A)_mk·op(B)_kn + beta·C_mn
-// Inputs / outputs (order is the contract):  in: A, B    out: C
+//   C [M, N];  C_mn = alpha·Σ_k op(A)_mk·op(B)_kn + beta·C_mn [+ b_n when attrs.bias]
+// Inputs / outputs (order is the contract):  in: A, B [, b]    out: C
+// The bias b [N] (present exactly when attrs.bias) is added once to every row, unscaled
+// by alpha or beta: the separate Op::kAddBias after a matmul cost as much GPU time as
+// the matmul itself (docs/serving.md, the per-op profile), while in cuBLASLt's epilogue
+// it is nearly free. b is contiguous and of ParamDType(desc.dtype)
+// (kernels/ops/param_dtype.h: fp32 beside bf16/f16 activations, as kAddBias's b and the
+// model's bias parameters), and must not overlap C.
+// Rounding: CUDA adds b to the fp32 accumulator and rounds C once (bf16/fp16: one
+// rounding where a matmul then kAddBias made two). The CPU reference rounds
+// alpha·op(A)·op(B) + beta·C to C's dtype first and then adds b, bit for bit a matmul
+// followed by kAddBias: in f32/f64 the extra rounding is ≤ 1 ulp, but a CPU training
+// run is chaotic enough to amplify it (rounding once flipped the gate of
+// tests/sweep/sweep_planted_test's demo sweep: PBO 0.001 → 0.46), so every CPU result
+// stays as it was before the fusion.
 // Layout: each operand rank 2, last dim contiguous, row stride (BLAS leading dim) ≥
 // its column count, so a matmul can read a slice of a fused buffer. C must not
 // overlap A or B. When beta = 0, C is only written (its old contents, even NaN, do
@@ -26,7 +40,8 @@ struct MatmulShape {
   int64_t M = 0, N = 0, K = 0;
 };
 
-// Validates arity, ranks, shapes, dtypes, layouts and aliasing (shared by every backend).
+// Validates arity (3 inputs when attrs.bias), ranks, shapes, dtypes, layouts and
+// aliasing (shared by every backend).
 absl::Status CheckMatmulArgs(const OpDesc& desc, absl::Span<const TensorView> in,
                              absl::Span<const TensorView> out, MatmulShape* shape);
 

@@ -41,6 +41,7 @@ std::string OpDesc::DebugString() const {
   switch (op) {
     case Op::kMatmul:
       absl::StrAppend(&s, ", ta=", matmul.trans_a, ", tb=", matmul.trans_b);
+      if (matmul.bias) absl::StrAppend(&s, ", bias=1");
       break;
     case Op::kAttentionFwd:
     case Op::kAttentionBwd:

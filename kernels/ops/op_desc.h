@@ -11,7 +11,7 @@ namespace flashtick {
 
 enum class Op : uint8_t {
   // Dense algebra (kernels/ops/matmul.h, elementwise.h)
-  kMatmul,          // C = alpha·op(A)·op(B) + beta·C
+  kMatmul,          // C = alpha·op(A)·op(B) + beta·C [+ b broadcast over rows]
   kAddBias,         // Y[M,N] += b[N]
   kBiasGrad,        // db[N] = Σ_m dY[m,n]
   kAdd,             // Z = X + Y (same shape)
@@ -52,6 +52,8 @@ struct MatmulAttrs {
   bool trans_b = false;
   float alpha = 1.0f;
   float beta = 0.0f;  // 1 accumulates into the output (gradient accumulation)
+  bool bias = false;  // a third input b [N] is added to every row of C (the linear
+                      // layer's bias, fused into the GEMM's epilogue: matmul.h)
 };
 
 struct AttentionAttrs {

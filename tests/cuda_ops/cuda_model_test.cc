@@ -1,6 +1,6 @@
 // The transformer forward (model/transformer_forward.cc) on flash_cuda against the same
-// weights on the CPU in fp64: every op the model runs (Cast, Matmul incl. the K = 6
-// embedding and N = 3 head, AddBias, LayerNorm, Rope on fused-QKV views, attention,
+// weights on the CPU in fp64: every op the model runs (Cast, Matmul with its fused bias
+// incl. the K = 6 embedding and N = 3 head, LayerNorm, Rope on fused-QKV views, attention,
 // Gelu, Softmax, residual Matmul with beta = 1) in bf16 and fp16, all steps and the
 // last-step-only head (strided rows), and layers that exclude the step itself. Also: the
 // kernel path names flash_cuda, and the backend's peak memory moves with the request.

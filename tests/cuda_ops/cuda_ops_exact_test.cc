@@ -6,7 +6,10 @@
 // - in-place use (Y = X, dX = dY, ...) gives the same bits as out-of-place;
 // - BiasGrad and the LayerNorm backward column sums are deterministic run to run;
 // - a label outside [0, K) gives a NaN row, ignored rows give zeros;
-// - the CUDA-core fallback GEMM (used where cuBLASLt has no algorithm) matches the CPU.
+// - the CUDA-core fallback GEMM (used where cuBLASLt has no algorithm) matches the CPU,
+//   with and without the fused bias;
+// - the fused bias (cuBLASLt's epilogue, fp32 b beside bf16 C, a b only 4-byte
+//   aligned) equals a matmul then AddBias up to the one rounding it saves.
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -252,9 +255,62 @@ TEST_F(CudaOpsExactTest, CrossEntropyIgnoredRowsZeroBadLabelsNaN) {
   EXPECT_TRUE(std::isnan(l[5]));  // negative, not the ignore label
 }
 
+// Matmul with attrs.bias against the same matmul followed by AddBias, both on the GPU:
+// the decode row (M = 1, odd N), odd shapes, a linear layer of the model's width, and
+// beta = 1. b sits one element into its buffer (4-byte aligned: the heuristic is told
+// the bias pointer's alignment). The fused form rounds C once where the pair rounds
+// twice, so they may differ by about one unit in the last place of C; a bias left out
+// would miss by |b|, ~0.5.
+TEST_F(CudaOpsExactTest, MatmulFusedBiasMatchesMatmulThenAddBias) {
+  struct Shape {
+    int64_t M, N, K;
+    bool ta, tb;
+    float beta;
+  };
+  const Shape shapes[] = {{1, 53, 256, false, true, 0},  {37, 53, 29, false, true, 0},
+                          {37, 53, 29, true, false, 1},  {1024, 384, 256, false, true, 0},
+                          {64, 96, 128, false, true, 1}, {4096, 64, 6, false, true, 0}};
+  for (DType dt : {DType::kF32, DType::kBF16}) {
+    for (const Shape& s : shapes) {
+      const int64_t ar = s.ta ? s.K : s.M, ac = s.ta ? s.M : s.K;
+      const int64_t br = s.tb ? s.N : s.K, bc = s.tb ? s.K : s.N;
+      const auto cv = Uniform(s.M * s.N, 63), biasv = Uniform(s.N + 1, 64);
+      Tensor a = Place(gpu(), dt, {ar, ac}, Uniform(ar * ac, 61));
+      Tensor b = Place(gpu(), dt, {br, bc}, Uniform(br * bc, 62));
+      Tensor bias_buf = Place(gpu(), DType::kF32, {s.N + 1}, biasv);
+      TensorView bias = bias_buf.view;
+      bias.data = static_cast<float*>(bias.data) + 1;
+      bias.shape[0] = s.N;
+      Tensor fused = Place(gpu(), dt, {s.M, s.N}, cv), pair = Place(gpu(), dt, {s.M, s.N}, cv);
+      OpDesc d = Desc(Op::kMatmul, dt);
+      d.matmul = {s.ta, s.tb, 1.0f, s.beta, true};
+      absl::Status st = gpu().Run(d, {a.view, b.view, bias}, {fused.view});
+      ASSERT_TRUE(st.ok()) << st;
+      d.matmul.bias = false;
+      st = gpu().Run(d, {a.view, b.view}, {pair.view});
+      ASSERT_TRUE(st.ok()) << st;
+      st = gpu().Run(Desc(Op::kAddBias, dt), {pair.view, bias}, {pair.view});
+      ASSERT_TRUE(st.ok()) << st;
+      const auto got = Fetch(gpu(), fused), want = Fetch(gpu(), pair);
+      // Two roundings against one: within ~1.5 half-ulps of |C| + |b| (2^-7 relative in
+      // bf16); fp32 gets slack for the two algorithms' summation orders (the epilogue
+      // can change cuBLASLt's choice).
+      const double ulp = dt == DType::kBF16 ? 0x1p-7 : 0x1p-18;
+      for (int64_t m = 0; m < s.M; ++m)
+        for (int64_t n = 0; n < s.N; ++n) {
+          const double w = want[m * s.N + n], bn = biasv[n + 1];
+          ASSERT_NEAR(got[m * s.N + n], w, ulp * (std::fabs(w) + std::fabs(bn)) + 1e-5)
+              << DTypeName(dt) << " M=" << s.M << " N=" << s.N << " K=" << s.K << " beta=" << s.beta
+              << " at (" << m << "," << n << ")";
+        }
+    }
+  }
+}
+
 #ifdef FLASHTICK_WITH_CUDA
 // The fallback runs only where cuBLASLt refuses a layout, so call it directly: every
-// transpose combination, ragged tiles, strided operands, alpha/beta, against the CPU.
+// transpose combination, ragged tiles, strided operands, alpha/beta, the bias, against
+// the CPU.
 TEST_F(CudaOpsExactTest, SimtGemmMatchesCpu) {
   struct Shape {
     int64_t M, N, K;
@@ -262,40 +318,52 @@ TEST_F(CudaOpsExactTest, SimtGemmMatchesCpu) {
     float alpha, beta;
     int64_t pad;
   };
-  const Shape shapes[] = {{4096, 64, 6, false, true, 1, 0, 0},  {100, 3, 64, false, true, 1, 0, 0},
-                          {65, 70, 33, true, false, 0.5f, 1, 3}, {17, 129, 5, true, true, 2, 0.5f, 1},
+  const Shape shapes[] = {{4096, 64, 6, false, true, 1, 0, 0},
+                          {100, 3, 64, false, true, 1, 0, 0},
+                          {65, 70, 33, true, false, 0.5f, 1, 3},
+                          {17, 129, 5, true, true, 2, 0.5f, 1},
                           {1, 1, 1, false, false, 1, 0, 0}};
   for (DType dt : {DType::kF32, DType::kBF16}) {
     for (const Shape& s : shapes) {
-      const int64_t ar = s.ta ? s.K : s.M, ac = s.ta ? s.M : s.K;
-      const int64_t br = s.tb ? s.N : s.K, bc = s.tb ? s.K : s.N;
-      const auto av = Uniform(ar * ac, 51), bv = Uniform(br * bc, 52), cv = Uniform(s.M * s.N, 53);
-      Tensor a = Place(gpu(), dt, {ar, ac}, av, s.pad), b = Place(gpu(), dt, {br, bc}, bv, s.pad);
-      Tensor c = Place(gpu(), dt, {s.M, s.N}, cv, s.pad);
-      ASSERT_TRUE(gpu().Synchronize().ok());
-      cuda::SimtGemmParams p;
-      p.M = s.M, p.N = s.N, p.K = s.K;
-      p.lda = a.view.stride(0), p.ldb = b.view.stride(0), p.ldc = c.view.stride(0);
-      p.trans_a = s.ta, p.trans_b = s.tb, p.alpha = s.alpha, p.beta = s.beta;
-      p.a = a.view.data, p.b = b.view.data, p.c = c.view.data;
-      ASSERT_EQ(cuda::LaunchSimtGemm(dt, p, nullptr), cudaSuccess);
-      ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-      const auto got = Fetch(gpu(), c);
+      for (bool with_bias : {false, true}) {
+        const int64_t ar = s.ta ? s.K : s.M, ac = s.ta ? s.M : s.K;
+        const int64_t br = s.tb ? s.N : s.K, bc = s.tb ? s.K : s.N;
+        const auto av = Uniform(ar * ac, 51), bv = Uniform(br * bc, 52),
+                   cv = Uniform(s.M * s.N, 53);
+        Tensor a = Place(gpu(), dt, {ar, ac}, av, s.pad), b = Place(gpu(), dt, {br, bc}, bv, s.pad);
+        Tensor c = Place(gpu(), dt, {s.M, s.N}, cv, s.pad);
+        const auto biasv = Uniform(s.N, 54);
+        Tensor bias = Place(gpu(), DType::kF32, {s.N}, biasv);  // fp32 beside bf16 (ParamDType)
+        ASSERT_TRUE(gpu().Synchronize().ok());
+        cuda::SimtGemmParams p;
+        p.M = s.M, p.N = s.N, p.K = s.K;
+        p.lda = a.view.stride(0), p.ldb = b.view.stride(0), p.ldc = c.view.stride(0);
+        p.trans_a = s.ta, p.trans_b = s.tb, p.alpha = s.alpha, p.beta = s.beta;
+        p.a = a.view.data, p.b = b.view.data, p.c = c.view.data;
+        if (with_bias) p.bias = static_cast<const float*>(bias.view.data);
+        ASSERT_EQ(cuda::LaunchSimtGemm(dt, p, nullptr), cudaSuccess);
+        ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+        const auto got = Fetch(gpu(), c);
 
-      Tensor ca = Place(cpu(), DType::kF64, {ar, ac}, av), cb = Place(cpu(), DType::kF64, {br, bc}, bv);
-      Tensor cc = Place(cpu(), DType::kF64, {s.M, s.N}, cv);
-      OpDesc d = Desc(Op::kMatmul, DType::kF64);
-      d.matmul = {s.ta, s.tb, s.alpha, s.beta};
-      ASSERT_TRUE(cpu().Run(d, {ca.view, cb.view}, {cc.view}).ok());
-      const auto want = Fetch(cpu(), cc);
-      double err2 = 0, ref2 = 0;
-      for (size_t i = 0; i < want.size(); ++i) {
-        err2 += (got[i] - want[i]) * (got[i] - want[i]);
-        ref2 += want[i] * want[i];
+        Tensor ca = Place(cpu(), DType::kF64, {ar, ac}, av),
+               cb = Place(cpu(), DType::kF64, {br, bc}, bv);
+        Tensor cc = Place(cpu(), DType::kF64, {s.M, s.N}, cv);
+        Tensor cbias = Place(cpu(), DType::kF64, {s.N}, biasv);
+        OpDesc d = Desc(Op::kMatmul, DType::kF64);
+        d.matmul = {s.ta, s.tb, s.alpha, s.beta, with_bias};
+        const absl::Status cs = with_bias ? cpu().Run(d, {ca.view, cb.view, cbias.view}, {cc.view})
+                                          : cpu().Run(d, {ca.view, cb.view}, {cc.view});
+        ASSERT_TRUE(cs.ok()) << cs;
+        const auto want = Fetch(cpu(), cc);
+        double err2 = 0, ref2 = 0;
+        for (size_t i = 0; i < want.size(); ++i) {
+          err2 += (got[i] - want[i]) * (got[i] - want[i]);
+          ref2 += want[i] * want[i];
+        }
+        EXPECT_LT(err2 / ref2, dt == DType::kF32 ? 1e-10 : 1e-4)
+            << DTypeName(dt) << " M=" << s.M << " N=" << s.N << " K=" << s.K << " ta=" << s.ta
+            << " tb=" << s.tb << " bias=" << with_bias;
       }
-      EXPECT_LT(err2 / ref2, dt == DType::kF32 ? 1e-10 : 1e-4)
-          << DTypeName(dt) << " M=" << s.M << " N=" << s.N << " K=" << s.K << " ta=" << s.ta
-          << " tb=" << s.tb;
     }
   }
 }

@@ -14,9 +14,10 @@ bool IsHalf(DType d) { return d == DType::kBF16 || d == DType::kF16; }
 
 // Expected dtype of each tensor (inputs then outputs) for a half-precision run:
 // 'h' the half dtype, 'f' fp32.
-const char* Pattern(Op op) {
-  switch (op) {
-    case Op::kMatmul: return "hhh";
+const char* Pattern(const OpDesc& desc) {
+  switch (desc.op) {
+    case Op::kMatmul:
+      return desc.matmul.bias ? "hhfh" : "hhh";  // A, B [, b fp32], C
     case Op::kAddBias: return "hfh";
     case Op::kAdd: return "hhh";
     case Op::kLayerNorm: return "hffhff";
@@ -67,7 +68,7 @@ void Store(const TensorView& t, int64_t off, float v) {
 absl::Status HalfEmulationBackend::Run(const OpDesc& desc, absl::Span<const TensorView> inputs,
                                        absl::Span<const TensorView> outputs) {
   if (desc.op == Op::kCast || !IsHalf(desc.dtype)) return cpu_.Run(desc, inputs, outputs);
-  const char* pattern = Pattern(desc.op);
+  const char* pattern = Pattern(desc);
   if (pattern == nullptr)
     return absl::UnimplementedError(absl::StrCat("half_emulation: no ", OpName(desc.op)));
   std::vector<TensorView> all(inputs.begin(), inputs.end());

@@ -1,9 +1,10 @@
 // CPU Matmul (kernels/cpu/matmul.cc) against a naive f64 triple loop written here and
 // against MatmulNaive: all four transpose combinations, edge shapes around the tile
-// sizes, strided operands, alpha/beta, thread-count independence (bitwise), and the
-// errors for bad inputs.
+// sizes, strided operands, alpha/beta, the fused bias (attrs.bias), thread-count
+// independence (bitwise), and the errors for bad inputs (a bad bias among them).
 #include <cmath>
 #include <limits>
+#include <string>
 #include <tuple>
 
 #include "gtest/gtest.h"
@@ -18,10 +19,12 @@ struct Case {
   int64_t M, N, K;
   bool ta, tb;
   float alpha, beta;
-  int64_t pad;  // extra elements per row (row stride = cols + pad)
+  int64_t pad;        // extra elements per row (row stride = cols + pad)
+  bool bias = false;  // attrs.bias: + b[n] on every row
 };
 
-// Runs C = alpha·op(A)·op(B) + beta·C0 on the backend and checks it against a double loop.
+// Runs C = alpha·op(A)·op(B) + beta·C0 (+ b) on the backend and checks it against a
+// double loop.
 template <typename T>
 void CheckCase(const Case& c, Backend& be, double tol) {
   const int64_t ar = c.ta ? c.K : c.M, ac = c.ta ? c.M : c.K;
@@ -30,12 +33,16 @@ void CheckCase(const Case& c, Backend& be, double tol) {
   auto a = RandomVec<T>(std::max<int64_t>(1, ar * lda), 1 + c.M);
   auto b = RandomVec<T>(std::max<int64_t>(1, br * ldb), 2 + c.N);
   auto c0 = RandomVec<T>(std::max<int64_t>(1, c.M * ldc), 3 + c.K);
+  // N(0, 1) entries: a bias the kernel dropped would miss the tolerance by ~1e6.
+  auto bias = RandomVec<T>(std::max<int64_t>(1, c.N), 4 + c.M);
   auto out = c0;
   OpDesc d = Desc(Op::kMatmul, DTypeOf<T>());
-  d.matmul = MatmulAttrs{c.ta, c.tb, c.alpha, c.beta};
-  ASSERT_TRUE(RunOp(be, d, {Strided2D(a, ar, ac, lda), Strided2D(b, br, bc, ldb)},
-                  {Strided2D(out, c.M, c.N, ldc)})
-                  .ok());
+  d.matmul = MatmulAttrs{c.ta, c.tb, c.alpha, c.beta, c.bias};
+  const TensorView av = Strided2D(a, ar, ac, lda), bv = Strided2D(b, br, bc, ldb);
+  const TensorView bias_view = MakeView(bias.data(), DTypeOf<T>(), DeviceKind::kCpu, {c.N});
+  const absl::Status s = c.bias ? RunOp(be, d, {av, bv, bias_view}, {Strided2D(out, c.M, c.N, ldc)})
+                                : RunOp(be, d, {av, bv}, {Strided2D(out, c.M, c.N, ldc)});
+  ASSERT_TRUE(s.ok()) << s;
   for (int64_t m = 0; m < c.M; ++m) {
     for (int64_t n = 0; n < c.N; ++n) {
       double s = 0, mag = 0;
@@ -45,7 +52,8 @@ void CheckCase(const Case& c, Backend& be, double tol) {
         s += av * bv;
         mag += std::fabs(av * bv);
       }
-      const double ref = double(c.alpha) * s + double(c.beta) * double(c0[m * ldc + n]);
+      const double ref = double(c.alpha) * s + double(c.beta) * double(c0[m * ldc + n]) +
+                         (c.bias ? double(bias[n]) : 0.0);
       ASSERT_NEAR(out[m * ldc + n], ref, tol * (1 + mag + std::fabs(ref)))
           << "M=" << c.M << " N=" << c.N << " K=" << c.K << " ta=" << c.ta << " tb=" << c.tb
           << " at (" << m << "," << n << ")";
@@ -83,6 +91,43 @@ TEST(MatmulCpu, ZeroSizedDims) {
   CheckCase<double>({6, 0, 4, true, false, 1.0f, 0.0f, 0}, *be, 0);
 }
 
+// The fused bias: b on every row, scaled by neither alpha nor beta; beta = 1
+// accumulating into C; every transpose (trans_b is the linear layer's); one row (the
+// decode step); odd N; strided operands; K = 0 (C = beta·C + b); M = 0.
+TEST(MatmulCpu, FusedBias) {
+  auto be = MakeCpu(2);
+  for (int t = 0; t < 4; ++t) {
+    const bool ta = t & 1, tb = t & 2;
+    CheckCase<float>({37, 45, 29, ta, tb, 1.0f, 0.0f, 0, true}, *be, 1e-6);
+    CheckCase<float>({33, 7, 300, ta, tb, 0.5f, 1.0f, 3, true}, *be, 1e-6);  // C += ½·A·B + b
+    CheckCase<double>({1, 261, 17, ta, tb, -2.0f, 0.25f, 5, true}, *be, 1e-13);
+    CheckCase<double>({70, 9, 513, ta, tb, 1.0f, 1.0f, 0, true}, *be, 1e-13);
+  }
+  CheckCase<float>({5, 6, 0, false, false, 1.0f, 0.5f, 0, true}, *be, 1e-6);
+  CheckCase<float>({0, 6, 4, false, true, 1.0f, 0.0f, 0, true}, *be, 0);
+}
+
+// With A = 0 the product vanishes, so C is exactly b on every row (beta = 0), or C0 + b
+// (beta = 1): the bias alone, not hidden in a tolerance.
+TEST(MatmulCpu, FusedBiasAloneIsExact) {
+  auto be = MakeCpu(2);
+  const int64_t M = 3, N = 5, K = 4;
+  std::vector<float> a(M * K, 0.0f), w = RandomVec<float>(N * K, 1), b = RandomVec<float>(N, 2);
+  std::vector<float> c(M * N, 7.0f);
+  OpDesc d = Desc(Op::kMatmul, DType::kF32);
+  d.matmul.trans_b = true;
+  d.matmul.bias = true;
+  ASSERT_TRUE(
+      RunOp(*be, d, {View(a, {M, K}), View(w, {N, K}), View(b, {N})}, {View(c, {M, N})}).ok());
+  for (int64_t m = 0; m < M; ++m)
+    for (int64_t n = 0; n < N; ++n) ASSERT_EQ(c[m * N + n], b[n]) << m << "," << n;
+  d.matmul.beta = 1.0f;
+  ASSERT_TRUE(
+      RunOp(*be, d, {View(a, {M, K}), View(w, {N, K}), View(b, {N})}, {View(c, {M, N})}).ok());
+  for (int64_t m = 0; m < M; ++m)
+    for (int64_t n = 0; n < N; ++n) ASSERT_EQ(c[m * N + n], b[n] + b[n]) << m << "," << n;
+}
+
 TEST(MatmulCpu, BetaZeroIgnoresNanInC) {
   auto be = MakeCpu(2);
   auto a = RandomVec<float>(6 * 4, 1), b = RandomVec<float>(4 * 5, 2);
@@ -107,6 +152,74 @@ TEST(MatmulCpu, BitwiseEqualToNaiveAcrossThreadCounts) {
   ASSERT_TRUE(cpu::MatmulNaive(d, in, out).ok());
   EXPECT_EQ(c1, c2);
   EXPECT_EQ(c1, c3);
+}
+
+// The fast path with the bias equals MatmulNaive bit for bit, at any thread count.
+TEST(MatmulCpu, FusedBiasBitwiseEqualToNaive) {
+  const int64_t M = 300, N = 259, K = 64;
+  auto a = RandomVec<float>(M * K, 9), w = RandomVec<float>(N * K, 10), b = RandomVec<float>(N, 11);
+  std::vector<float> c1 = RandomVec<float>(M * N, 12), c2 = c1, c3 = c1;
+  OpDesc d = Desc(Op::kMatmul, DType::kF32);
+  d.matmul = MatmulAttrs{false, true, 0.75f, 1.0f, true};
+  std::vector<TensorView> in = {View(a, {M, K}), View(w, {N, K}), View(b, {N})};
+  std::vector<TensorView> o1 = {View(c1, {M, N})}, o2 = {View(c2, {M, N})}, o3 = {View(c3, {M, N})};
+  ASSERT_TRUE(MakeCpu(1)->Run(d, in, o1).ok());
+  ASSERT_TRUE(MakeCpu(3)->Run(d, in, o2).ok());
+  ASSERT_TRUE(cpu::MatmulNaive(d, in, o3).ok());
+  EXPECT_EQ(c1, c2);
+  EXPECT_EQ(c1, c3);
+}
+
+// The CPU rounds C before adding b, so the fused op is bit for bit a matmul followed by
+// AddBias (matmul.h: CPU results, trained models among them, do not move).
+TEST(MatmulCpu, FusedBiasBitwiseEqualsMatmulThenAddBias) {
+  auto be = MakeCpu(2);
+  const int64_t M = 67, N = 45, K = 300;
+  auto a = RandomVec<float>(M * K, 13), w = RandomVec<float>(N * K, 14);
+  auto b = RandomVec<float>(N, 15), c0 = RandomVec<float>(M * N, 16);
+  for (float beta : {0.0f, 1.0f}) {
+    std::vector<float> fused = c0, pair = c0;
+    OpDesc d = Desc(Op::kMatmul, DType::kF32);
+    d.matmul = MatmulAttrs{false, true, 1.0f, beta, true};
+    ASSERT_TRUE(
+        RunOp(*be, d, {View(a, {M, K}), View(w, {N, K}), View(b, {N})}, {View(fused, {M, N})})
+            .ok());
+    d.matmul.bias = false;
+    ASSERT_TRUE(RunOp(*be, d, {View(a, {M, K}), View(w, {N, K})}, {View(pair, {M, N})}).ok());
+    ASSERT_TRUE(RunOp(*be, Desc(Op::kAddBias, DType::kF32), {View(pair, {M, N}), View(b, {N})},
+                      {View(pair, {M, N})})
+                    .ok());
+    EXPECT_EQ(fused, pair) << "beta=" << beta;
+  }
+}
+
+// A bias of the wrong shape, rank, dtype or stride, a bias without attrs.bias (and the
+// flag without one), and a bias overlapping C: InvalidArgument naming the bias.
+TEST(MatmulCpu, RejectsBadBias) {
+  auto be = MakeCpu(1);
+  std::vector<float> a(12), w(12), c(9), b(8);
+  std::vector<double> bd(3);
+  OpDesc d = Desc(Op::kMatmul, DType::kF32);
+  d.matmul.trans_b = true;
+  d.matmul.bias = true;
+  const TensorView A = View(a, {3, 4}), W = View(w, {3, 4}), C = View(c, {3, 3});
+  auto expect_invalid = [&](absl::Status s, const char* what, const char* needle) {
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << what << ": " << s;
+    EXPECT_NE(s.message().find(needle), std::string::npos) << what << ": " << s;
+  };
+  ASSERT_TRUE(RunOp(*be, d, {A, W, View(b, {3})}, {C}).ok());
+  expect_invalid(RunOp(*be, d, {A, W, View(b, {4})}, {C}), "length N+1", "bias b must be");
+  expect_invalid(RunOp(*be, d, {A, W, View(b, {2})}, {C}), "length N-1", "bias b must be");
+  expect_invalid(RunOp(*be, d, {A, W, View(b, {1, 3})}, {C}), "rank 2", "bias b must be");
+  expect_invalid(RunOp(*be, d, {A, W, View(bd, {3})}, {C}), "f64 on f32", "bias b must be fp32");
+  TensorView strided = View(b, {3});
+  strided.strides[0] = 2;
+  expect_invalid(RunOp(*be, d, {A, W, strided}, {C}), "strided", "contiguous");
+  expect_invalid(RunOp(*be, d, {A, W}, {C}), "flag without b", "attrs.bias");
+  expect_invalid(RunOp(*be, d, {A, W, View(c, {3})}, {C}), "b inside C", "overlap b");
+  OpDesc plain = d;
+  plain.matmul.bias = false;
+  expect_invalid(RunOp(*be, plain, {A, W, View(b, {3})}, {C}), "b without flag", "attrs.bias");
 }
 
 TEST(MatmulCpu, RejectsBadInputs) {
