@@ -75,7 +75,9 @@ void ConfigFields::Double(const char* key, bool has, double value, double lo, do
                             value));
     return;
   }
-  *out = value;
+  // -0 is stored as 0: the JSON writer prints -0 as "-0", which protobuf reads back as
+  // 0, so a config holding -0 would not write the same JSON twice.
+  *out = value == 0 ? 0.0 : value;
 }
 
 void ConfigFields::Bool(const char* /*key*/, bool has, bool value, bool* out) {
