@@ -482,18 +482,10 @@ absl::Status Arm::TrainFold(int fold, const FoldLabels& labels, bool* cancelled)
     const bool stalled = !why.empty() && !over_budget;  // StopReason's early-stop rule
     // Why a stalled start is not restarted: none left, or it repeats an earlier start's
     // best validation loss (training.stall_restart_repeat_tolerance, stall_restarts.h).
-    std::string no_restart;
-    if (stalled && stall_restarts) {
-      const double best = r_.validation_curve.empty() ? std::numeric_limits<double>::infinity()
-                                                      : r_.best_validation_loss;
-      const int repeated =
-          RepeatedStart(best, SetAsideBests(r_), tc.stall_restart_repeat_tolerance);
-      if (r_.stall_restarts_begun >= tc.stall_restarts) {
-        no_restart = "no stall restart left";
-      } else if (repeated >= 0) {
-        no_restart = absl::StrCat("start ", repeated, "'s loss again");
-      }
-    }
+    const std::string no_restart =
+        stalled && stall_restarts
+            ? WhyNoStallRestart(r_, tc.stall_restarts, tc.stall_restart_repeat_tolerance)
+            : std::string();
     if (stalled && stall_restarts && no_restart.empty()) {
       RETURN_IF_ERROR(RestartOnStall(fp, why, fold_step));
       continue;

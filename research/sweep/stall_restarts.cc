@@ -57,10 +57,14 @@ int RepeatedStart(double best, const std::vector<double>& earlier, double tolera
   return -1;
 }
 
-std::vector<double> SetAsideBests(const ArmResult& r) {
-  std::vector<double> out;
-  for (const FirstFoldStart& s : r.stall_starts) out.push_back(Best(s));
-  return out;
+std::string WhyNoStallRestart(const ArmResult& r, int allowed, double tolerance) {
+  if (r.stall_restarts_begun >= allowed) return "no stall restart left";
+  const double best = r.validation_curve.empty() ? std::numeric_limits<double>::infinity()
+                                                 : r.best_validation_loss;
+  std::vector<double> earlier;
+  for (const FirstFoldStart& s : r.stall_starts) earlier.push_back(Best(s));
+  const int repeated = RepeatedStart(best, earlier, tolerance);
+  return repeated >= 0 ? absl::StrCat("start ", repeated, "'s loss again") : std::string();
 }
 
 std::string StallStartDir(const std::string& arm_dir, int start) {

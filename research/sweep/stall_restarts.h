@@ -32,8 +32,12 @@ size_t ChooseStart(const std::vector<double>& best_validation_loss);
 // `tolerance` of it relatively: |best − e| ≤ tolerance·e. The index of the first such
 // earlier start, or −1 (also when tolerance is 0 or best is +∞).
 int RepeatedStart(double best, const std::vector<double>& earlier, double tolerance);
-// The best validation losses of r's set-aside starts, in order, for RepeatedStart.
-std::vector<double> SetAsideBests(const ArmResult& r);
+
+// Why the start now training in r, which has stalled, gets no fresh start: "no stall
+// restart left" once `allowed` (training.stall_restarts) have begun, "start k's loss
+// again" when its best validation loss repeats set-aside start k's (RepeatedStart with
+// training.stall_restart_repeat_tolerance); empty when it is restarted.
+std::string WhyNoStallRestart(const ArmResult& r, int allowed, double tolerance);
 
 // Where the trainer of set-aside start k is checkpointed: beside ckpt-f0.
 std::string StallStartDir(const std::string& arm_dir, int start);

@@ -164,6 +164,31 @@ TEST(StallRestarts, RepeatedStartIsWithinTheRelativeTolerance) {
   EXPECT_EQ(RepeatedStart(0.5, {}, 0.1), -1);
 }
 
+// The arm runner's question when a start stalls: restart it, or say why not.
+TEST(StallRestarts, WhyNoStallRestartCountsAndComparesTheSetAsideStarts) {
+  auto start = [](double best) {
+    FirstFoldStart s;
+    s.best_validation_loss = best;
+    s.validation_curve.push_back(LossPoint{});
+    return s;
+  };
+  ArmResult r;
+  r.best_validation_loss = 0.69;
+  r.validation_curve.push_back(LossPoint{});
+  EXPECT_EQ(WhyNoStallRestart(r, 2, 0.1), "");  // the first start stalls: restart
+  EXPECT_EQ(WhyNoStallRestart(r, 0, 0.1), "no stall restart left");
+  r.stall_restarts_begun = 1;
+  r.stall_starts = {start(0.30)};
+  EXPECT_EQ(WhyNoStallRestart(r, 2, 0.1), "");  // 0.69 is not 0.30 again
+  r.stall_starts.push_back(start(0.68));
+  EXPECT_EQ(WhyNoStallRestart(r, 3, 0.1), "start 1's loss again");
+  EXPECT_EQ(WhyNoStallRestart(r, 3, 0.0), "");  // the rule is off
+  r.stall_restarts_begun = 2;
+  EXPECT_EQ(WhyNoStallRestart(r, 2, 0.0), "no stall restart left");  // the count comes first
+  r.validation_curve.clear();  // no check yet: +inf repeats nothing
+  EXPECT_EQ(WhyNoStallRestart(r, 3, 0.1), "");
+}
+
 TEST(StallRestarts, AStalledStartIsRestartedAndTheBestStartKept) {
   auto plain = SweepEngine::Run(Tiny(), Options(Dir("plain")), {});
   ASSERT_TRUE(plain.ok()) << plain.status();
