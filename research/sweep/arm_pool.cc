@@ -118,8 +118,9 @@ absl::StatusOr<ArmResult> RunArmCatching(const ArmInputs& in, const ArmHooks& ho
   }
 }
 
-// The state the workers share. Workers take slots in order from `next_`; `stop_` is
-// set by the first failure or the caller's cancel and ends every worker between steps.
+// The state the workers share. Workers take slots in order_ (ArmTakeOrder) from `next_`;
+// `stop_` is set by the first failure or the caller's cancel and ends every worker
+// between steps.
 class ArmPool {
  public:
   ArmPool(const ArmPoolSetup& setup, const SweepHooks& hooks)
@@ -127,6 +128,7 @@ class ArmPool {
         slots_(*setup.slots),
         hooks_(hooks),
         replicas_(setup.config->replicas_per_arm),
+        order_(ArmTakeOrder(slots_, setup.parallel)),
         eta_(slots_),
         scheduler_(setup.gpus, setup.config->arms_per_gpu) {
     result_.arms.resize(slots_.size());
@@ -149,8 +151,8 @@ class ArmPool {
         setup_.threads > 0 ? std::max(1, setup_.threads / (setup_.parallel * replicas_)) : 0;
     WorkerBackends backends(setup_.device, replicas_, threads,
                             setup_.config->training.deterministic);
-    for (int i = next_++; i < static_cast<int>(slots_.size()); i = next_++) {
-      if (RunSlot(i, backends) == Next::kStopWorker) break;
+    for (int k = next_++; k < static_cast<int>(order_.size()); k = next_++) {
+      if (RunSlot(order_[k], backends) == Next::kStopWorker) break;
     }
   }
 
@@ -236,6 +238,7 @@ class ArmPool {
   const std::vector<ArmSlot>& slots_;
   const SweepHooks& hooks_;
   const int replicas_;
+  const std::vector<int> order_;  // slot indices in the order workers take them
   EtaClock eta_;
   GpuScheduler scheduler_;
   std::atomic<bool> stop_{false};
@@ -245,6 +248,16 @@ class ArmPool {
 };
 
 }  // namespace
+
+std::vector<int> ArmTakeOrder(const std::vector<ArmSlot>& slots, int parallel) {
+  std::vector<int> order(slots.size());
+  for (size_t i = 0; i < slots.size(); ++i) order[i] = static_cast<int>(i);
+  if (parallel > 1) {
+    std::stable_sort(order.begin(), order.end(),
+                     [&](int a, int b) { return slots[a].context > slots[b].context; });
+  }
+  return order;
+}
 
 ArmPoolResult RunArmPool(const ArmPoolSetup& setup, const SweepHooks& hooks) {
   return ArmPool(setup, hooks).Run();

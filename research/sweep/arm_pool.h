@@ -47,6 +47,14 @@ struct ArmPoolResult {
   std::string backend_name;         // the backend of the last arm that got one
 };
 
+// The order the workers take the slots in. One worker: plan order (shortest N first, so
+// the first arms' results come soonest; the total is the same in any order). Several:
+// longest N first, then plan order. An arm's cost grows with N (attention per token),
+// and the arms of one N cost about the same, so taking the costly ones first leaves the
+// short ones to fill the workers that free up, instead of one long arm finishing alone
+// (longest-processing-time-first list scheduling, Graham 1969).
+std::vector<int> ArmTakeOrder(const std::vector<ArmSlot>& slots, int parallel);
+
 // Runs every slot's arm and returns when all workers have stopped.
 ArmPoolResult RunArmPool(const ArmPoolSetup& setup, const SweepHooks& hooks);
 
