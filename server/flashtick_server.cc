@@ -95,8 +95,13 @@ absl::StatusOr<std::unique_ptr<FlashtickServer>> FlashtickServer::Start(
       [metrics](int64_t length) { metrics->SetInferenceQueueLength(length); }, batching,
       /*reserved_pending=*/options.max_streams,  // one tick in flight per stream
       /*max_pending_bytes=*/options.max_queue_mb << 20);
+  if (options.max_pinned_staging_mb > 0) {
+    server->staging_ = std::make_unique<HostStagingPool>(
+        server->backend_.get(), static_cast<size_t>(options.max_pinned_staging_mb) << 20);
+  }
   server->core_ = std::make_unique<InferenceCore>(server->repository_.get(), options.max_seq_len,
-                                                  options.max_request_rows, options.pad_length_to);
+                                                  options.max_request_rows, options.pad_length_to,
+                                                  server->staging_.get());
   if (options.warm_up) {
     server->WarmUpModels();
     // Run-time loads come from gRPC and the sweep runner, both stopped (Shutdown, from

@@ -17,6 +17,7 @@
 
 #include "absl/status/statusor.h"
 #include "kernels/backend.h"
+#include "kernels/host_staging_pool.h"
 #include "server/client_identity.h"
 #include "server/connection_gate.h"
 #include "server/experiments/experiment_runner.h"
@@ -79,6 +80,9 @@ class FlashtickServer {
   ServerOptions options_;
   ExperimentSeams seams_;  // empty: the real sweep engine
   std::unique_ptr<Backend> backend_;
+  // Merged batches' host staging (--max-pinned-staging-mb; null when 0). Declared after
+  // the backend it allocates from and before the core that uses it.
+  std::unique_ptr<HostStagingPool> staging_;
   std::unique_ptr<ModelRepository> repository_;
   std::unique_ptr<Metrics> metrics_;
   std::unique_ptr<prometheus::Exposer> exposer_;

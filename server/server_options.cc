@@ -77,6 +77,11 @@ void AddServerFlags(CLI::App* app, ServerOptions* o) {
   app->add_option("--batch-max-size", o->batch_max_size,
                   "ModelInfer batching: most requests merged into one forward (1: no batching)")
       ->capture_default_str();
+  app->add_option("--max-pinned-staging-mb", o->max_pinned_staging_mb,
+                  "ModelInfer batching: host memory kept for stacking merged batches, "
+                  "page-locked on CUDA so a batch's upload is one DMA; a batch that finds no "
+                  "room is stacked in ordinary memory (same answer, slower copy); 0: never pin")
+      ->capture_default_str();
   app->add_option("--shutdown-grace-seconds", o->shutdown_grace_seconds,
                   "on SIGTERM/SIGINT, time in-flight requests get to finish")
       ->capture_default_str();
@@ -326,6 +331,10 @@ absl::Status ServerOptions::Validate() const {
   }
   if (batch_max_size < 1 || batch_max_size > 1024) {
     return absl::InvalidArgumentError("--batch-max-size must be between 1 (no batching) and 1024");
+  }
+  if (max_pinned_staging_mb < 0 || max_pinned_staging_mb > (int64_t{1} << 20)) {
+    return absl::InvalidArgumentError(
+        "--max-pinned-staging-mb must be between 0 (off) and 1,048,576 (1 TiB)");
   }
   if (shutdown_grace_seconds < 0) {
     return absl::InvalidArgumentError("--shutdown-grace-seconds must be ≥ 0");

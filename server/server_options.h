@@ -51,6 +51,9 @@ struct ServerOptions {
   // up to this long (from the first one's arrival) to share a forward; 0: off.
   int64_t batch_max_delay_us = 250;
   int batch_max_size = 8;                     // requests per forward; 1: off
+  // Host memory kept for stacking merged batches (page-locked on CUDA, so their upload is
+  // one DMA: kernels/host_staging_pool.h); 0: stack in ordinary memory.
+  int64_t max_pinned_staging_mb = 256;
   double shutdown_grace_seconds = 30;         // drain time on SIGTERM/SIGINT
   // Connection hygiene (docs/security.md): a connection that never completes the
   // HTTP/2 handshake, or sits idle, gives its file descriptor back.

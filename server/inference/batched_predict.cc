@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
@@ -25,10 +27,38 @@ int64_t PaddedLength(int64_t steps, int64_t pad_length_to, int64_t max_context) 
   return std::max(steps, std::min(up, max_context));
 }
 
+namespace {
+
+// Host floats for a merged batch: a buffer of the staging pool when it has room, else
+// ordinary memory. Either way data() holds `count` floats.
+class BatchBuffer {
+ public:
+  BatchBuffer(HostStagingPool* pool, size_t count) {
+    if (pool != nullptr) {
+      absl::StatusOr<HostStagingPool::Lease> lease = pool->Acquire(count * sizeof(float));
+      if (lease.ok()) {
+        lease_ = *std::move(lease);
+        data_ = static_cast<float*>(lease_.data());
+        return;
+      }
+    }
+    fallback_.resize(count);
+    data_ = fallback_.data();
+  }
+  float* data() const { return data_; }
+
+ private:
+  HostStagingPool::Lease lease_;
+  std::vector<float> fallback_;
+  float* data_ = nullptr;
+};
+
+}  // namespace
+
 absl::Status PredictBatchedInto(Transformer* model, absl::Span<const BatchedRequest> requests,
                                 absl::Span<const absl::Span<float>> outputs,
                                 const std::function<bool()>& abandoned, int64_t chunk_tokens,
-                                int64_t pad_length_to) {
+                                int64_t pad_length_to, HostStagingPool* staging) {
   if (requests.empty()) return absl::OkStatus();
   const int64_t F = model->config().features;
   const int64_t classes = model->config().classes;
@@ -72,24 +102,28 @@ absl::Status PredictBatchedInto(Transformer* model, absl::Span<const BatchedRequ
 
   // [rows, T, F], each sequence's steps first, zeros after (right padding). A
   // single unpadded request is forwarded from its own buffer (the request's bytes).
-  std::vector<float> stacked;
+  const size_t stacked_count = single ? 0 : static_cast<size_t>(rows * T * F);
+  const BatchBuffer stacked(single ? nullptr : staging, stacked_count);
   if (!single) {
-    stacked.assign(static_cast<size_t>(rows * T * F), 0.0f);
     int64_t row = 0;
     for (const BatchedRequest& r : requests) {
       for (int64_t b = 0; b < r.batch; ++b, ++row) {
-        std::memcpy(stacked.data() + row * T * F, r.ticks.data() + b * r.steps * F,
+        float* dst = stacked.data() + row * T * F;
+        std::memcpy(dst, r.ticks.data() + b * r.steps * F,
                     static_cast<size_t>(r.steps * F) * sizeof(float));
+        std::memset(dst + r.steps * F, 0, static_cast<size_t>((T - r.steps) * F) * sizeof(float));
       }
     }
   }
-  absl::Span<const float> input = single ? requests.front().ticks : absl::MakeConstSpan(stacked);
+  const absl::Span<const float> input =
+      single ? requests.front().ticks : absl::MakeConstSpan(stacked.data(), stacked_count);
   const int64_t out_T = forward_last_only ? 1 : T;
   // A single request's forward writes straight into its output (the response's
   // buffer); a batch's goes to one buffer that is sliced below.
-  std::vector<float> batch_probs;
-  if (!single_output) batch_probs.resize(static_cast<size_t>(rows * out_T * classes));
-  const absl::Span<float> probs = single_output ? outputs.front() : absl::MakeSpan(batch_probs);
+  const size_t batch_probs_count = single_output ? 0 : static_cast<size_t>(rows * out_T * classes);
+  const BatchBuffer batch_probs(single_output ? nullptr : staging, batch_probs_count);
+  const absl::Span<float> probs =
+      single_output ? outputs.front() : absl::MakeSpan(batch_probs.data(), batch_probs_count);
   // Chunks of whole rows: a long batch stops at the next boundary once every
   // client is gone (cancelled or past its deadline) instead of holding the worker.
   const int64_t chunk_rows = std::max<int64_t>(1, chunk_tokens / T);
@@ -124,7 +158,7 @@ absl::Status PredictBatchedInto(Transformer* model, absl::Span<const BatchedRequ
     const int64_t first = forward_last_only ? 0 : (r.last_only ? r.steps - 1 : 0);
     for (int64_t b = 0; b < r.batch; ++b, ++row) {
       std::memcpy(outputs[i].data() + b * keep * classes,
-                  batch_probs.data() + (row * out_T + first) * classes,
+                  probs.data() + (row * out_T + first) * classes,
                   static_cast<size_t>(keep * classes) * sizeof(float));
     }
   }

@@ -9,7 +9,8 @@
 // Copies of a request's tensor bytes (docs/serving.md, "Where a request's bytes
 // go"): in — gRPC parse into raw_input_contents(0) (library); moved, not copied,
 // into ValidatedInfer (request_validation.cc); a span here; stacked only for a
-// merged batch (PredictBatchedInto); uploaded by ForwardOps::Embed (Backend::Copy).
+// merged batch (PredictBatchedInto), into page-locked staging where the server keeps
+// some; uploaded by ForwardOps::Embed (Backend::Copy).
 // Out — ForwardChunk downloads into the response's own buffer (sized by
 // InferenceCore::PrepareResponse); a merged batch's rows are sliced into each
 // response here; gRPC serialises the response (library).
@@ -21,6 +22,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "kernels/host_staging_pool.h"
 #include "model/transformer.h"
 
 namespace flashtick {
@@ -57,10 +59,15 @@ int64_t PaddedLength(int64_t steps, int64_t pad_length_to, int64_t max_context);
 // the responses' own buffers, so the answer is written where gRPC reads it.
 // `pad_length_to` (> 1): the forward runs at PaddedLength of the longest request; a
 // padded forward returns every row, so last-step requests are sliced from it.
+// `staging` (may be null): where a merged batch is stacked and its probabilities
+// land before they are sliced, page-locked on CUDA (kernels/host_staging_pool.h), so
+// the upload and the download are single DMAs; when the pool has no room, ordinary
+// host memory (the same answer, a slower copy).
 absl::Status PredictBatchedInto(Transformer* model, absl::Span<const BatchedRequest> requests,
                                 absl::Span<const absl::Span<float>> outputs,
                                 const std::function<bool()>& abandoned = {},
-                                int64_t chunk_tokens = kChunkTokens, int64_t pad_length_to = 1);
+                                int64_t chunk_tokens = kChunkTokens, int64_t pad_length_to = 1,
+                                HostStagingPool* staging = nullptr);
 absl::StatusOr<std::vector<std::vector<float>>> PredictBatched(
     Transformer* model, absl::Span<const BatchedRequest> requests,
     const std::function<bool()>& abandoned = {}, int64_t chunk_tokens = kChunkTokens,

@@ -32,11 +32,13 @@ void SetStringParameter(google::protobuf::Map<std::string, inference::InferParam
 }  // namespace
 
 InferenceCore::InferenceCore(const ModelRepository* repository, int64_t max_seq_len,
-                             int64_t max_request_rows, int64_t pad_length_to)
+                             int64_t max_request_rows, int64_t pad_length_to,
+                             HostStagingPool* staging)
     : repository_(repository),
       max_seq_len_(max_seq_len),
       max_request_rows_(max_request_rows),
-      pad_length_to_(pad_length_to) {}
+      pad_length_to_(pad_length_to),
+      staging_(staging) {}
 
 int64_t InferenceCore::MaxSteps(const ModelEntry& model) const {
   return std::min<int64_t>(max_seq_len_, model.max_context);
@@ -69,7 +71,7 @@ absl::StatusOr<int64_t> InferenceCore::WarmUp(const ModelEntry& model, int64_t m
         const BatchedRequest request{zeros, B, L, last_only};
         const absl::Span<float> out[] = {absl::MakeSpan(probs)};
         const absl::Status status = PredictBatchedInto(model.model.get(), {&request, 1}, out, {},
-                                                       kChunkTokens, pad_length_to_);
+                                                       kChunkTokens, pad_length_to_, staging_);
         if (!status.ok()) {
           return absl::Status(status.code(),
                               absl::StrCat("warm-up of '", model.name, "' at B = ", B, ", N = ", L,
@@ -140,7 +142,7 @@ absl::Status InferenceCore::RunBatch(absl::Span<const Prepared* const> batch,
   }
   const ForwardWindow window(*model.model->backend());
   RETURN_IF_ERROR(PredictBatchedInto(model.model.get(), requests, outputs, abandoned, kChunkTokens,
-                                     pad_length_to_));
+                                     pad_length_to_, staging_));
   const double seconds = window.seconds();
   if (cost != nullptr) *cost = {seconds, window.peak_bytes()};
   for (inference::ModelInferResponse* response : responses) {

@@ -16,6 +16,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "inference/grpc_service.pb.h"
+#include "kernels/host_staging_pool.h"
 #include "server/model_repository.h"
 #include "server/request_validation.h"
 
@@ -35,8 +36,11 @@ class InferenceCore {
   // `repository` is not owned; it may change under the core (RepositoryModelLoad). max_seq_len: the server-wide --max-seq-len.
   // max_request_rows: largest B·N per ModelInfer (0: no cap). pad_length_to: forwards
   // run at a multiple of this length (batched_predict.h, PaddedLength; 1: as asked).
+  // staging (may be null, not owned): page-locked host buffers a merged batch is
+  // stacked into (batched_predict.h, PredictBatchedInto).
   InferenceCore(const ModelRepository* repository, int64_t max_seq_len,
-                int64_t max_request_rows = 0, int64_t pad_length_to = 1);
+                int64_t max_request_rows = 0, int64_t pad_length_to = 1,
+                HostStagingPool* staging = nullptr);
 
   // Moves the request's tensor data into the result (ValidateModelInfer): the
   // request keeps only its metadata.
@@ -100,6 +104,7 @@ class InferenceCore {
   int64_t max_seq_len_;
   int64_t max_request_rows_;
   int64_t pad_length_to_;
+  HostStagingPool* staging_;
 };
 
 }  // namespace flashtick

@@ -6,11 +6,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include <gtest/gtest.h>
 
 #include "common/random_ticks.h"
 #include "kernels/backend.h"
+#include "kernels/host_staging_pool.h"
 #include "model/transformer.h"
 
 namespace flashtick {
@@ -223,6 +225,37 @@ TEST_F(BatchedPredictTest, IntoWritesEachAnswerIntoTheCallersBuffer) {
   const std::vector<absl::Span<float>> bad = {absl::MakeSpan(small)};
   EXPECT_EQ(PredictBatchedInto(model_.get(), single, bad).code(), absl::StatusCode::kInternal);
   EXPECT_EQ(small, std::vector<float>(K, -1.0f));
+}
+
+TEST_F(BatchedPredictTest, AStagedBatchAnswersAsTheUnstagedOne) {
+  // --max-pinned-staging-mb: a merged batch is stacked into (and its probabilities come
+  // back through) a reused staging buffer. The buffer holds the last batch's bytes, so
+  // the padding must be written, not assumed zero: it is filled with NaN first. A pool
+  // too small for the batch falls back to ordinary memory. Both answer bit for bit as
+  // the batch without staging.
+  const int64_t F = model_->config().features;
+  const int64_t K = model_->config().classes;
+  const std::vector<float> a = RandomTicks(2 * 40 * F, 21), b = RandomTicks(1 * 27 * F, 22);
+  const std::vector<BatchedRequest> merged = {{a, 2, 40, false}, {b, 1, 27, false}};
+  auto expected = PredictBatched(model_.get(), merged);
+  ASSERT_TRUE(expected.ok()) << expected.status();
+  HostStagingPool pool(backend_.get(), 16 << 20);
+  HostStagingPool tiny(backend_.get(), 1024);
+  {
+    auto dirty = pool.Acquire(64 << 10);  // the buffer the batch will be stacked in
+    ASSERT_TRUE(dirty.ok());
+    std::memset(dirty->data(), 0xff, dirty->capacity());  // all NaN
+  }
+  for (HostStagingPool* staging : {&pool, &tiny}) {
+    std::vector<float> out_a(2 * 40 * K, -1.0f), out_b(1 * 27 * K, -1.0f);
+    const std::vector<absl::Span<float>> outs = {absl::MakeSpan(out_a), absl::MakeSpan(out_b)};
+    ASSERT_TRUE(
+        PredictBatchedInto(model_.get(), merged, outs, {}, kChunkTokens, 1, staging).ok());
+    EXPECT_EQ(out_a, (*expected)[0]) << (staging == &pool ? "staged" : "fallback");
+    EXPECT_EQ(out_b, (*expected)[1]) << (staging == &pool ? "staged" : "fallback");
+  }
+  EXPECT_EQ(pool.free_buffers(), 2u);  // the ticks' buffer and the probabilities' came back
+  EXPECT_EQ(tiny.held_bytes(), 0u);
 }
 
 TEST_F(BatchedPredictTest, AnAbandonedForwardStopsBetweenChunks) {

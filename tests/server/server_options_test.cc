@@ -1,7 +1,8 @@
 // flashtickd's flags: --serve-stream-priority parses, defaults to high, and a bad value
 // is refused by both CLI11 (the flag) and ServerOptions::Validate (options built in code);
 // --k8s-rendezvous-port (a multi-pod arm's MASTER_PORT, docs/deploy.md) defaults to
-// 29500 and must be a TCP port; --pad-length-to is off (1) unless asked and refuses 0.
+// 29500 and must be a TCP port; --pad-length-to is off (1) unless asked and refuses 0;
+// --max-pinned-staging-mb is 256 unless asked, 0 turns it off, negatives are refused.
 #include "server/server_options.h"
 
 #include <CLI/CLI.hpp>
@@ -73,6 +74,19 @@ TEST(ServerOptionsTest, PadLengthToDefaultsToOffAndRefusesZero) {
   const absl::Status status = options.Validate();
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(status.message().find("--pad-length-to"), std::string::npos) << status;
+}
+
+TEST(ServerOptionsTest, MaxPinnedStagingMbDefaultsTo256AndRefusesNegatives) {
+  ServerOptions options;
+  ASSERT_TRUE(ParseFlags({}, &options));
+  EXPECT_EQ(options.max_pinned_staging_mb, 256);
+  ASSERT_TRUE(ParseFlags({"--max-pinned-staging-mb", "0"}, &options));  // off
+  EXPECT_EQ(options.max_pinned_staging_mb, 0);
+  EXPECT_TRUE(options.Validate().ok());
+  options.max_pinned_staging_mb = -1;
+  const absl::Status status = options.Validate();
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(status.message().find("--max-pinned-staging-mb"), std::string::npos) << status;
 }
 
 TEST(ServerOptionsTest, WarmUpNeedsPadLengthTo) {
