@@ -11,7 +11,8 @@
 #   INPROC_N (23400,23552,4096,512), INPROC_BATCH (1,8), INPROC_REPS (50),
 #   INPROC_BUDGET (120 s), SERVE_MODEL (gpu_serve.sh's default model flags),
 #   INPROC_PROFILE (0: off; R: after each timed row, R forwards profiled per op kind,
-#   serve_latency_inproc --profile-ops, summed up in the summary).
+#   serve_latency_inproc --profile-ops, summed up in the summary),
+#   INPROC_PINNED (0; 1: every mode again from page-locked ticks, rows *_pinned_input).
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
 source bench/scripts/pack_ld.sh
@@ -42,7 +43,8 @@ lim=$((deadline - $(date +%s) - 5))
 timeout "$lim" env LD_LIBRARY_PATH="$ld" "$pack/bin/serve_latency_inproc" --model-dir "$m/flashtick-bench/1" \
   --device cuda --n "${INPROC_N:-23400,23552,4096,512}" --batch "${INPROC_BATCH:-1,8}" \
   --reps "${INPROC_REPS:-50}" --warmup 3 --ticks 2048 --last-only 1 --stop-check 1 \
-  --profile-ops "${INPROC_PROFILE:-0}" > "$w/inproc.jsonl" 2> "$w/inproc.err"
+  --profile-ops "${INPROC_PROFILE:-0}" --pinned-input "${INPROC_PINNED:-0}" \
+  > "$w/inproc.jsonl" 2> "$w/inproc.err"
 rc=$?
 note "serve_latency_inproc exit $rc$([ $rc -eq 124 ] && echo " (cut at its $lim s limit; rows so far kept)")"
 python3 - "$w/inproc.jsonl" << 'EOF' | tee -a "$summary"

@@ -12,11 +12,15 @@
 //   serve_latency_inproc --model-dir DIR [--device cpu|cuda] [--n 512,23400]
 //       [--batch 1,8] [--reps 20] [--warmup 2] [--ticks 2048] [--check-steps 256]
 //       [--threads 0] [--dump PREFIX] [--last-only 0|1] [--stop-check 0|1]
-//       [--profile-ops REPS]
+//       [--profile-ops REPS] [--pinned-input 0|1]
 // --last-only 1 also times the last-step forward (what a server request for the next
 // call runs: the last layer on one row per sequence); --stop-check 1 also times the
 // forward with a stop callback, as flashtickd passes one (the model synchronises
 // before each layer after the first to ask it, model/transformer.h).
+// --pinned-input 1 also times every mode with the ticks already in page-locked host
+// memory (Backend::AllocateHostStaging, what flashtickd stacks a merged batch into:
+// kernels/host_staging_pool.h), rows "<mode>_pinned_input", so the upload from pageable
+// memory and the single DMA are side by side in one run.
 // --profile-ops REPS (0: off) then runs each timed forward REPS more times with a mark
 // before every op and copy (profiling_backend.h) and prints where one forward's stream
 // time goes, per op kind: one "<what>_profile" JSON line each, and the table on stderr.
@@ -27,7 +31,9 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <functional>
+#include <memory>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -59,6 +65,7 @@ struct Args {
   int last_only = 0;   // 1: also the last-step forward
   int stop_check = 0;  // 1: also with a stop callback between layers
   int profile_ops = 0;  // forwards profiled per op after each timed shape (0: none)
+  int pinned_input = 0;  // also time each mode from page-locked ticks
   std::string dump;  // PREFIX: the check input and its forward, for torch_serve.py --compare
 };
 
@@ -100,6 +107,7 @@ absl::StatusOr<Args> Parse(int argc, char** argv) {
       else if (flag == "--last-only") a.last_only = static_cast<int>(x);
       else if (flag == "--stop-check") a.stop_check = static_cast<int>(x);
       else if (flag == "--profile-ops") a.profile_ops = static_cast<int>(x);
+      else if (flag == "--pinned-input") a.pinned_input = static_cast<int>(x);
       else return absl::InvalidArgumentError(absl::StrCat("unknown flag ", flag));
     } else {
       return absl::InvalidArgumentError(absl::StrCat("unknown flag or bad value: ", flag, " ", v));
@@ -180,7 +188,7 @@ absl::Status CheckStep(Transformer* model, const nlohmann::json& base, int64_t s
 // the count). The first mark opens before Predict, so the host's work ahead of the first
 // op (the ticks' encoding) is charged to "host".
 absl::StatusOr<StepProfile> ProfileForwards(Transformer* model, ProfilingBackend* be,
-                                            const std::vector<float>& x, int64_t b, int64_t n,
+                                            absl::Span<const float> x, int64_t b, int64_t n,
                                             bool last_only, const std::function<bool()>& stop,
                                             int reps) {
   StepProfile total;
@@ -241,31 +249,44 @@ absl::Status Main(int argc, char** argv) {
   for (int64_t n : a.n) {
     for (int64_t b : a.batch) {
       const std::vector<float> x = RandomTicks(b * n * F, static_cast<uint32_t>(n + b));
+      std::shared_ptr<void> pinned;  // the same ticks in page-locked memory
+      if (a.pinned_input) {
+        ASSIGN_OR_RETURN(pinned, backend->AllocateHostStaging(x.size() * sizeof(float)));
+        std::memcpy(pinned.get(), x.data(), x.size() * sizeof(float));
+      }
+      const std::vector<bool> sources =
+          a.pinned_input ? std::vector<bool>{false, true} : std::vector<bool>{false};
       for (const Mode& mode : modes) {
-        std::vector<double> ms;
-        for (int r = 0; r < a.warmup + a.reps; ++r) {
-          const auto t0 = std::chrono::steady_clock::now();
-          ASSIGN_OR_RETURN(std::vector<float> probs,
-                           model->Predict(x, b, n, mode.last_only,
-                                          mode.stop_check ? never : std::function<bool()>()));
-          if (r >= a.warmup) ms.push_back(Ms(std::chrono::steady_clock::now() - t0));
-        }
-        nlohmann::json rec = base;
-        rec.update({{"what", mode.what}, {"N", n}, {"B", b}});
-        rec.update(Stats(ms));
-        rec["rows_per_s"] = 1000.0 * static_cast<double>(b) / rec["mean_ms"].get<double>();
-        Emit(rec);
-        if (profiling != nullptr) {
-          ASSIGN_OR_RETURN(StepProfile p,
-                           ProfileForwards(model.get(), profiling, x, b, n, mode.last_only,
-                                           mode.stop_check ? never : std::function<bool()>(),
-                                           a.profile_ops));
-          nlohmann::json prof = base;
-          prof.update({{"what", absl::StrCat(mode.what, "_profile")}, {"N", n}, {"B", b}});
-          prof.update(ProfileJson(p));
-          Emit(prof);
-          std::fprintf(stderr, "%s N=%lld B=%lld, ms per forward:\n%s", mode.what,
-                       static_cast<long long>(n), static_cast<long long>(b), p.Table().c_str());
+        for (const bool from_pinned : sources) {
+          const absl::Span<const float> input =
+              from_pinned ? absl::MakeConstSpan(static_cast<const float*>(pinned.get()), x.size())
+                          : absl::MakeConstSpan(x);
+          const std::string what = absl::StrCat(mode.what, from_pinned ? "_pinned_input" : "");
+          std::vector<double> ms;
+          for (int r = 0; r < a.warmup + a.reps; ++r) {
+            const auto t0 = std::chrono::steady_clock::now();
+            ASSIGN_OR_RETURN(std::vector<float> probs,
+                             model->Predict(input, b, n, mode.last_only,
+                                            mode.stop_check ? never : std::function<bool()>()));
+            if (r >= a.warmup) ms.push_back(Ms(std::chrono::steady_clock::now() - t0));
+          }
+          nlohmann::json rec = base;
+          rec.update({{"what", what}, {"N", n}, {"B", b}});
+          rec.update(Stats(ms));
+          rec["rows_per_s"] = 1000.0 * static_cast<double>(b) / rec["mean_ms"].get<double>();
+          Emit(rec);
+          if (profiling != nullptr) {
+            ASSIGN_OR_RETURN(
+                StepProfile p,
+                ProfileForwards(model.get(), profiling, input, b, n, mode.last_only,
+                                mode.stop_check ? never : std::function<bool()>(), a.profile_ops));
+            nlohmann::json prof = base;
+            prof.update({{"what", absl::StrCat(what, "_profile")}, {"N", n}, {"B", b}});
+            prof.update(ProfileJson(p));
+            Emit(prof);
+            std::fprintf(stderr, "%s N=%lld B=%lld, ms per forward:\n%s", what.c_str(),
+                         static_cast<long long>(n), static_cast<long long>(b), p.Table().c_str());
+          }
         }
       }
     }
