@@ -306,6 +306,9 @@ void Precision(const json& r, std::string* md) {
                   F(At(p, "max_rel_logit_error"), "%.3g"), " |\n| max abs probability error | ",
                   F(At(p, "max_abs_prob_error"), "%.3g"), " |\n| label flips | ",
                   At(p, "flips").dump(), " (", F(At(p, "flip_share"), "%.4f"), ") |\n\n");
+  if (At(p, "early") == true) {
+    absl::StrAppend(md, "Run as soon as this arm finished, while the other arms trained.\n\n");
+  }
 }
 
 // "537.0 s wall-clock over 2 calls (this call 66.6 s)": a sweep cut off by a time limit

@@ -43,6 +43,7 @@ nlohmann::json PrecisionToJson(const PrecisionReport& p) {
           {"reference_dtype", p.reference_dtype},
           {"max_rel_logit_error", p.max_rel_logit_error},
           {"max_abs_prob_error", p.max_abs_prob_error},
+          {"early", p.early},
           {"flips", p.flips},
           {"flip_share", p.flip_share}};
 }
@@ -51,14 +52,16 @@ absl::StatusOr<PrecisionReport> RunPrecisionCheck(const std::string& model_dir, 
                                                   const std::vector<float>& features,
                                                   std::vector<EvalWindow> windows,
                                                   int64_t context, int64_t batch,
-                                                  int max_windows) {
+                                                  int max_windows, int reference_threads) {
   PrecisionReport r;
   if (windows.size() > static_cast<size_t>(max_windows)) windows.resize(max_windows);
   if (windows.empty()) {
     r.note = "no labelled window on the sample day";
     return r;
   }
-  ASSIGN_OR_RETURN(std::unique_ptr<Backend> cpu, CreateBackend("cpu"));
+  BackendOptions reference_options;
+  reference_options.threads = reference_threads;
+  ASSIGN_OR_RETURN(std::unique_ptr<Backend> cpu, CreateBackend("cpu", reference_options));
   ASSIGN_OR_RETURN(std::unique_ptr<Transformer> fast, Transformer::Load(model_dir, backend));
   ModelOptions f64;
   f64.compute_dtype = DType::kF64;

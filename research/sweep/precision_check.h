@@ -36,15 +36,17 @@ struct PrecisionReport {
   double max_rel_logit_error = 0, max_abs_prob_error = 0;
   int64_t flips = 0;
   double flip_share = 0;
+  bool early = false;  // run while other arms trained (early_precision_check.h)
 };
 
 nlohmann::json PrecisionToJson(const PrecisionReport& p);
 
-// model_dir: an exported model (config.json + model.safetensors).
+// model_dir: an exported model (config.json + model.safetensors). reference_threads:
+// the float64 CPU reference's threads (0: every core).
 absl::StatusOr<PrecisionReport> RunPrecisionCheck(const std::string& model_dir, Backend* backend,
                                                   const std::vector<float>& features,
                                                   std::vector<EvalWindow> windows,
                                                   int64_t context, int64_t batch,
-                                                  int max_windows);
+                                                  int max_windows, int reference_threads = 0);
 
 }  // namespace flashtick

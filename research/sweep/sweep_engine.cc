@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cstdio>
 #include <memory>
+#include <optional>
+#include <thread>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -17,6 +19,7 @@
 #include "research/sweep/arm_plan.h"
 #include "research/sweep/arm_pool.h"
 #include "research/sweep/day_predictor.h"
+#include "research/sweep/early_precision_check.h"
 #include "research/sweep/rank_arm.h"
 #include "research/sweep/sweep_clock.h"
 #include "research/sweep/sweep_data.h"
@@ -184,13 +187,13 @@ absl::Status Judge(const SweepConfig& config, size_t arm_count, SweepOutcome* ou
   return absl::OkStatus();
 }
 
-// The precision check (precision_check.h) of the chosen arm's saved model on its last
-// test day, on a fresh backend of `device` with the sweep's whole CPU thread budget
-// (every arm has finished by now).
-absl::StatusOr<PrecisionReport> CheckChosenArm(const SweepConfig& config,
-                                               const ResearchDataset& dataset,
-                                               const ArmSlot& s, const ArmPoolSetup& setup,
-                                               const std::string& device) {
+// The precision check (precision_check.h) of an arm's saved model on its last test day,
+// on a fresh backend of `device` with the sweep's CPU threads, the float64 reference on
+// `reference_threads` (0: every core; after the arms nothing else runs).
+absl::StatusOr<PrecisionReport> CheckArm(const SweepConfig& config,
+                                         const ResearchDataset& dataset, const ArmSlot& s,
+                                         const ArmPoolSetup& setup, const std::string& device,
+                                         int reference_threads) {
   const int day = s.plan.test_days.back();
   ASSIGN_OR_RETURN(FoldLabels labels, dataset.LabelFold(s.plan.folds.back().fold));
   ASSIGN_OR_RETURN(std::vector<float> features, ArmFeatures(dataset, s.plan));
@@ -203,10 +206,24 @@ absl::StatusOr<PrecisionReport> CheckChosenArm(const SweepConfig& config,
   ASSIGN_OR_RETURN(PrecisionReport report,
                    RunPrecisionCheck(setup.dir + "/arms/" + s.id + "/model", backend.get(),
                                      features, std::move(windows), s.context, s.plan.batch,
-                                     config.precision_check.max_windows));
+                                     config.precision_check.max_windows, reference_threads));
   report.arm_id = s.id;
   report.date = dataset.context().date(day);
   return report;
+}
+
+// The reference threads of the early precision check (sweep_engine.h,
+// early_precision_threads), or 0 when it does not run.
+int EarlyPrecisionThreads(const SweepConfig& config, const SweepEngineOptions& options,
+                          const ArmPoolSetup& setup) {
+  if (!config.precision_check.enabled || config.contexts.size() < 2) return 0;
+  if (options.early_precision_threads >= 0) return options.early_precision_threads;
+  // Automatic: only when the arms train on GPUs in this process, so the CPU is free
+  // but for the threads launching their work.
+  if (options.executor != nullptr || setup.gpus < 1 || setup.device == "cpu") return 0;
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const int launching = setup.parallel * std::max(1, config.replicas_per_arm) + 1;
+  return std::max(1, cores - launching);
 }
 
 }  // namespace
@@ -228,8 +245,23 @@ absl::StatusOr<SweepOutcome> SweepEngine::Run(const SweepConfig& config,
   SweepOutcome out = DescribeData(config, data, dataset, slots);
   ASSIGN_OR_RETURN(ArmPoolSetup setup, PoolSetup(config, options, dataset, data, slots));
 
-  ArmPoolResult pool =
-      options.executor != nullptr ? options.executor->Run(setup, hooks) : RunArmPool(setup, hooks);
+  const std::string precision_device =
+      options.precision_device.empty() ? setup.device : options.precision_device;
+  std::optional<EarlyPrecisionCheck> early;
+  SweepHooks pool_hooks = hooks;
+  if (const int threads = EarlyPrecisionThreads(config, options, setup); threads > 0) {
+    // The first seed of the longest N (plan order: by N, then seed).
+    const ArmSlot& s = slots[(config.contexts.size() - 1) * config.seeds.size()];
+    early.emplace(s.id, [&config, &dataset, &s, &setup, precision_device, threads] {
+      return CheckArm(config, dataset, s, setup, precision_device, threads);
+    });
+    pool_hooks.on_arm = [&hooks, &early](const ArmResult& a) {
+      if (hooks.on_arm) hooks.on_arm(a);
+      early->ArmFinished(a);
+    };
+  }
+  ArmPoolResult pool = options.executor != nullptr ? options.executor->Run(setup, pool_hooks)
+                                                   : RunArmPool(setup, pool_hooks);
   RETURN_IF_ERROR(FirstArmError(slots, pool.errors));
   out.backend = pool.backend_name;
   out.device = setup.device;
@@ -239,10 +271,13 @@ absl::StatusOr<SweepOutcome> SweepEngine::Run(const SweepConfig& config,
 
   RETURN_IF_ERROR(Judge(config, slots.size(), &out));
   if (out.chosen_arm >= 0 && config.precision_check.enabled) {
-    const std::string device =
-        options.precision_device.empty() ? setup.device : options.precision_device;
-    ASSIGN_OR_RETURN(out.precision,
-                     CheckChosenArm(config, dataset, slots[out.chosen_arm], setup, device));
+    const ArmSlot& chosen = slots[out.chosen_arm];
+    std::optional<absl::StatusOr<PrecisionReport>> checked;
+    if (early.has_value()) checked = early->Take(chosen.id);
+    const bool was_early = checked.has_value();
+    if (!was_early) checked = CheckArm(config, dataset, chosen, setup, precision_device, 0);
+    ASSIGN_OR_RETURN(out.precision, *std::move(checked));
+    out.precision.early = was_early;
   }
   out.wall_seconds = clock.total_seconds();
   out.call_seconds = clock.this_call_seconds();

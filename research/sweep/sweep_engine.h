@@ -47,6 +47,11 @@ struct SweepEngineOptions {
   // "" = the arms' device; an executor that trains arms elsewhere names this
   // process's own (a coordinator without a GPU: "cpu").
   std::string precision_device;
+  // The precision check of the first seed of the longest N, started as soon as that arm
+  // is done while the others train (early_precision_check.h), its float64 reference on
+  // this many threads: −1 = automatic (when the arms train on GPUs in this process, every
+  // core but one per arm running and one more); 0 = never; n > 0 = always, n threads.
+  int early_precision_threads = -1;
   // RunOneArm only: train the arm data-parallel over this process group (rendezvoused,
   // outliving the call), one replica on this process's device (docs/multi_gpu.md,
   // "One sweep arm over processes"). Null or a world of one: this process alone.
