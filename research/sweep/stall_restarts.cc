@@ -18,8 +18,10 @@ namespace {
 constexpr char kStartDirPrefix[] = "ckpt-f0-start";
 
 // A start's best validation loss for the choice: one that never reached a check (the
-// time budget ended it first) loses to any that did.
-double Best(const FirstFoldStart& s) {
+// time budget ended it first) loses to any that did. `Start` is a set-aside
+// FirstFoldStart or the ArmResult of the start still training (same two fields).
+template <typename Start>
+double Best(const Start& s) {
   return s.validation_curve.empty() ? std::numeric_limits<double>::infinity()
                                     : s.best_validation_loss;
 }
@@ -59,11 +61,9 @@ int RepeatedStart(double best, const std::vector<double>& earlier, double tolera
 
 std::string WhyNoStallRestart(const ArmResult& r, int allowed, double tolerance) {
   if (r.stall_restarts_begun >= allowed) return "no stall restart left";
-  const double best = r.validation_curve.empty() ? std::numeric_limits<double>::infinity()
-                                                 : r.best_validation_loss;
   std::vector<double> earlier;
   for (const FirstFoldStart& s : r.stall_starts) earlier.push_back(Best(s));
-  const int repeated = RepeatedStart(best, earlier, tolerance);
+  const int repeated = RepeatedStart(Best(r), earlier, tolerance);
   return repeated >= 0 ? absl::StrCat("start ", repeated, "'s loss again") : std::string();
 }
 
