@@ -52,31 +52,31 @@ TEST(EarlyPrecisionCheck, StartsOnceForItsArmWhenDone) {
   EXPECT_FALSE(early.Take("n64-s1").has_value()) << "taken once";
 }
 
+// A check that takes 50 ms, fails, and sets *ended as it returns.
+EarlyPrecisionCheck::Check SlowFailingCheck(std::atomic<bool>* ended) {
+  return [ended]() -> absl::StatusOr<PrecisionReport> {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    *ended = true;
+    return absl::FailedPreconditionError("a silent fallback");
+  };
+}
+
 TEST(EarlyPrecisionCheck, AnotherChosenArmGetsNothingAndAnErrorIsKept) {
   std::atomic<bool> finished{false};
   {
-    EarlyPrecisionCheck early("n64-s1", [&finished]() -> absl::StatusOr<PrecisionReport> {
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-      finished = true;
-      return absl::FailedPreconditionError("a silent fallback");
-    });
+    EarlyPrecisionCheck early("n64-s1", SlowFailingCheck(&finished));
     early.ArmFinished(Arm("n64-s1", ArmState::kDone));
     EXPECT_FALSE(early.Take("n16-s1").has_value());  // the verdict chose another arm
     EXPECT_TRUE(finished.load()) << "Take waits for the running check to end";
   }
   std::atomic<bool> ended{false};
   {
-    EarlyPrecisionCheck early("n64-s1", [&ended]() -> absl::StatusOr<PrecisionReport> {
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-      ended = true;
-      return absl::FailedPreconditionError("a silent fallback");
-    });
+    EarlyPrecisionCheck early("n64-s1", SlowFailingCheck(&ended));
     early.ArmFinished(Arm("n64-s1", ArmState::kDone));
   }  // never taken (a cancelled sweep): the destructor waits
   EXPECT_TRUE(ended.load());
-  EarlyPrecisionCheck failing("n64-s1", []() -> absl::StatusOr<PrecisionReport> {
-    return absl::FailedPreconditionError("a silent fallback");
-  });
+  std::atomic<bool> failed{false};
+  EarlyPrecisionCheck failing("n64-s1", SlowFailingCheck(&failed));
   failing.ArmFinished(Arm("n64-s1", ArmState::kDone));
   auto taken = failing.Take("n64-s1");
   ASSERT_TRUE(taken.has_value());
