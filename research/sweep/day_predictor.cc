@@ -30,7 +30,8 @@ std::vector<EvalWindow> PlanDayWindows(int64_t day_offset, const std::vector<int
 
 absl::StatusOr<std::vector<float>> RunWindows(Transformer* model, const std::vector<float>& features,
                                               const std::vector<EvalWindow>& windows,
-                                              int64_t context, int64_t batch) {
+                                              int64_t context, int64_t batch,
+                                              const std::function<bool()>& stop) {
   const int64_t f = kNumFeatures, n = context;
   std::vector<float> out;
   out.reserve(windows.size() * n * kNumClasses);
@@ -47,7 +48,7 @@ absl::StatusOr<std::vector<float>> RunWindows(Transformer* model, const std::vec
       }
     }
     ASSIGN_OR_RETURN(std::vector<float> probs,
-                     model->Predict(absl::MakeConstSpan(ticks), b, n, /*last_only=*/false));
+                     model->Predict(absl::MakeConstSpan(ticks), b, n, /*last_only=*/false, stop));
     if (static_cast<int64_t>(probs.size()) != b * n * kNumClasses) {
       return absl::InternalError("predict returned the wrong number of probabilities");
     }

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -25,10 +26,12 @@ std::vector<EvalWindow> PlanDayWindows(int64_t day_offset, const std::vector<int
                                        int64_t context, int64_t stride);
 
 // Runs `windows` on `model`, `batch` windows per call; returns [W, N, 3]
-// probabilities. features: normalised [total_steps, F] of the whole grid.
+// probabilities. features: normalised [total_steps, F] of the whole grid. `stop` (may
+// be empty) is asked between layers (Transformer::Predict); true ends it with CANCELLED.
 absl::StatusOr<std::vector<float>> RunWindows(Transformer* model, const std::vector<float>& features,
                                               const std::vector<EvalWindow>& windows,
-                                              int64_t context, int64_t batch);
+                                              int64_t context, int64_t batch,
+                                              const std::function<bool()>& stop = {});
 
 // The day's [steps, 3] probabilities: scored steps from the windows, ⅓ elsewhere
 // (unlabelled steps are ignored by the scorer).

@@ -16,6 +16,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -42,11 +43,14 @@ struct PrecisionReport {
 nlohmann::json PrecisionToJson(const PrecisionReport& p);
 
 // model_dir: an exported model (config.json + model.safetensors). reference_threads:
-// the float64 CPU reference's threads (0: every core).
+// the float64 CPU reference's threads (0: every core). stop (may be empty): asked between
+// layers of both forwards; true ends the check with CANCELLED (a cancelled sweep does not
+// wait tens of seconds for a check whose report it will not write).
 absl::StatusOr<PrecisionReport> RunPrecisionCheck(const std::string& model_dir, Backend* backend,
                                                   const std::vector<float>& features,
                                                   std::vector<EvalWindow> windows,
                                                   int64_t context, int64_t batch,
-                                                  int max_windows, int reference_threads = 0);
+                                                  int max_windows, int reference_threads = 0,
+                                                  const std::function<bool()>& stop = {});
 
 }  // namespace flashtick

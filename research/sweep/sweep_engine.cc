@@ -3,6 +3,7 @@
 #include "research/sweep/sweep_engine.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <memory>
 #include <optional>
@@ -189,11 +190,12 @@ absl::Status Judge(const SweepConfig& config, size_t arm_count, SweepOutcome* ou
 
 // The precision check (precision_check.h) of an arm's saved model on its last test day,
 // on a fresh backend of `device` with the sweep's CPU threads, the float64 reference on
-// `reference_threads` (0: every core; after the arms nothing else runs).
+// `reference_threads` (0: every core; after the arms nothing else runs). The caller's
+// cancel (may be null) ends it between layers with CANCELLED.
 absl::StatusOr<PrecisionReport> CheckArm(const SweepConfig& config,
                                          const ResearchDataset& dataset, const ArmSlot& s,
                                          const ArmPoolSetup& setup, const std::string& device,
-                                         int reference_threads) {
+                                         int reference_threads, const std::atomic<bool>* cancel) {
   const int day = s.plan.test_days.back();
   ASSIGN_OR_RETURN(FoldLabels labels, dataset.LabelFold(s.plan.folds.back().fold));
   ASSIGN_OR_RETURN(std::vector<float> features, ArmFeatures(dataset, s.plan));
@@ -206,7 +208,8 @@ absl::StatusOr<PrecisionReport> CheckArm(const SweepConfig& config,
   ASSIGN_OR_RETURN(PrecisionReport report,
                    RunPrecisionCheck(setup.dir + "/arms/" + s.id + "/model", backend.get(),
                                      features, std::move(windows), s.context, s.plan.batch,
-                                     config.precision_check.max_windows, reference_threads));
+                                     config.precision_check.max_windows, reference_threads,
+                                     [cancel] { return cancel != nullptr && cancel->load(); }));
   report.arm_id = s.id;
   report.date = dataset.context().date(day);
   return report;
@@ -252,8 +255,8 @@ absl::StatusOr<SweepOutcome> SweepEngine::Run(const SweepConfig& config,
   if (const int threads = EarlyPrecisionThreads(config, options, setup); threads > 0) {
     // The first seed of the longest N (plan order: by N, then seed).
     const ArmSlot& s = slots[(config.contexts.size() - 1) * config.seeds.size()];
-    early.emplace(s.id, [&config, &dataset, &s, &setup, precision_device, threads] {
-      return CheckArm(config, dataset, s, setup, precision_device, threads);
+    early.emplace(s.id, [&config, &dataset, &s, &setup, &hooks, precision_device, threads] {
+      return CheckArm(config, dataset, s, setup, precision_device, threads, hooks.cancel);
     });
     pool_hooks.on_arm = [&hooks, &early](const ArmResult& a) {
       if (hooks.on_arm) hooks.on_arm(a);
@@ -275,8 +278,16 @@ absl::StatusOr<SweepOutcome> SweepEngine::Run(const SweepConfig& config,
     std::optional<absl::StatusOr<PrecisionReport>> checked;
     if (early.has_value()) checked = early->Take(chosen.id);
     const bool was_early = checked.has_value();
-    if (!was_early) checked = CheckArm(config, dataset, chosen, setup, precision_device, 0);
-    ASSIGN_OR_RETURN(out.precision, *std::move(checked));
+    if (!was_early) {
+      checked = CheckArm(config, dataset, chosen, setup, precision_device, 0, hooks.cancel);
+    }
+    if (absl::IsCancelled(checked->status()) && hooks.cancel != nullptr && hooks.cancel->load()) {
+      // Cancelled after the last arm: the verdict stands, the check is reported as not run.
+      out.precision = PrecisionReport{};
+      out.precision.note = "cancelled with the sweep before the check finished";
+    } else {
+      ASSIGN_OR_RETURN(out.precision, *std::move(checked));
+    }
     out.precision.early = was_early;
   }
   out.wall_seconds = clock.total_seconds();

@@ -118,5 +118,38 @@ TEST(EarlyPrecisionCheck, ASweepReportsTheSameFiguresEarlyOrAfterTheArms) {
   EXPECT_EQ(early.reference_path, after.reference_path);
 }
 
+// A sweep cancelled as the early check's arm finishes: the check is asked to stop (the
+// caller's cancel reaches it between layers) and the sweep still ends with its report,
+// the precision check not run, whether the cancel came before the other arm finished (a
+// cancelled sweep: no verdict, nothing chosen) or after (a verdict whose check was cut).
+TEST(EarlyPrecisionCheck, ACancelledSweepEndsWithoutWaitingForItsCheck) {
+  nlohmann::json j = TinySweepJson("early_precision_cancel");
+  j["precision_check"] = {{"enabled", true}, {"max_windows", 2}};
+  j["model"]["layers"] = 2;  // the forward asks its stop between layers
+  auto config = ParseSweepConfig(j.dump());
+  ASSERT_TRUE(config.ok()) << config.status();
+  SweepEngineOptions o;
+  o.dir = ::testing::TempDir() + "/early_precision_cancel_" + std::to_string(getpid());
+  std::filesystem::remove_all(o.dir);
+  o.device = "cpu";
+  o.python = "";
+  o.early_precision_threads = 1;
+  std::atomic<bool> cancel{false};
+  SweepHooks hooks;
+  hooks.cancel = &cancel;
+  hooks.on_arm = [&cancel](const ArmResult& a) {
+    if (a.state == ArmState::kDone && a.arm_id.rfind("n32", 0) == 0) cancel = true;
+  };
+  auto out = SweepEngine::Run(*config, o, hooks);
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_TRUE(cancel.load());
+  EXPECT_FALSE(out->precision.ran);
+  if (!out->cancelled) {
+    EXPECT_EQ(out->precision.note, "cancelled with the sweep before the check finished");
+  }
+  EXPECT_TRUE(std::filesystem::exists(o.dir + "/report.json"));
+  std::filesystem::remove_all(o.dir);
+}
+
 }  // namespace
 }  // namespace flashtick
