@@ -256,7 +256,13 @@ absl::Status Matmul(const OpDesc& desc, In in, Out out, CudaContext& ctx) {
                                                         &op_first, sizeof(op_first)));
   RETURN_IF_CUBLAS_ERROR(cublasLtMatmulDescSetAttribute(op.get(), CUBLASLT_MATMUL_DESC_TRANSB,
                                                         &op_second, sizeof(op_second)));
-  if (bias != nullptr) {
+  // cuBLASLt's bias epilogue with our fp32 bias (ParamDType) beside a bf16 or fp16 D: the
+  // heuristic answers CUBLAS_STATUS_INVALID_VALUE (cuBLAS 13 on an H100, 2026-12-07:
+  // bench/results/h100-2026-12-07-lags3-repeat-sweep), and a bias epilogue of D's own type
+  // would round the bias. So only fp32 matmuls fuse it; 16-bit ones add it after the GEMM
+  // (Path::kCublasLtThenBias), as before the fusion.
+  const void* epilogue_bias = desc.dtype == DType::kF32 ? bias : nullptr;
+  if (epilogue_bias != nullptr) {
     // D is N×M column-major, so the epilogue's per-row-of-D vector is our b [N] (header).
     // The pointer is set before the heuristic: its alignment is one of the inputs.
     RETURN_IF_ERROR(SetEpilogue(op.get(), CUBLASLT_EPILOGUE_BIAS));
@@ -292,8 +298,10 @@ absl::Status Matmul(const OpDesc& desc, In in, Out out, CudaContext& ctx) {
   if (!Cache().Find(key, &plan)) {
     ASSIGN_OR_RETURN(bool found, FindAlgo(key, op.get(), first.get(), second.get(),
                                           out_layout.get(), ctx, &plan.algo));
-    plan.path = found ? Path::kCublasLt : Path::kSimt;
-    if (!found && bias != nullptr) {
+    plan.path = !found                                      ? Path::kSimt
+                : bias != nullptr && epilogue_bias == nullptr ? Path::kCublasLtThenBias
+                                                              : Path::kCublasLt;
+    if (!found && epilogue_bias != nullptr) {
       // No algorithm with the epilogue: the plain GEMM, if it has one, then the bias.
       RETURN_IF_ERROR(SetEpilogue(op.get(), CUBLASLT_EPILOGUE_DEFAULT));
       ASSIGN_OR_RETURN(found, FindAlgo(key, op.get(), first.get(), second.get(), out_layout.get(),
