@@ -53,7 +53,7 @@ struct MatmulAttrs {
   float alpha = 1.0f;
   float beta = 0.0f;  // 1 accumulates into the output (gradient accumulation)
   bool bias = false;  // a third input b [N] is added to every row of C (the linear
-                      // layer's bias, fused into the GEMM's epilogue: matmul.h)
+                      // layer's bias; in the GEMM's epilogue where it can be: matmul.h)
 };
 
 struct AttentionAttrs {

@@ -258,9 +258,10 @@ TEST_F(CudaOpsExactTest, CrossEntropyIgnoredRowsZeroBadLabelsNaN) {
 // Matmul with attrs.bias against the same matmul followed by AddBias, both on the GPU:
 // the decode row (M = 1, odd N), odd shapes, a linear layer of the model's width, and
 // beta = 1. b sits one element into its buffer (4-byte aligned: the heuristic is told
-// the bias pointer's alignment). The fused form rounds C once where the pair rounds
-// twice, so they may differ by about one unit in the last place of C; a bias left out
-// would miss by |b|, ~0.5.
+// the bias pointer's alignment). fp32 runs cuBLASLt's bias epilogue, whose summation
+// order may differ from the plain GEMM's; bf16 adds the bias after the GEMM (cuBLASLt
+// rejects an fp32 bias beside a 16-bit C: kernels/ops/matmul.h), so there the two forms
+// round alike. A bias left out would miss by |b|, ~0.5.
 TEST_F(CudaOpsExactTest, MatmulFusedBiasMatchesMatmulThenAddBias) {
   struct Shape {
     int64_t M, N, K;
