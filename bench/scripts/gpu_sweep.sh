@@ -26,6 +26,7 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
 [ -f scripts/device_env.sh ] && source scripts/device_env.sh
 out=${OUT:?set OUT to the results folder}
+mkdir -p "$out"
 build=${SWEEP_BUILD:-$root/build/gpu-kernels}
 work=${SWEEP_DIR:-$root/build/gpu-sweeps}
 limit=${SWEEP_TIMEOUT:-600}
