@@ -8,9 +8,9 @@
 // The bias b [N] (present exactly when attrs.bias) is added once to every row, unscaled
 // by alpha or beta: the separate Op::kAddBias after a matmul cost as much GPU time as
 // the matmul itself (docs/serving.md, the per-op profile), while in cuBLASLt's epilogue
-// it is nearly free (fp32 matmuls only: see Rounding). b is contiguous and of ParamDType(desc.dtype)
-// (kernels/ops/param_dtype.h: fp32 beside bf16/f16 activations, as kAddBias's b and the
-// model's bias parameters), and must not overlap C.
+// it is nearly free (fp32 matmuls only: see Rounding). b is contiguous and of
+// ParamDType(desc.dtype) (kernels/ops/param_dtype.h: fp32 beside bf16/f16 activations, as
+// kAddBias's b and the model's bias parameters), and must not overlap C.
 // Rounding: CUDA fp32 matmuls add b to the accumulator in cuBLASLt's epilogue. bf16/fp16
 // ones round the GEMM to C's dtype and then add b in a row pass, as a matmul then kAddBias
 // did: cuBLASLt's heuristic rejects our fp32 b beside a 16-bit C (INVALID_VALUE, cuBLAS 13

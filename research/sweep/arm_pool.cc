@@ -216,11 +216,11 @@ class ArmPool {
     // The caller's cancel is read directly, not only when the arm reports progress: a cancel
     // that lands while an arm scores its fold must stop the next fold's first step.
     ah.stop_requested = [this] {
-      if (hooks_.cancel != nullptr && hooks_.cancel->load()) stop_ = true;
+      if (hooks_.Cancelled()) stop_ = true;
       return stop_.load();
     };
     ah.on_progress = [this](const ArmProgress& p) {
-      if (hooks_.cancel != nullptr && hooks_.cancel->load()) stop_ = true;
+      if (hooks_.Cancelled()) stop_ = true;
       SweepEvent e{p, eta_.Update(p.arm_index, p.step, p.step_seconds)};
       std::lock_guard<std::mutex> lock(hook_mu_);
       if (hooks_.on_progress) hooks_.on_progress(e);

@@ -82,8 +82,10 @@ absl::StatusOr<PrecisionReport> RunPrecisionCheck(const std::string& model_dir, 
         "precision check: the CUDA backend ran attention on '", r.fast_path,
         "', not a flash_cuda or cudnn_sdpa kernel (a silent fallback)"));
   }
-  ASSIGN_OR_RETURN(std::vector<float> pf, RunWindows(fast.get(), features, windows, context, batch, stop));
-  ASSIGN_OR_RETURN(std::vector<float> pr, RunWindows(ref.get(), features, windows, context, 1, stop));
+  ASSIGN_OR_RETURN(std::vector<float> pf,
+                   RunWindows(fast.get(), features, windows, context, batch, stop));
+  ASSIGN_OR_RETURN(std::vector<float> pr,
+                   RunWindows(ref.get(), features, windows, context, 1, stop));
   double max_dz = 0, max_z = 0;
   for (size_t w = 0; w < windows.size(); ++w) {
     for (int64_t row = context - windows[w].scored; row < context; ++row) {

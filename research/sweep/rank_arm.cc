@@ -86,7 +86,7 @@ absl::StatusOr<ArmResult> RunArmOnRank(const ArmPoolSetup& setup, ProcessGroup& 
   const bool lead = group.rank() == 0;
   ArmHooks ah;
   // Each rank reads its own cancel flag; ArmRunner agrees on it every step.
-  ah.stop_requested = [&hooks] { return hooks.cancel != nullptr && hooks.cancel->load(); };
+  ah.stop_requested = [&hooks] { return hooks.Cancelled(); };
   if (lead && hooks.on_progress) {
     ah.on_progress = [&hooks](const ArmProgress& p) {
       // One arm: what is left of it at the step's pace.

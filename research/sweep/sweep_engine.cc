@@ -3,7 +3,6 @@
 #include "research/sweep/sweep_engine.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cstdio>
 #include <memory>
 #include <optional>
@@ -191,11 +190,11 @@ absl::Status Judge(const SweepConfig& config, size_t arm_count, SweepOutcome* ou
 // The precision check (precision_check.h) of an arm's saved model on its last test day,
 // on a fresh backend of `device` with the sweep's CPU threads, the float64 reference on
 // `reference_threads` (0: every core; after the arms nothing else runs). The caller's
-// cancel (may be null) ends it between layers with CANCELLED.
+// cancel ends it between layers with CANCELLED.
 absl::StatusOr<PrecisionReport> CheckArm(const SweepConfig& config,
                                          const ResearchDataset& dataset, const ArmSlot& s,
                                          const ArmPoolSetup& setup, const std::string& device,
-                                         int reference_threads, const std::atomic<bool>* cancel) {
+                                         int reference_threads, const SweepHooks& hooks) {
   const int day = s.plan.test_days.back();
   ASSIGN_OR_RETURN(FoldLabels labels, dataset.LabelFold(s.plan.folds.back().fold));
   ASSIGN_OR_RETURN(std::vector<float> features, ArmFeatures(dataset, s.plan));
@@ -209,7 +208,7 @@ absl::StatusOr<PrecisionReport> CheckArm(const SweepConfig& config,
                    RunPrecisionCheck(setup.dir + "/arms/" + s.id + "/model", backend.get(),
                                      features, std::move(windows), s.context, s.plan.batch,
                                      config.precision_check.max_windows, reference_threads,
-                                     [cancel] { return cancel != nullptr && cancel->load(); }));
+                                     [&hooks] { return hooks.Cancelled(); }));
   report.arm_id = s.id;
   report.date = dataset.context().date(day);
   return report;
@@ -256,7 +255,7 @@ absl::StatusOr<SweepOutcome> SweepEngine::Run(const SweepConfig& config,
     // The first seed of the longest N (plan order: by N, then seed).
     const ArmSlot& s = slots[(config.contexts.size() - 1) * config.seeds.size()];
     early.emplace(s.id, [&config, &dataset, &s, &setup, &hooks, precision_device, threads] {
-      return CheckArm(config, dataset, s, setup, precision_device, threads, hooks.cancel);
+      return CheckArm(config, dataset, s, setup, precision_device, threads, hooks);
     });
     pool_hooks.on_arm = [&hooks, &early](const ArmResult& a) {
       if (hooks.on_arm) hooks.on_arm(a);
@@ -279,9 +278,9 @@ absl::StatusOr<SweepOutcome> SweepEngine::Run(const SweepConfig& config,
     if (early.has_value()) checked = early->Take(chosen.id);
     const bool was_early = checked.has_value();
     if (!was_early) {
-      checked = CheckArm(config, dataset, chosen, setup, precision_device, 0, hooks.cancel);
+      checked = CheckArm(config, dataset, chosen, setup, precision_device, 0, hooks);
     }
-    if (absl::IsCancelled(checked->status()) && hooks.cancel != nullptr && hooks.cancel->load()) {
+    if (absl::IsCancelled(checked->status()) && hooks.Cancelled()) {
       // Cancelled after the last arm: the verdict stands, the check is reported as not run.
       out.precision = PrecisionReport{};
       out.precision.note = "cancelled with the sweep before the check finished";

@@ -79,6 +79,9 @@ struct SweepHooks {
   std::function<void(const ArmResult&)> on_arm;        // an arm started/finished/cancelled
   std::function<void(const ArmPlacement&)> on_placement;  // may be empty; any thread
   const std::atomic<bool>* cancel = nullptr;
+
+  // Whether the caller has asked to cancel (false without a cancel flag).
+  bool Cancelled() const { return cancel != nullptr && cancel->load(); }
 };
 
 struct SweepOutcome {

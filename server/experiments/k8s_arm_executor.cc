@@ -146,7 +146,7 @@ class JobRun {
     bool gang() const { return spec.world_size > 1; }
   };
 
-  bool Cancelled() const { return hooks_.cancel != nullptr && hooks_.cancel->load(); }
+  bool Cancelled() const { return hooks_.Cancelled(); }
   std::string ArmDir(int i) const { return dir_ + "/arms/" + slots_[i].id; }
 
   // Arms finished on disk (an earlier run) are results now; the rest are pending.
