@@ -86,10 +86,9 @@ absl::StatusOr<std::unique_ptr<Transformer>> Transformer::Load(const std::string
     if (!v.ok())
       return absl::InvalidArgumentError(absl::StrCat(
           weights_path, " does not match ", kConfigFile, ": ", v.status().message()));
-    for (float x : *v)
-      if (!std::isfinite(x))
-        return absl::InvalidArgumentError(
-            absl::StrCat(weights_path, ": tensor '", s.name, "' holds NaN or Inf"));
+    if (!AllFinite(v->data(), v->size()))
+      return absl::InvalidArgumentError(
+          absl::StrCat(weights_path, ": tensor '", s.name, "' holds NaN or Inf"));
     host[s.name] = std::move(*v);
   }
   for (const auto& [name, t] : st.tensors())
