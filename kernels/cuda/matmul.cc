@@ -7,10 +7,16 @@
 // the second (n = M), and each operand's transpose flag carries over unchanged.
 // The bias runs in cuBLASLt's CUBLASLT_EPILOGUE_BIAS, which adds a vector of length m
 // (D's rows) to every column of column-major D: with m = N that is our b [N] on every
-// row of row-major C. b is fp32 (ParamDType) also beside bf16/fp16 C, which the
-// epilogue takes through CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE; should the heuristic
-// offer no algorithm with the epilogue, the plain GEMM runs and the bias is added by
-// the row-map kernel after it (Op::kAddBias's), as before the fusion.
+// row of row-major C. b is fp32 (ParamDType); beside a bf16/fp16 C cuBLASLt refuses an
+// fp32 bias (its heuristic answers INVALID_VALUE; cuBLAS 13 on an H100, 2026-12-07,
+// bench/results/h100-2026-12-07-lags3-repeat-sweep), so a 16-bit matmul first casts b
+// to C's dtype into a reserved tail of the cuBLASLt workspace (kBiasCopyBytes: fixed
+// device memory, so the launch can be captured in a CUDA graph, where scratch memory
+// cannot) and the epilogue adds that copy. The result is rounded twice, as with the
+// row pass it replaces (b to 16 bits, then the sum; there the GEMM, then the sum).
+// Should the heuristic offer no algorithm with the epilogue, or b be wider than the
+// reserved tail, the plain GEMM runs and the bias is added by the row-map kernel after
+// it (Op::kAddBias's), as before the fusion.
 // The algorithm comes from cuBLASLt's heuristic once per shape, layout and pointer
 // alignment, and is cached (the same shapes repeat every training step). Where the
 // heuristic has no algorithm (thin, unaligned layouts such as the K = 6 embedding or
@@ -34,6 +40,21 @@
 
 namespace flashtick::cuda {
 namespace {
+
+// The tail of the cuBLASLt workspace that holds a 16-bit copy of the bias (header):
+// 64 Ki elements, wider than any linear layer we build; cuBLASLt gets the rest.
+constexpr size_t kBiasCopyBytes = size_t{128} << 10;
+
+size_t GemmWorkspaceBytes(const CudaContext& ctx) {
+  return ctx.workspace_bytes > kBiasCopyBytes ? ctx.workspace_bytes - kBiasCopyBytes : 0;
+}
+
+// Where a 16-bit matmul's bias copy goes, or nullptr when b does not fit the tail.
+void* BiasCopySlot(const CudaContext& ctx, DType dtype, int64_t n) {
+  if (ctx.workspace == nullptr || ctx.workspace_bytes <= kBiasCopyBytes) return nullptr;
+  if (static_cast<size_t>(n) * DTypeSize(dtype) > kBiasCopyBytes) return nullptr;
+  return static_cast<char*>(ctx.workspace) + GemmWorkspaceBytes(ctx);
+}
 
 // Largest power of two dividing the address, at most 256 (what cuBLASLt asks about).
 uint32_t PointerAlignment(const void* p) {
@@ -140,8 +161,8 @@ absl::Status ScaleOnly(const OpDesc& desc, const TensorView& c, const MatmulShap
   if (beta == 1.0f) return absl::OkStatus();
   const size_t elem = DTypeSize(c.dtype);
   if (beta == 0.0f) {
-    RETURN_IF_CUDA_ERROR(cudaMemset2DAsync(c.data, LeadingDim(c) * elem, 0, s.N * elem, s.M,
-                                           ctx.stream));
+    RETURN_IF_CUDA_ERROR(
+        cudaMemset2DAsync(c.data, LeadingDim(c) * elem, 0, s.N * elem, s.M, ctx.stream));
     return absl::OkStatus();
   }
   MapParams p;
@@ -190,7 +211,7 @@ absl::StatusOr<bool> FindAlgo(const PlanKey& key, cublasLtMatmulDesc_t op,
   cublasLtMatmulPreference_t raw_pref = nullptr;
   RETURN_IF_CUBLAS_ERROR(cublasLtMatmulPreferenceCreate(&raw_pref));
   Preference pref(raw_pref);
-  const uint64_t ws = ctx.workspace_bytes;
+  const uint64_t ws = GemmWorkspaceBytes(ctx);
   RETURN_IF_CUBLAS_ERROR(cublasLtMatmulPreferenceSetAttribute(
       pref.get(), CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof(ws)));
   // Tell the heuristic how aligned the pointers really are, so it never picks a
@@ -256,22 +277,18 @@ absl::Status Matmul(const OpDesc& desc, In in, Out out, CudaContext& ctx) {
                                                         &op_first, sizeof(op_first)));
   RETURN_IF_CUBLAS_ERROR(cublasLtMatmulDescSetAttribute(op.get(), CUBLASLT_MATMUL_DESC_TRANSB,
                                                         &op_second, sizeof(op_second)));
-  // cuBLASLt's bias epilogue with our fp32 bias (ParamDType) beside a bf16 or fp16 D: the
-  // heuristic answers CUBLAS_STATUS_INVALID_VALUE (cuBLAS 13 on an H100, 2026-12-07:
-  // bench/results/h100-2026-12-07-lags3-repeat-sweep), and a bias epilogue of D's own type
-  // would round the bias. So only fp32 matmuls fuse it; 16-bit ones add it after the GEMM
-  // (Path::kCublasLtThenBias), as before the fusion.
-  const void* epilogue_bias = desc.dtype == DType::kF32 ? bias : nullptr;
+  // The epilogue's bias: b itself in fp32, else its copy in C's dtype (header), written
+  // just before the GEMM that reads it.
+  void* bias_copy =
+      bias != nullptr && desc.dtype != DType::kF32 ? BiasCopySlot(ctx, desc.dtype, s.N) : nullptr;
+  const void* epilogue_bias = desc.dtype == DType::kF32 ? bias : bias_copy;
   if (epilogue_bias != nullptr) {
     // D is N×M column-major, so the epilogue's per-row-of-D vector is our b [N] (header).
-    // The pointer is set before the heuristic: its alignment is one of the inputs.
+    // The pointer is set before the heuristic: its alignment is one of the inputs. The
+    // bias type is left at its default, D's.
     RETURN_IF_ERROR(SetEpilogue(op.get(), CUBLASLT_EPILOGUE_BIAS));
     RETURN_IF_CUBLAS_ERROR(cublasLtMatmulDescSetAttribute(
-        op.get(), CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)));
-    // The default bias type is D's; ours is fp32 beside bf16/fp16 D too.
-    const int32_t bias_type = CUDA_R_32F;
-    RETURN_IF_CUBLAS_ERROR(cublasLtMatmulDescSetAttribute(
-        op.get(), CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bias_type, sizeof(bias_type)));
+        op.get(), CUBLASLT_MATMUL_DESC_BIAS_POINTER, &epilogue_bias, sizeof(epilogue_bias)));
   }
   // Stored (column-major) shapes: first operand N×K (or K×N when transposed), second
   // K×M (or M×K), output N×M.
@@ -293,12 +310,12 @@ absl::Status Matmul(const OpDesc& desc, In in, Out out, CudaContext& ctx) {
                     PointerAlignment(a.data),
                     PointerAlignment(b.data),
                     PointerAlignment(c.data),
-                    bias != nullptr ? PointerAlignment(bias) : 0u};
+                    epilogue_bias != nullptr ? PointerAlignment(epilogue_bias) : 0u};
   Plan plan;
   if (!Cache().Find(key, &plan)) {
     ASSIGN_OR_RETURN(bool found, FindAlgo(key, op.get(), first.get(), second.get(),
                                           out_layout.get(), ctx, &plan.algo));
-    plan.path = !found                                      ? Path::kSimt
+    plan.path = !found                                        ? Path::kSimt
                 : bias != nullptr && epilogue_bias == nullptr ? Path::kCublasLtThenBias
                                                               : Path::kCublasLt;
     if (!found && epilogue_bias != nullptr) {
@@ -313,11 +330,15 @@ absl::Status Matmul(const OpDesc& desc, In in, Out out, CudaContext& ctx) {
   if (plan.path == Path::kSimt) return SimtGemm(desc, a, b, c, bias, s, ctx);
   if (plan.path == Path::kCublasLtThenBias)
     RETURN_IF_ERROR(SetEpilogue(op.get(), CUBLASLT_EPILOGUE_DEFAULT));
+  if (plan.path == Path::kCublasLt && bias_copy != nullptr)
+    RETURN_IF_CUDA_ERROR(LaunchCast(DType::kF32, desc.dtype, 1, s.N,
+                                    RowArg{const_cast<void*>(bias), s.N}, RowArg{bias_copy, s.N},
+                                    ctx.num_sms, ctx.stream));
   const float alpha = desc.matmul.alpha, beta = desc.matmul.beta;
   RETURN_IF_CUBLAS_ERROR(cublasLtMatmul(ctx.cublaslt, op.get(), &alpha, b.data, first.get(), a.data,
                                         second.get(), &beta, c.data, out_layout.get(), c.data,
                                         out_layout.get(), &plan.algo, ctx.workspace,
-                                        ctx.workspace_bytes, ctx.stream));
+                                        GemmWorkspaceBytes(ctx), ctx.stream));
   if (plan.path == Path::kCublasLtThenBias) return AddBiasRows(c, bias, s, ctx);
   return absl::OkStatus();
 }

@@ -8,13 +8,14 @@
 // The bias b [N] (present exactly when attrs.bias) is added once to every row, unscaled
 // by alpha or beta: the separate Op::kAddBias after a matmul cost as much GPU time as
 // the matmul itself (docs/serving.md, the per-op profile), while in cuBLASLt's epilogue
-// it is nearly free (fp32 matmuls only: see Rounding). b is contiguous and of
+// it is nearly free (see Rounding). b is contiguous and of
 // ParamDType(desc.dtype) (kernels/ops/param_dtype.h: fp32 beside bf16/f16 activations, as
 // kAddBias's b and the model's bias parameters), and must not overlap C.
-// Rounding: CUDA fp32 matmuls add b to the accumulator in cuBLASLt's epilogue. bf16/fp16
-// ones round the GEMM to C's dtype and then add b in a row pass, as a matmul then kAddBias
-// did: cuBLASLt's heuristic rejects our fp32 b beside a 16-bit C (INVALID_VALUE, cuBLAS 13
-// on an H100), and a b of C's own dtype would round the bias. The CPU reference rounds
+// Rounding: CUDA fp32 matmuls add b to the accumulator in cuBLASLt's epilogue. cuBLASLt's
+// heuristic rejects our fp32 b beside a 16-bit C (INVALID_VALUE, cuBLAS 13 on an H100), so
+// bf16/fp16 ones add a copy of b rounded to C's dtype in the epilogue and round the sum
+// once: two roundings, as the GEMM rounded and then b added in a row pass (the fallback,
+// kernels/cuda/matmul.cc), but not bit for bit the same ones. The CPU reference rounds
 // alpha·op(A)·op(B) + beta·C to C's dtype first and then adds b, bit for bit a matmul
 // followed by kAddBias: in f32/f64 the extra rounding is ≤ 1 ulp, but a CPU training
 // run is chaotic enough to amplify it (rounding once flipped the gate of
