@@ -8,8 +8,9 @@
 // - a label outside [0, K) gives a NaN row, ignored rows give zeros;
 // - the CUDA-core fallback GEMM (used where cuBLASLt has no algorithm) matches the CPU,
 //   with and without the fused bias;
-// - the fused bias (cuBLASLt's epilogue, fp32 b beside bf16 C, a b only 4-byte
-//   aligned) equals a matmul then AddBias up to the one rounding it saves.
+// - the fused bias (cuBLASLt's epilogue; in bf16 through a bf16 copy of the fp32 b; a b
+//   only 4-byte aligned) and a matmul then AddBias both sit within their two roundings
+//   of a float64 reference.
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -255,13 +256,16 @@ TEST_F(CudaOpsExactTest, CrossEntropyIgnoredRowsZeroBadLabelsNaN) {
   EXPECT_TRUE(std::isnan(l[5]));  // negative, not the ignore label
 }
 
-// Matmul with attrs.bias against the same matmul followed by AddBias, both on the GPU:
-// the decode row (M = 1, odd N), odd shapes, a linear layer of the model's width, and
-// beta = 1. b sits one element into its buffer (4-byte aligned: the heuristic is told
-// the bias pointer's alignment). fp32 runs cuBLASLt's bias epilogue, whose summation
-// order may differ from the plain GEMM's; bf16 adds the bias after the GEMM (cuBLASLt
-// rejects an fp32 bias beside a 16-bit C: kernels/ops/matmul.h), so there the two forms
-// round alike. A bias left out would miss by |b|, ~0.5.
+// Matmul with attrs.bias, and the same matmul followed by AddBias, both on the GPU, each
+// against a float64 sum over the operands as placed (already rounded to dt): the decode
+// row (M = 1, odd N), odd shapes, a linear layer of the model's width, and beta = 1. b
+// sits one element into its buffer (4-byte aligned: the heuristic is told the bias
+// pointer's alignment). fp32 runs cuBLASLt's bias epilogue, bf16 its epilogue with b cast
+// to bf16 first (kernels/cuda/matmul.cc); the pair rounds the GEMM and then the sum. Each
+// form rounds twice, by at most half a bf16 ulp (2^-9 relative) of |exact| + |b| each, so
+// both must sit within 2^-8 of |exact| + |b|, and fp32 within 2^-20, plus the fp32
+// accumulation's error (its epilogue may change cuBLASLt's algorithm and summation
+// order). A bias left out would miss by |b|, ~0.5; a bias added twice, by as much.
 TEST_F(CudaOpsExactTest, MatmulFusedBiasMatchesMatmulThenAddBias) {
   struct Shape {
     int64_t M, N, K;
@@ -283,6 +287,9 @@ TEST_F(CudaOpsExactTest, MatmulFusedBiasMatchesMatmulThenAddBias) {
       bias.data = static_cast<float*>(bias.data) + 1;
       bias.shape[0] = s.N;
       Tensor fused = Place(gpu(), dt, {s.M, s.N}, cv), pair = Place(gpu(), dt, {s.M, s.N}, cv);
+      // The operands as the GPU holds them, before the matmuls overwrite C.
+      const auto av = Fetch(gpu(), a), bv = Fetch(gpu(), b), c0 = Fetch(gpu(), fused);
+      const auto bias_placed = Fetch(gpu(), bias_buf);
       OpDesc d = Desc(Op::kMatmul, dt);
       d.matmul = {s.ta, s.tb, 1.0f, s.beta, true};
       absl::Status st = gpu().Run(d, {a.view, b.view, bias}, {fused.view});
@@ -292,17 +299,27 @@ TEST_F(CudaOpsExactTest, MatmulFusedBiasMatchesMatmulThenAddBias) {
       ASSERT_TRUE(st.ok()) << st;
       st = gpu().Run(Desc(Op::kAddBias, dt), {pair.view, bias}, {pair.view});
       ASSERT_TRUE(st.ok()) << st;
-      const auto got = Fetch(gpu(), fused), want = Fetch(gpu(), pair);
-      // Two roundings against one: within ~1.5 half-ulps of |C| + |b| (2^-7 relative in
-      // bf16); fp32 gets slack for the two algorithms' summation orders (the epilogue
-      // can change cuBLASLt's choice).
-      const double ulp = dt == DType::kBF16 ? 0x1p-7 : 0x1p-18;
+      const auto got = Fetch(gpu(), fused), got_pair = Fetch(gpu(), pair);
+      const double rel = dt == DType::kBF16 ? 0x1p-8 : 0x1p-20;
       for (int64_t m = 0; m < s.M; ++m)
         for (int64_t n = 0; n < s.N; ++n) {
-          const double w = want[m * s.N + n], bn = biasv[n + 1];
-          ASSERT_NEAR(got[m * s.N + n], w, ulp * (std::fabs(w) + std::fabs(bn)) + 1e-5)
-              << DTypeName(dt) << " M=" << s.M << " N=" << s.N << " K=" << s.K << " beta=" << s.beta
-              << " at (" << m << "," << n << ")";
+          double exact = s.beta * c0[m * s.N + n], abs_sum = 0;
+          for (int64_t k = 0; k < s.K; ++k) {
+            const double p =
+                av[s.ta ? k * s.M + m : m * s.K + k] * bv[s.tb ? n * s.K + k : k * s.N + n];
+            exact += p;
+            abs_sum += std::fabs(p);
+          }
+          const double bn = bias_placed[n + 1];
+          exact += bn;
+          // The fp32 accumulation's own error is bounded by a few ulps of Σ|a·b|.
+          const double tol = rel * (std::fabs(exact) + std::fabs(bn)) + 0x1p-22 * abs_sum + 1e-5;
+          ASSERT_NEAR(got[m * s.N + n], exact, tol)
+              << "fused " << DTypeName(dt) << " M=" << s.M << " N=" << s.N << " K=" << s.K
+              << " beta=" << s.beta << " at (" << m << "," << n << ")";
+          ASSERT_NEAR(got_pair[m * s.N + n], exact, tol)
+              << "matmul then AddBias " << DTypeName(dt) << " M=" << s.M << " N=" << s.N
+              << " K=" << s.K << " beta=" << s.beta << " at (" << m << "," << n << ")";
         }
     }
   }
