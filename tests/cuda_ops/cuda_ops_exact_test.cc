@@ -12,12 +12,15 @@
 //   only 4-byte aligned) and a matmul then AddBias both sit within their two roundings
 //   of a float64 reference.
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <limits>
+#include <string>
 
 #ifdef FLASHTICK_WITH_CUDA
 #include "kernels/cuda/cuda_kernels.h"
 #endif
+#include "absl/strings/str_cat.h"
 #include "tests/cuda_ops/gpu_test_util.h"
 
 namespace flashtick::testing_gpu {
@@ -261,11 +264,14 @@ TEST_F(CudaOpsExactTest, CrossEntropyIgnoredRowsZeroBadLabelsNaN) {
 // row (M = 1, odd N), odd shapes, a linear layer of the model's width, and beta = 1. b
 // sits one element into its buffer (4-byte aligned: the heuristic is told the bias
 // pointer's alignment). fp32 runs cuBLASLt's bias epilogue, bf16 its epilogue with b cast
-// to bf16 first (kernels/cuda/matmul.cc); the pair rounds the GEMM and then the sum. Each
-// form rounds twice, by at most half a bf16 ulp (2^-9 relative) of |exact| + |b| each, so
-// both must sit within 2^-8 of |exact| + |b|, and fp32 within 2^-20, plus the fp32
-// accumulation's error (its epilogue may change cuBLASLt's algorithm and summation
-// order). A bias left out would miss by |b|, ~0.5; a bias added twice, by as much.
+// to bf16 first (kernels/cuda/matmul.cc); the pair rounds the GEMM and then the sum. In
+// bf16 (unit roundoff u = 2^-8) each form rounds up to four values no larger than
+// |exact| + |b|: split-K partial sums where cuBLASLt reduces them in the output type, the
+// GEMM, b, and the sum. On an H100 the fused form missed a float64 reference by 0.72 ulp
+// and the pair by 1.2 ulps, each more than two roundings allow. So both must sit within
+// 4u·(|exact| + |b|) = 2^-6·(…); fp32 within 2^-20 plus its accumulation's error (the
+// epilogue may change cuBLASLt's algorithm and summation order). A bias left out would
+// miss by |b|, ~0.5; a bias added twice, by as much.
 TEST_F(CudaOpsExactTest, MatmulFusedBiasMatchesMatmulThenAddBias) {
   struct Shape {
     int64_t M, N, K;
@@ -300,7 +306,11 @@ TEST_F(CudaOpsExactTest, MatmulFusedBiasMatchesMatmulThenAddBias) {
       st = gpu().Run(Desc(Op::kAddBias, dt), {pair.view, bias}, {pair.view});
       ASSERT_TRUE(st.ok()) << st;
       const auto got = Fetch(gpu(), fused), got_pair = Fetch(gpu(), pair);
-      const double rel = dt == DType::kBF16 ? 0x1p-8 : 0x1p-20;
+      const double rel = dt == DType::kBF16 ? 0x1p-6 : 0x1p-20;
+      // Each form's worst miss as a share of its allowance, over every element, printed
+      // for every shape (the figures a tolerance change is judged by), then checked.
+      double worst_fused = 0, worst_pair = 0;
+      int64_t at_fused = 0, at_pair = 0;
       for (int64_t m = 0; m < s.M; ++m)
         for (int64_t n = 0; n < s.N; ++n) {
           double exact = s.beta * c0[m * s.N + n], abs_sum = 0;
@@ -314,13 +324,21 @@ TEST_F(CudaOpsExactTest, MatmulFusedBiasMatchesMatmulThenAddBias) {
           exact += bn;
           // The fp32 accumulation's own error is bounded by a few ulps of Σ|a·b|.
           const double tol = rel * (std::fabs(exact) + std::fabs(bn)) + 0x1p-22 * abs_sum + 1e-5;
-          ASSERT_NEAR(got[m * s.N + n], exact, tol)
-              << "fused " << DTypeName(dt) << " M=" << s.M << " N=" << s.N << " K=" << s.K
-              << " beta=" << s.beta << " at (" << m << "," << n << ")";
-          ASSERT_NEAR(got_pair[m * s.N + n], exact, tol)
-              << "matmul then AddBias " << DTypeName(dt) << " M=" << s.M << " N=" << s.N
-              << " K=" << s.K << " beta=" << s.beta << " at (" << m << "," << n << ")";
+          const int64_t i = m * s.N + n;
+          const double f = std::fabs(got[i] - exact) / tol,
+                       q = std::fabs(got_pair[i] - exact) / tol;
+          if (!(f <= worst_fused)) worst_fused = f, at_fused = i;  // NaN is the worst
+          if (!(q <= worst_pair)) worst_pair = q, at_pair = i;
         }
+      const std::string where =
+          absl::StrCat(DTypeName(dt), " M=", s.M, " N=", s.N, " K=", s.K, " beta=", s.beta);
+      std::printf(
+          "fused bias %s: worst miss %.3f of the allowance (fused, at %lld), %.3f "
+          "(matmul then AddBias, at %lld)\n",
+          where.c_str(), worst_fused, static_cast<long long>(at_fused), worst_pair,
+          static_cast<long long>(at_pair));
+      EXPECT_LE(worst_fused, 1.0) << "fused " << where << " at element " << at_fused;
+      EXPECT_LE(worst_pair, 1.0) << "matmul then AddBias " << where << " at element " << at_pair;
     }
   }
 }
