@@ -56,6 +56,14 @@ void* BiasCopySlot(const CudaContext& ctx, DType dtype, int64_t n) {
   return static_cast<char*>(ctx.workspace) + GemmWorkspaceBytes(ctx);
 }
 
+// Held while a bias copy is written and the GEMM reading it is enqueued (Matmul). One
+// for the process: the enqueues take microseconds, and a lock per workspace would need a
+// registry of workspaces for no measurable gain.
+std::mutex& BiasSlotMutex() {
+  static std::mutex* mu = new std::mutex();  // never destroyed: outlives static teardown
+  return *mu;
+}
+
 // Largest power of two dividing the address, at most 256 (what cuBLASLt asks about).
 uint32_t PointerAlignment(const void* p) {
   constexpr uintptr_t kMax = 256;
@@ -330,10 +338,16 @@ absl::Status Matmul(const OpDesc& desc, In in, Out out, CudaContext& ctx) {
   if (plan.path == Path::kSimt) return SimtGemm(desc, a, b, c, bias, s, ctx);
   if (plan.path == Path::kCublasLtThenBias)
     RETURN_IF_ERROR(SetEpilogue(op.get(), CUBLASLT_EPILOGUE_DEFAULT));
-  if (plan.path == Path::kCublasLt && bias_copy != nullptr)
+  // The copy's slot is one per workspace, and threads share a backend's stream (a
+  // server's models share one backend): the cast and the GEMM that reads it are enqueued
+  // under one lock, so no other matmul's cast lands between them on the stream.
+  std::unique_lock<std::mutex> slot_lock;
+  if (plan.path == Path::kCublasLt && bias_copy != nullptr) {
+    slot_lock = std::unique_lock<std::mutex>(BiasSlotMutex());
     RETURN_IF_CUDA_ERROR(LaunchCast(DType::kF32, desc.dtype, 1, s.N,
                                     RowArg{const_cast<void*>(bias), s.N}, RowArg{bias_copy, s.N},
                                     ctx.num_sms, ctx.stream));
+  }
   const float alpha = desc.matmul.alpha, beta = desc.matmul.beta;
   RETURN_IF_CUBLAS_ERROR(cublasLtMatmul(ctx.cublaslt, op.get(), &alpha, b.data, first.get(), a.data,
                                         second.get(), &beta, c.data, out_layout.get(), c.data,
