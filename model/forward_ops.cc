@@ -25,17 +25,34 @@ absl::Status ForwardOps::Run(const OpDesc& d, std::initializer_list<TensorView> 
   return s;
 }
 
+namespace {
+
+OpDesc LinearDesc(DType act, bool accumulate) {
+  OpDesc mm = ModelOpDesc(Op::kMatmul, act);
+  mm.matmul.trans_b = true;
+  mm.matmul.beta = accumulate ? 1.0f : 0.0f;
+  mm.matmul.bias = true;
+  return mm;
+}
+
+}  // namespace
+
 absl::Status ForwardOps::Linear(const TensorView& x, const std::string& name, const TensorView& y,
                                 bool accumulate) const {
   // One op, the bias in the GEMM's epilogue: a separate kAddBias pass over y cost as
   // much GPU time as the matmul (docs/serving.md, the per-op profile), and on the GPU
   // y is rounded to bf16 once instead of twice (the CPU's result is unchanged:
   // kernels/ops/matmul.h).
-  OpDesc mm = ModelOpDesc(Op::kMatmul, act_);
-  mm.matmul.trans_b = true;
-  mm.matmul.beta = accumulate ? 1.0f : 0.0f;
-  mm.matmul.bias = true;
-  return Run(mm, {x, p_.compute(name + ".weight"), p_.compute(name + ".bias")}, {y}, name);
+  return Run(LinearDesc(act_, accumulate),
+             {x, p_.compute(name + ".weight"), p_.compute(name + ".bias")}, {y}, name);
+}
+
+absl::Status ForwardOps::LinearGelu(const TensorView& x, const std::string& name,
+                                    const TensorView& y) const {
+  OpDesc mm = LinearDesc(act_, false);
+  mm.matmul.gelu = true;
+  return Run(mm, {x, p_.compute(name + ".weight"), p_.compute(name + ".bias")}, {y},
+             name + " (with gelu)");
 }
 
 absl::Status ForwardOps::LayerNorm(const TensorView& x, const std::string& name,
@@ -79,8 +96,7 @@ absl::Status ForwardOps::ProjectionAndMlpRows(const std::string& block, const Te
   h.shape[0] = mlp.shape[0] = rows;  // the first rows: contiguous, whatever x's stride
   RETURN_IF_ERROR(Linear(att, block + "attn.proj", x, true));
   RETURN_IF_ERROR(LayerNorm(x, block + "ln2", h));
-  RETURN_IF_ERROR(Linear(h, block + "mlp.fc1", mlp, false));
-  RETURN_IF_ERROR(Run(ModelOpDesc(Op::kGelu, act_), {mlp}, {mlp}, block + "gelu"));
+  RETURN_IF_ERROR(LinearGelu(h, block + "mlp.fc1", mlp));
   return Linear(mlp, block + "mlp.fc2", x, true);
 }
 

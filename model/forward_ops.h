@@ -33,6 +33,9 @@ class ForwardOps {
   // the parameters `name`.weight and `name`.bias.
   absl::Status Linear(const TensorView& x, const std::string& name, const TensorView& y,
                       bool accumulate) const;
+  // y = gelu(x·Wᵀ + b), the MLP's first layer: one matmul with GELU in its epilogue
+  // (kernels/ops/matmul.h), so y is written once instead of written, read and rewritten.
+  absl::Status LinearGelu(const TensorView& x, const std::string& name, const TensorView& y) const;
   // y = LayerNorm(x) with `name`.weight/.bias; the row statistics go to the first
   // rows of ws.mean / ws.rstd (one per row of y).
   absl::Status LayerNorm(const TensorView& x, const std::string& name,

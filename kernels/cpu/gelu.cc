@@ -1,12 +1,10 @@
 // CPU GELU, tanh approximation (kernels/ops/gelu.h), in f64, threaded over rows:
 //   y = ½·x·(1 + tanh(k0·(x + k1·x³)))
-#include <cmath>
-
 #include "common/status_macros.h"
 #include "kernels/cpu/cpu_ops.h"
 #include "kernels/cpu/cpu_util.h"
 #include "kernels/ops/gelu.h"
-#include "kernels/ops/gelu_bwd.h"  // kGeluK0, kGeluK1: one definition for every GELU op
+#include "kernels/ops/gelu_bwd.h"  // GeluTanh: one definition for every CPU GELU
 
 namespace flashtick::cpu {
 
@@ -21,11 +19,7 @@ absl::Status Gelu(const OpDesc& desc, In in, Out out, CpuContext& ctx) {
       for (int64_t m = m0; m < m1; ++m) {
         const T* xr = x + m * rx.row_stride;
         T* yr = y + m * ry.row_stride;
-        for (int64_t c = 0; c < rx.cols; ++c) {
-          const double v = static_cast<double>(xr[c]);
-          const double u = kGeluK0 * (v + kGeluK1 * v * v * v);
-          yr[c] = static_cast<T>(0.5 * v * (1.0 + std::tanh(u)));
-        }
+        for (int64_t c = 0; c < rx.cols; ++c) yr[c] = static_cast<T>(GeluTanh(static_cast<double>(xr[c])));
       }
     });
     return absl::OkStatus();

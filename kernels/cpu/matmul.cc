@@ -11,6 +11,7 @@
 #include "common/status_macros.h"
 #include "kernels/cpu/cpu_ops.h"
 #include "kernels/cpu/cpu_util.h"
+#include "kernels/ops/gelu_bwd.h"
 #include "kernels/ops/matmul.h"
 
 namespace flashtick::cpu {
@@ -33,6 +34,7 @@ struct Gemm {
   int64_t ldc;
   double alpha, beta;
   const T* bias;  // b [N], or nullptr without attrs.bias
+  bool gelu;      // attrs.gelu
 };
 
 // acc[r·ld + j] += Σ_{k0 ≤ k < k1} op(A)(i0 + r, k)·Bp(k, j0 + j), r < R, j < CC.
@@ -91,9 +93,9 @@ void RunRows(const Gemm<T>& g, int64_t i_begin, int64_t i_end, std::vector<doubl
         }
       }
     }
-    // C = alpha·acc + beta·C, then + b rounded again: bit for bit a matmul followed by
-    // kAddBias (matmul.h says why the CPU keeps that rounding). C is not read when
-    // beta = 0 (BLAS semantics).
+    // C = alpha·acc + beta·C, then + b rounded again, then GELU rounded again: bit for
+    // bit a matmul followed by kAddBias and kGelu (matmul.h says why the CPU keeps those
+    // roundings). C is not read when beta = 0 (BLAS semantics).
     const T* brow = g.bias != nullptr ? g.bias + j0 : nullptr;
     for (int64_t r = 0; r < rows; ++r) {
       T* crow = g.c + (i_begin + r) * g.ldc + j0;
@@ -103,6 +105,7 @@ void RunRows(const Gemm<T>& g, int64_t i_begin, int64_t i_end, std::vector<doubl
         if (g.beta != 0.0) v += g.beta * static_cast<double>(crow[j]);
         if (brow != nullptr)
           v = static_cast<double>(static_cast<T>(v)) + static_cast<double>(brow[j]);
+        if (g.gelu) v = GeluTanh(static_cast<double>(static_cast<T>(v)));
         crow[j] = static_cast<T>(v);
       }
     }
@@ -131,7 +134,8 @@ absl::Status MatmulT(const OpDesc& desc, In in, Out out, const MatmulShape& s, C
             C.stride(0),
             static_cast<double>(desc.matmul.alpha),
             static_cast<double>(desc.matmul.beta),
-            desc.matmul.bias ? in[2].as<T>() : nullptr};
+            desc.matmul.bias ? in[2].as<T>() : nullptr,
+            desc.matmul.gelu};
   const int64_t chunks = (M + kRowChunk - 1) / kRowChunk;
   const bool small = 2.0 * M * N * K < kMinParallelFlops;
   ctx.pool->ParallelFor(chunks, small ? chunks : 1, [&](int64_t c0, int64_t c1) {

@@ -1,10 +1,12 @@
 // MatmulNaive: the textbook triple loop, C_mn = alpha·Σ_k op(A)_mk·op(B)_kn + beta·C_mn
-// (+ b_n with attrs.bias, added after C is rounded, as kAddBias would: matmul.h),
+// (+ b_n with attrs.bias, added after C is rounded, as kAddBias would: matmul.h; then
+// GELU with attrs.gelu, after another rounding, as kGelu would),
 // accumulated in f64 over ascending k. The specification the blocked Matmul
 // (kernels/cpu/matmul.cc) is tested against.
 #include "common/status_macros.h"
 #include "kernels/cpu/cpu_util.h"
 #include "kernels/cpu/naive_ops.h"
+#include "kernels/ops/gelu_bwd.h"
 #include "kernels/ops/matmul.h"
 
 namespace flashtick::cpu {
@@ -33,6 +35,7 @@ absl::Status MatmulNaive(const OpDesc& desc, absl::Span<const TensorView> in,
         double v = beta == 0.0 ? alpha * acc : alpha * acc + beta * static_cast<double>(c);
         if (bias != nullptr)
           v = static_cast<double>(static_cast<T>(v)) + static_cast<double>(bias[n]);
+        if (desc.matmul.gelu) v = GeluTanh(static_cast<double>(static_cast<T>(v)));
         c = static_cast<T>(v);
       }
     }

@@ -17,6 +17,10 @@
 // Should the heuristic offer no algorithm with the epilogue, or b be wider than the
 // reserved tail, the plain GEMM runs and the bias is added by the row-map kernel after
 // it (Op::kAddBias's), as before the fusion.
+// attrs.gelu runs in CUBLASLT_EPILOGUE_GELU (GELU_BIAS with a bias): cuBLASLt's GELU is
+// the tanh form of Op::kGelu, applied to the fp32 sum before its one rounding. Wherever
+// the epilogue cannot run (no algorithm, the CUDA-core GEMM, the bias in a row pass), the
+// row-map kGelu kernel runs in place after the bias, as Op::kGelu would.
 // The algorithm comes from cuBLASLt's heuristic once per shape, layout and pointer
 // alignment, and is cached (the same shapes repeat every training step). Where the
 // heuristic has no algorithm (thin, unaligned layouts such as the K = 6 embedding or
@@ -79,27 +83,27 @@ int64_t LeadingDim(const TensorView& t) {
   return t.dim(0) > 1 ? t.stride(0) : std::max<int64_t>(t.dim(1), 1);
 }
 
-// The bias is part of the key: the epilogue changes which algorithms the heuristic
-// offers (and the bias pointer's alignment is one of its inputs).
+// The bias and GELU are part of the key: the epilogue changes which algorithms the
+// heuristic offers (and the bias pointer's alignment is one of its inputs).
 struct PlanKey {
   cublasLtHandle_t handle;
   DType dtype;
-  bool ta, tb, bias;
+  bool ta, tb, bias, gelu;
   int64_t M, N, K, lda, ldb, ldc;
   uint32_t align_a, align_b, align_c, align_bias;
   bool operator<(const PlanKey& o) const {
-    return std::tie(handle, dtype, ta, tb, bias, M, N, K, lda, ldb, ldc, align_a, align_b, align_c,
-                    align_bias) < std::tie(o.handle, o.dtype, o.ta, o.tb, o.bias, o.M, o.N, o.K,
-                                           o.lda, o.ldb, o.ldc, o.align_a, o.align_b, o.align_c,
-                                           o.align_bias);
+    return std::tie(handle, dtype, ta, tb, bias, gelu, M, N, K, lda, ldb, ldc, align_a, align_b,
+                    align_c, align_bias) < std::tie(o.handle, o.dtype, o.ta, o.tb, o.bias, o.gelu,
+                                                    o.M, o.N, o.K, o.lda, o.ldb, o.ldc, o.align_a,
+                                                    o.align_b, o.align_c, o.align_bias);
   }
 };
 
 // cuBLASLt's choice for a key, or none (use the CUDA-core GEMM, bias fused there too).
 enum class Path : uint8_t {
   kSimt,              // the CUDA-core GEMM (matmul_simt.cu)
-  kCublasLt,          // cuBLASLt, with the bias epilogue when the key has a bias
-  kCublasLtThenBias,  // cuBLASLt without an epilogue, then the row-map bias add
+  kCublasLt,          // cuBLASLt, with the key's bias and GELU in its epilogue
+  kCublasLtThenBias,  // cuBLASLt without an epilogue, then the row-map bias add and GELU
 };
 struct Plan {
   Path path = Path::kSimt;
@@ -160,6 +164,23 @@ absl::Status AddBiasRows(const TensorView& c, const void* bias, const MatmulShap
   p.bias = static_cast<const float*>(bias);
   RETURN_IF_CUDA_ERROR(LaunchRowMap(MapOp::kAddBias, c.dtype, p, ctx.num_sms, ctx.stream));
   return absl::OkStatus();
+}
+
+// C = GELU(C) in place (Op::kGelu's kernel), where the epilogue could not apply it.
+absl::Status GeluRows(const TensorView& c, const MatmulShape& s, CudaContext& ctx) {
+  MapParams p;
+  p.rows = s.M;
+  p.cols = s.N;
+  p.t[0] = p.t[1] = RowArg{c.data, LeadingDim(c)};
+  RETURN_IF_CUDA_ERROR(LaunchRowMap(MapOp::kGelu, c.dtype, p, ctx.num_sms, ctx.stream));
+  return absl::OkStatus();
+}
+
+// The row passes a GEMM without an epilogue leaves to do: + b, then GELU.
+absl::Status RowPassesAfterGemm(const OpDesc& desc, const TensorView& c, const void* bias,
+                                const MatmulShape& s, CudaContext& ctx) {
+  if (bias != nullptr) RETURN_IF_ERROR(AddBiasRows(c, bias, s, ctx));
+  return desc.matmul.gelu ? GeluRows(c, s, ctx) : absl::OkStatus();
 }
 
 // C = beta·C when K = 0 (BLAS: beta = 0 writes zeros without reading C).
@@ -260,7 +281,7 @@ absl::Status Matmul(const OpDesc& desc, In in, Out out, CudaContext& ctx) {
   if (s.M == 0 || s.N == 0) return absl::OkStatus();
   if (s.K == 0) {
     RETURN_IF_ERROR(ScaleOnly(desc, c, s, ctx));
-    return bias != nullptr ? AddBiasRows(c, bias, s, ctx) : absl::OkStatus();
+    return RowPassesAfterGemm(desc, c, bias, s, ctx);
   }
 
   cudaDataType_t type;
@@ -290,14 +311,21 @@ absl::Status Matmul(const OpDesc& desc, In in, Out out, CudaContext& ctx) {
   void* bias_copy =
       bias != nullptr && desc.dtype != DType::kF32 ? BiasCopySlot(ctx, desc.dtype, s.N) : nullptr;
   const void* epilogue_bias = desc.dtype == DType::kF32 ? bias : bias_copy;
+  // A bias that cannot go in the epilogue (wider than the copy's slot) sends the whole
+  // epilogue, GELU too, to the row passes: GELU must follow the bias.
+  const bool bias_in_rows = bias != nullptr && epilogue_bias == nullptr;
+  const bool gelu = desc.matmul.gelu && !bias_in_rows;
   if (epilogue_bias != nullptr) {
     // D is N×M column-major, so the epilogue's per-row-of-D vector is our b [N] (header).
     // The pointer is set before the heuristic: its alignment is one of the inputs. The
     // bias type is left at its default, D's.
-    RETURN_IF_ERROR(SetEpilogue(op.get(), CUBLASLT_EPILOGUE_BIAS));
+    RETURN_IF_ERROR(SetEpilogue(op.get(), gelu ? CUBLASLT_EPILOGUE_GELU_BIAS : CUBLASLT_EPILOGUE_BIAS));
     RETURN_IF_CUBLAS_ERROR(cublasLtMatmulDescSetAttribute(
         op.get(), CUBLASLT_MATMUL_DESC_BIAS_POINTER, &epilogue_bias, sizeof(epilogue_bias)));
+  } else if (gelu) {
+    RETURN_IF_ERROR(SetEpilogue(op.get(), CUBLASLT_EPILOGUE_GELU));
   }
+  const bool epilogue = epilogue_bias != nullptr || gelu;
   // Stored (column-major) shapes: first operand N×K (or K×N when transposed), second
   // K×M (or M×K), output N×M.
   ASSIGN_OR_RETURN(Layout first, MakeLayout(type, tb ? s.K : s.N, tb ? s.N : s.K, ldb));
@@ -309,6 +337,7 @@ absl::Status Matmul(const OpDesc& desc, In in, Out out, CudaContext& ctx) {
                     ta,
                     tb,
                     bias != nullptr,
+                    desc.matmul.gelu,
                     s.M,
                     s.N,
                     s.K,
@@ -323,11 +352,9 @@ absl::Status Matmul(const OpDesc& desc, In in, Out out, CudaContext& ctx) {
   if (!Cache().Find(key, &plan)) {
     ASSIGN_OR_RETURN(bool found, FindAlgo(key, op.get(), first.get(), second.get(),
                                           out_layout.get(), ctx, &plan.algo));
-    plan.path = !found                                        ? Path::kSimt
-                : bias != nullptr && epilogue_bias == nullptr ? Path::kCublasLtThenBias
-                                                              : Path::kCublasLt;
-    if (!found && epilogue_bias != nullptr) {
-      // No algorithm with the epilogue: the plain GEMM, if it has one, then the bias.
+    plan.path = !found ? Path::kSimt : bias_in_rows ? Path::kCublasLtThenBias : Path::kCublasLt;
+    if (!found && epilogue) {
+      // No algorithm with the epilogue: the plain GEMM, if it has one, then the row passes.
       RETURN_IF_ERROR(SetEpilogue(op.get(), CUBLASLT_EPILOGUE_DEFAULT));
       ASSIGN_OR_RETURN(found, FindAlgo(key, op.get(), first.get(), second.get(), out_layout.get(),
                                        ctx, &plan.algo));
@@ -335,7 +362,10 @@ absl::Status Matmul(const OpDesc& desc, In in, Out out, CudaContext& ctx) {
     }
     Cache().Insert(key, plan);
   }
-  if (plan.path == Path::kSimt) return SimtGemm(desc, a, b, c, bias, s, ctx);
+  if (plan.path == Path::kSimt) {
+    RETURN_IF_ERROR(SimtGemm(desc, a, b, c, bias, s, ctx));  // the bias fused there
+    return desc.matmul.gelu ? GeluRows(c, s, ctx) : absl::OkStatus();
+  }
   if (plan.path == Path::kCublasLtThenBias)
     RETURN_IF_ERROR(SetEpilogue(op.get(), CUBLASLT_EPILOGUE_DEFAULT));
   // The copy's slot is one per workspace, and threads share a backend's stream (a
@@ -353,7 +383,7 @@ absl::Status Matmul(const OpDesc& desc, In in, Out out, CudaContext& ctx) {
                                         second.get(), &beta, c.data, out_layout.get(), c.data,
                                         out_layout.get(), &plan.algo, ctx.workspace,
                                         GemmWorkspaceBytes(ctx), ctx.stream));
-  if (plan.path == Path::kCublasLtThenBias) return AddBiasRows(c, bias, s, ctx);
+  if (plan.path == Path::kCublasLtThenBias) return RowPassesAfterGemm(desc, c, bias, s, ctx);
   return absl::OkStatus();
 }
 

@@ -17,6 +17,8 @@
 // dtypes: all desc.dtype; CUDA computes in fp32.
 #pragma once
 
+#include <cmath>
+
 #include "absl/status/status.h"
 #include "absl/types/span.h"
 #include "kernels/ops/op_desc.h"
@@ -27,6 +29,13 @@ namespace flashtick {
 
 inline constexpr double kGeluK0 = 0.7978845608028654;  // √(2/π)
 inline constexpr double kGeluK1 = 0.044715;
+
+// The CPU's GELU of one value, in f64: Op::kGelu's CPU kernel and the CPU matmul's GELU
+// epilogue (matmul.h) both call it, so the two round alike bit for bit.
+inline double GeluTanh(double x) {
+  const double u = kGeluK0 * (x + kGeluK1 * x * x * x);
+  return 0.5 * x * (1.0 + std::tanh(u));
+}
 
 struct GeluBwdLayout {
   int64_t M = 0, C = 0;

@@ -35,6 +35,10 @@ absl::Status CheckMatmulArgs(const OpDesc& desc, absl::Span<const TensorView> in
   if (absl::Status s = CheckArity("matmul", in.size(), has_bias ? 3 : 2, out.size(), 1); !s.ok())
     return absl::InvalidArgumentError(absl::StrCat(
         s.message(), has_bias ? " (attrs.bias: in is A, B, b)" : " (a bias b needs attrs.bias)"));
+  if (desc.matmul.gelu && desc.matmul.beta != 0.0f)
+    return absl::InvalidArgumentError(absl::StrCat(
+        "matmul: attrs.gelu needs beta = 0 (GELU of an accumulated C is no layer's output); got beta = ",
+        desc.matmul.beta));
   const TensorView &a = in[0], &b = in[1], &c = out[0];
   for (auto [t, name] : {std::pair{&a, "A"}, {&b, "B"}, {&c, "C"}})
     if (absl::Status s = CheckOperand(*t, desc.dtype, name); !s.ok()) return s;

@@ -21,6 +21,13 @@
 // run is chaotic enough to amplify it (rounding once flipped the gate of
 // tests/sweep/sweep_planted_test's demo sweep: PBO 0.001 → 0.46), so every CPU result
 // stays as it was before the fusion.
+// GELU (attrs.gelu, beta = 0 only): C = GELU(alpha·op(A)·op(B) [+ b]), Op::kGelu's tanh
+// form (kernels/ops/gelu.h), for the MLP's first layer at inference. On CUDA it runs in
+// cuBLASLt's GELU epilogue (its GELU is the same tanh approximation), on the fp32 sum
+// before the one rounding to C's dtype, so the pass over C that Op::kGelu costs is gone;
+// where the heuristic offers no algorithm with it, kGelu's kernel runs after the GEMM.
+// The CPU rounds as a matmul, kAddBias and then kGelu would, bit for bit (see Rounding).
+// Training keeps the separate op: its backward needs the pre-activation.
 // Layout: each operand rank 2, last dim contiguous, row stride (BLAS leading dim) ≥
 // its column count, so a matmul can read a slice of a fused buffer. C must not
 // overlap A or B. When beta = 0, C is only written (its old contents, even NaN, do

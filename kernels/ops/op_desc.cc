@@ -42,6 +42,7 @@ std::string OpDesc::DebugString() const {
     case Op::kMatmul:
       absl::StrAppend(&s, ", ta=", matmul.trans_a, ", tb=", matmul.trans_b);
       if (matmul.bias) absl::StrAppend(&s, ", bias=1");
+      if (matmul.gelu) absl::StrAppend(&s, ", gelu=1");
       break;
     case Op::kAttentionFwd:
     case Op::kAttentionBwd:

@@ -54,6 +54,7 @@ struct MatmulAttrs {
   float beta = 0.0f;  // 1 accumulates into the output (gradient accumulation)
   bool bias = false;  // a third input b [N] is added to every row of C (the linear
                       // layer's bias; in the GEMM's epilogue where it can be: matmul.h)
+  bool gelu = false;  // C = GELU(…) of the whole result, as Op::kGelu after it (matmul.h)
 };
 
 struct AttentionAttrs {

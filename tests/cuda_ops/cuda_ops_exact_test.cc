@@ -8,6 +8,7 @@
 // - a label outside [0, K) gives a NaN row, ignored rows give zeros;
 // - the CUDA-core fallback GEMM (used where cuBLASLt has no algorithm) matches the CPU,
 //   with and without the fused bias;
+// - the fused GELU (cuBLASLt's epilogue, or the row pass) against a float64 reference;
 // - the fused bias (cuBLASLt's epilogue; in bf16 through a bf16 copy of the fp32 b; a b
 //   only 4-byte aligned) and a matmul then AddBias both sit within their two roundings
 //   of a float64 reference.
@@ -21,6 +22,7 @@
 #include "kernels/cuda/cuda_kernels.h"
 #endif
 #include "absl/strings/str_cat.h"
+#include "kernels/ops/gelu_bwd.h"
 #include "tests/cuda_ops/gpu_test_util.h"
 
 namespace flashtick::testing_gpu {
@@ -339,6 +341,82 @@ TEST_F(CudaOpsExactTest, MatmulFusedBiasMatchesMatmulThenAddBias) {
           static_cast<long long>(at_pair));
       EXPECT_LE(worst_fused, 1.0) << "fused " << where << " at element " << at_fused;
       EXPECT_LE(worst_pair, 1.0) << "matmul then AddBias " << where << " at element " << at_pair;
+    }
+  }
+}
+
+// Matmul with attrs.gelu (cuBLASLt's GELU / GELU_BIAS epilogue, or the CUDA-core GEMM and
+// the GELU row pass for the thin N = 3 layout), and the unfused matmul(+bias) then Gelu,
+// each against GELU of a float64 sum over the operands as placed: the MLP's first layer
+// at the model's width and for one row, odd shapes, N = 3, and no bias. A spread of ±2
+// in A puts values on GELU's curved part and both tails. The pre-activation's allowance
+// is the bias test's (4u·(|pre| + |b|) in bf16, above), carried through GELU's slope
+// (|GELU'| ≤ 1.13), plus one rounding of the output (u·|GELU|); fp32 gets 2^-18 of each,
+// room for cuBLASLt's own tanh. A GELU left out misses by up to |pre| on the negative
+// side (GELU(−2) = −0.045), far outside.
+TEST_F(CudaOpsExactTest, MatmulFusedGeluMatchesMatmulThenGelu) {
+  struct Shape {
+    int64_t M, N, K;
+    bool bias;
+  };
+  const Shape shapes[] = {{1024, 1024, 256, true}, {1, 1024, 256, true}, {37, 53, 29, true},
+                          {100, 3, 64, true},      {64, 96, 128, false}};
+  for (DType dt : {DType::kF32, DType::kBF16}) {
+    for (const Shape& s : shapes) {
+      const auto biasv = Uniform(s.N, 74);
+      Tensor a = Place(gpu(), dt, {s.M, s.K}, Uniform(s.M * s.K, 71, -2.0, 2.0));
+      Tensor w = Place(gpu(), dt, {s.N, s.K}, Uniform(s.N * s.K, 72, -0.25, 0.25));
+      Tensor bias = Place(gpu(), DType::kF32, {s.N}, biasv);
+      Tensor fused = Place(gpu(), dt, {s.M, s.N}, Uniform(s.M * s.N, 73));
+      Tensor pair = Place(gpu(), dt, {s.M, s.N}, Uniform(s.M * s.N, 73));
+      const auto av = Fetch(gpu(), a), wv = Fetch(gpu(), w), bv = Fetch(gpu(), bias);
+      OpDesc d = Desc(Op::kMatmul, dt);
+      d.matmul = {false, true, 1.0f, 0.0f, s.bias, true};
+      std::vector<TensorView> in = {a.view, w.view};
+      if (s.bias) in.push_back(bias.view);
+      std::vector<TensorView> out_fused = {fused.view}, out_pair = {pair.view};
+      absl::Status st = gpu().Run(d, in, out_fused);
+      ASSERT_TRUE(st.ok()) << st;
+      d.matmul.gelu = false;
+      st = gpu().Run(d, in, out_pair);
+      ASSERT_TRUE(st.ok()) << st;
+      st = gpu().Run(Desc(Op::kGelu, dt), {pair.view}, {pair.view});
+      ASSERT_TRUE(st.ok()) << st;
+      const auto got = Fetch(gpu(), fused), got_pair = Fetch(gpu(), pair);
+      const double rel = dt == DType::kBF16 ? 0x1p-6 : 0x1p-18;
+      const double out_rel = dt == DType::kBF16 ? 0x1p-8 : 0x1p-18;
+      double worst_fused = 0, worst_pair = 0;
+      int64_t at_fused = 0, at_pair = 0, negative = 0;
+      for (int64_t m = 0; m < s.M; ++m)
+        for (int64_t n = 0; n < s.N; ++n) {
+          double pre = 0, abs_sum = 0;
+          for (int64_t k = 0; k < s.K; ++k) {
+            const double p = av[m * s.K + k] * wv[n * s.K + k];
+            pre += p;
+            abs_sum += std::fabs(p);
+          }
+          const double bn = s.bias ? bv[n] : 0.0;
+          pre += bn;
+          const double exact = GeluTanh(pre);
+          negative += exact < 0;
+          const double tol = 1.13 * (rel * (std::fabs(pre) + std::fabs(bn)) + 0x1p-22 * abs_sum) +
+                             out_rel * std::fabs(exact) + 1e-5;
+          const int64_t i = m * s.N + n;
+          const double f = std::fabs(got[i] - exact) / tol,
+                       q = std::fabs(got_pair[i] - exact) / tol;
+          if (!(f <= worst_fused)) worst_fused = f, at_fused = i;  // NaN is the worst
+          if (!(q <= worst_pair)) worst_pair = q, at_pair = i;
+        }
+      const std::string where =
+          absl::StrCat(DTypeName(dt), " M=", s.M, " N=", s.N, " K=", s.K, " bias=", s.bias);
+      std::printf(
+          "fused gelu %s: worst miss %.3f of the allowance (fused, at %lld), %.3f "
+          "(matmul then Gelu, at %lld)\n",
+          where.c_str(), worst_fused, static_cast<long long>(at_fused), worst_pair,
+          static_cast<long long>(at_pair));
+      EXPECT_GT(negative, 0) << where << ": no value on GELU's negative side";
+      EXPECT_LE(worst_fused, 1.0) << "fused " << where << " at element " << at_fused;
+      EXPECT_LE(worst_pair, 1.0) << "matmul then Gelu " << where << " at element " << at_pair;
     }
   }
 }

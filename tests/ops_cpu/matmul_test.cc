@@ -193,6 +193,76 @@ TEST(MatmulCpu, FusedBiasBitwiseEqualsMatmulThenAddBias) {
   }
 }
 
+// attrs.gelu rounds as a matmul, AddBias and then Gelu would, bit for bit, with and
+// without the bias, in f32 and f64, on the blocked path at two thread counts and on the
+// naive loop (matmul.h: the CPU's results do not move when the model fuses its GELU).
+// Inputs spread over ±3 so GELU's curved part and both tails are exercised.
+TEST(MatmulCpu, FusedGeluBitwiseEqualsMatmulThenGelu) {
+  const int64_t M = 70, N = 261, K = 40;
+  auto a = RandomVec<float>(M * K, 17), w = RandomVec<float>(N * K, 18);
+  auto b = RandomVec<float>(N, 19);
+  for (float& v : a) v *= 3.0f;
+  for (bool bias : {false, true}) {
+    OpDesc d = Desc(Op::kMatmul, DType::kF32);
+    d.matmul.trans_b = true;
+    d.matmul.bias = bias;
+    d.matmul.gelu = true;
+    std::vector<TensorView> in = {View(a, {M, K}), View(w, {N, K})};
+    if (bias) in.push_back(View(b, {N}));
+    std::vector<float> c1(M * N, std::numeric_limits<float>::quiet_NaN()), c2 = c1, c3 = c1, pair = c1;
+    std::vector<TensorView> o1 = {View(c1, {M, N})}, o2 = {View(c2, {M, N})}, o3 = {View(c3, {M, N})};
+    ASSERT_TRUE(MakeCpu(1)->Run(d, in, o1).ok());
+    ASSERT_TRUE(MakeCpu(3)->Run(d, in, o2).ok());
+    ASSERT_TRUE(cpu::MatmulNaive(d, in, o3).ok());
+    OpDesc plain = d;
+    plain.matmul.gelu = false;
+    auto be = MakeCpu(2);
+    std::vector<TensorView> op = {View(pair, {M, N})};
+    ASSERT_TRUE(be->Run(plain, in, op).ok());
+    ASSERT_TRUE(
+        RunOp(*be, Desc(Op::kGelu, DType::kF32), {View(pair, {M, N})}, {View(pair, {M, N})}).ok());
+    EXPECT_EQ(c1, pair) << "bias=" << bias;
+    EXPECT_EQ(c2, pair) << "bias=" << bias;
+    EXPECT_EQ(c3, pair) << "bias=" << bias;
+    int64_t negative = 0;
+    for (float v : c1) negative += v < 0.0f;
+    EXPECT_GT(negative, 0) << "no input reached GELU's negative lobe";
+  }
+  // f64: the same identity, K = 0 included (C = GELU(b)).
+  for (int64_t k : {int64_t{33}, int64_t{0}}) {
+    auto ad = RandomVec<double>(M * std::max<int64_t>(k, 1), 20);
+    auto wd = RandomVec<double>(N * std::max<int64_t>(k, 1), 21), bd = RandomVec<double>(N, 22);
+    OpDesc d = Desc(Op::kMatmul, DType::kF64);
+    d.matmul = MatmulAttrs{false, true, 1.0f, 0.0f, true, true};
+    std::vector<double> fused(M * N), pair(M * N);
+    std::vector<TensorView> in = {View(ad, {M, k}), View(wd, {N, k}), View(bd, {N})};
+    std::vector<TensorView> of = {View(fused, {M, N})}, op = {View(pair, {M, N})};
+    auto be = MakeCpu(2);
+    ASSERT_TRUE(be->Run(d, in, of).ok());
+    d.matmul.gelu = false;
+    ASSERT_TRUE(be->Run(d, in, op).ok());
+    ASSERT_TRUE(
+        RunOp(*be, Desc(Op::kGelu, DType::kF64), {View(pair, {M, N})}, {View(pair, {M, N})}).ok());
+    EXPECT_EQ(fused, pair) << "K=" << k;
+  }
+}
+
+// GELU of an accumulated C (beta ≠ 0) is refused: no layer computes it, and a fused
+// epilogue would have to read C first.
+TEST(MatmulCpu, FusedGeluRefusesBeta) {
+  auto be = MakeCpu(1);
+  std::vector<float> a(12), w(12), c(9);
+  OpDesc d = Desc(Op::kMatmul, DType::kF32);
+  d.matmul.trans_b = true;
+  d.matmul.gelu = true;
+  d.matmul.beta = 1.0f;
+  const absl::Status s = RunOp(*be, d, {View(a, {3, 4}), View(w, {3, 4})}, {View(c, {3, 3})});
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  EXPECT_NE(s.message().find("gelu needs beta = 0"), std::string::npos) << s;
+  d.matmul.beta = 0.0f;
+  EXPECT_TRUE(RunOp(*be, d, {View(a, {3, 4}), View(w, {3, 4})}, {View(c, {3, 3})}).ok());
+}
+
 // A bias of the wrong shape, rank, dtype or stride, a bias without attrs.bias (and the
 // flag without one), and a bias overlapping C: InvalidArgument naming the bias.
 TEST(MatmulCpu, RejectsBadBias) {

@@ -5,7 +5,10 @@
 // decode shape); and a linear layer of the model's size. The fused bias (attrs.bias,
 // b fp32 beside bf16/fp16 C) on the linear layer's shapes: odd N, M = 1, beta = 1,
 // strided C, K = 0, and the thin embedding (K = 6) and head (N = 3) layouts that run
-// on the CUDA-core GEMM rather than cuBLASLt's epilogue.
+// on the CUDA-core GEMM rather than cuBLASLt's epilogue. GELU (attrs.gelu) with and
+// without the bias: the MLP's first layer at the model's width and for one row, odd
+// shapes, strided C, K = 0 (C = GELU(b)), and the thin N = 3 layout (the CUDA-core GEMM,
+// then the GELU row pass).
 #include <memory>
 
 #include "absl/strings/str_cat.h"
@@ -20,10 +23,16 @@ struct MatmulShape {
   float alpha = 1.0f, beta = 0.0f;
   int64_t pad_a = 0, pad_b = 0, pad_c = 0;  // extra elements per row (strided views)
   bool bias = false;                        // + b [N] on every row (attrs.bias)
+  bool gelu = false;                        // GELU of the result (attrs.gelu)
 };
 
 MatmulShape WithBias(MatmulShape s) {
   s.bias = true;
+  return s;
+}
+
+MatmulShape WithGelu(MatmulShape s) {
+  s.gelu = true;
   return s;
 }
 
@@ -34,6 +43,7 @@ std::unique_ptr<TestCase> MakeCase(const MatmulShape& s) {
   d.matmul.alpha = s.alpha;
   d.matmul.beta = s.beta;
   d.matmul.bias = s.bias;
+  d.matmul.gelu = s.gelu;
   auto rows_of = [](int64_t r, int64_t c, int64_t pad, const char* name) {
     TensorSpec t = Spec(name, {r, c});
     if (pad > 0) t.strides = {c + pad, 1};
@@ -52,6 +62,7 @@ std::unique_ptr<TestCase> MakeCase(const MatmulShape& s) {
     in.push_back(Spec("b", {s.N}, Role::kF32));  // ParamDType: fp32 (fp64 in the reference)
     absl::StrAppend(&vars, ",bias=1");
   }
+  if (s.gelu) absl::StrAppend(&vars, ",gelu=1");
   return std::make_unique<OpCase>("matmul", vars, d, std::move(in), std::vector<TensorSpec>{c});
 }
 
@@ -80,6 +91,13 @@ const MatmulShape kShapes[] = {
     WithBias({4096, 64, 6, false, true}),                      // the embedding: K = 6 features
     WithBias({100, 3, 64, false, true}),                       // the head: N = 3 classes
     WithBias({1024, 384, 256, false, true}),  // the QKV projection at the model's width
+    WithGelu(WithBias({1024, 1024, 256, false, true})),  // gelu(h·W1ᵀ + b1), the MLP's first layer
+    WithGelu(WithBias({1, 1024, 256, false, true})),     // the same for one row (decode)
+    WithGelu(WithBias({37, 53, 29, false, true})),       // odd everything
+    WithGelu(WithBias({33, 40, 48, false, true, 1.0f, 0.0f, 8, 8, 3})),  // strided, odd ldc
+    WithGelu(WithBias({16, 24, 0, false, false})),       // K = 0: C = GELU(b)
+    WithGelu(WithBias({100, 3, 64, false, true})),       // N = 3: CUDA-core GEMM, then GELU
+    WithGelu({64, 96, 128, false, true}),                // no bias
 };
 
 }  // namespace
